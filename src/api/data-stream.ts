@@ -1,0 +1,137 @@
+import type { Partitioning } from '../runtime/channel/partitioner.js';
+import { FilterOperator, FlatMapOperator, MapOperator } from '../runtime/operators/stateless-operators.js';
+import { ProcessOperator } from '../runtime/operators/process-operator.js';
+import { SinkOperator } from '../runtime/operators/sink-operator.js';
+import { TimestampsAndWatermarksOperator } from '../runtime/operators/timestamps-and-watermarks-operator.js';
+import type { KeyType } from '../runtime/state/key-group.js';
+import type { StreamOperator } from '../runtime/task/stream-operator.js';
+import type { Transformation } from '../graph/transformation.js';
+import { ConnectedStreams } from './connected-streams.js';
+import type { StreamExecutionEnvironment } from './environment.js';
+import type { FilterFunction, FlatMapFunction, KeySelector, MapFunction, ProcessFunction } from './functions.js';
+import { KeyedStream } from './keyed-stream.js';
+import type { OutputTag } from './output-tag.js';
+import type { Sink } from './sink.js';
+import type { WatermarkStrategy } from './watermark-strategy.js';
+
+/** A stream of records of type T. Every method adds to the job graph and returns a new stream. */
+export class DataStream<T> {
+  /** Phantom field carrying T. */
+  declare readonly __type: T;
+
+  constructor(
+    readonly env: StreamExecutionEnvironment,
+    readonly transformation: Transformation,
+  ) {}
+
+  map<R>(fn: MapFunction<T, R>, name = 'Map'): SingleOutputStream<R> {
+    return this.transform<R>(name, () => new MapOperator(fn));
+  }
+
+  filter(fn: FilterFunction<T>, name = 'Filter'): SingleOutputStream<T> {
+    return this.transform<T>(name, () => new FilterOperator(fn));
+  }
+
+  flatMap<R>(fn: FlatMapFunction<T, R>, name = 'FlatMap'): SingleOutputStream<R> {
+    return this.transform<R>(name, () => new FlatMapOperator(fn));
+  }
+
+  process<R>(fn: ProcessFunction<T, R>, name = 'Process'): SingleOutputStream<R> {
+    return this.transform<R>(name, () => new ProcessOperator(fn));
+  }
+
+  /** Partitions by key: keyed state, timers and windows exist only on the result. */
+  keyBy<K extends KeyType>(keySelector: KeySelector<T, K>): KeyedStream<T, K> {
+    return new KeyedStream<T, K>(this, keySelector);
+  }
+
+  union(...others: DataStream<T>[]): DataStream<T> {
+    for (const o of others) if (o.env !== this.env) throw new Error('union: streams belong to different environments');
+    const t = this.env.addTransformation({ kind: 'union', name: 'Union', inputs: [this.transformation, ...others.map((o) => o.transformation)] });
+    return new DataStream<T>(this.env, t);
+  }
+
+  connect<U>(other: DataStream<U>): ConnectedStreams<T, U> {
+    return new ConnectedStreams<T, U>(this, other);
+  }
+
+  assignTimestampsAndWatermarks(strategy: WatermarkStrategy<T>, name = 'Timestamps/Watermarks'): SingleOutputStream<T> {
+    const interval = this.env.config.getNumber('pipeline.auto-watermark-interval');
+    return this.transform<T>(name, () => new TimestampsAndWatermarksOperator(strategy, interval));
+  }
+
+  rebalance(): DataStream<T> {
+    return this.partition({ kind: 'rebalance' });
+  }
+
+  rescale(): DataStream<T> {
+    return this.partition({ kind: 'rescale' });
+  }
+
+  broadcast(): DataStream<T> {
+    return this.partition({ kind: 'broadcast' });
+  }
+
+  forward(): DataStream<T> {
+    return this.partition({ kind: 'forward' });
+  }
+
+  sinkTo(sink: Sink<T>, name = 'Sink'): SingleOutputStream<never> {
+    return this.transform<never>(name, () => new SinkOperator(sink));
+  }
+
+  protected partition(partitioning: Partitioning): DataStream<T> {
+    const t = this.env.addTransformation({ kind: 'partition', name: partitioning.kind, input: this.transformation, partitioning });
+    return new DataStream<T>(this.env, t);
+  }
+
+  /** Adds a one-input operator; the building block of every record-at-a-time method. */
+  transform<R>(name: string, operator: () => StreamOperator, keySelector?: KeySelector<unknown, KeyType>): SingleOutputStream<R> {
+    const t = this.env.addTransformation({ kind: 'one-input', name, input: this.transformation, operator, keySelector });
+    return new SingleOutputStream<R>(this.env, t);
+  }
+}
+
+/** A stream produced by one operator: its settings can be changed, its side outputs read. */
+export class SingleOutputStream<T> extends DataStream<T> {
+  /** The operator's id for state mapping across job versions; keep it stable. */
+  uid(uid: string): this {
+    if (!uid) throw new Error('uid must be a non-empty string');
+    this.transformation.uid = uid;
+    return this;
+  }
+
+  name(name: string): this {
+    this.transformation.name = name;
+    return this;
+  }
+
+  setParallelism(parallelism: number): this {
+    if (!Number.isInteger(parallelism) || parallelism < 1) throw new RangeError(`parallelism must be an integer >= 1, got ${parallelism}`);
+    this.transformation.parallelism = parallelism;
+    return this;
+  }
+
+  setMaxParallelism(maxParallelism: number): this {
+    if (!Number.isInteger(maxParallelism) || maxParallelism < 1 || maxParallelism > 32768) {
+      throw new RangeError(`max parallelism must be an integer in [1, 32768], got ${maxParallelism}`);
+    }
+    this.transformation.maxParallelism = maxParallelism;
+    return this;
+  }
+
+  startNewChain(): this {
+    this.transformation.chaining = 'head';
+    return this;
+  }
+
+  disableChaining(): this {
+    this.transformation.chaining = 'never';
+    return this;
+  }
+
+  getSideOutput<X>(tag: OutputTag<X>): DataStream<X> {
+    const t = this.env.addTransformation({ kind: 'side-output', name: `side-output:${tag.id}`, input: this.transformation, tag: tag as OutputTag<unknown> });
+    return new DataStream<X>(this.env, t);
+  }
+}

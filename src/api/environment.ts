@@ -1,0 +1,122 @@
+import { Configuration, type ConfigValue } from '../config/configuration.js';
+import { buildJobGraph, type JobGraph } from '../graph/job-graph.js';
+import { buildStreamGraph, type StreamGraph } from '../graph/stream-graph.js';
+import type { Transformation, TransformationSettings } from '../graph/transformation.js';
+import type { KeyType } from '../runtime/state/key-group.js';
+import type { StreamOperator } from '../runtime/task/stream-operator.js';
+import { LocalExecutor, type JobResult } from '../runtime/local-executor.js';
+import { DataStream, SingleOutputStream } from './data-stream.js';
+import type { KeySelector } from './functions.js';
+import type { Source } from './source.js';
+import { CollectionSource } from '../connectors/collection-source.js';
+
+type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
+/** A transformation before it gets an id and default settings. */
+export type NewTransformation = DistributiveOmit<Transformation, 'id' | keyof TransformationSettings> & { name: string };
+
+export type CheckpointingMode = 'EXACTLY_ONCE' | 'AT_LEAST_ONCE';
+
+/**
+ * Where a job is assembled: sources, settings, and the graph of transformations. A job
+ * module's function receives one; the runtime executes what it built.
+ */
+export class StreamExecutionEnvironment {
+  readonly config: Configuration;
+  private readonly transformations: Transformation[] = [];
+  private nextId = 1;
+
+  constructor(config: Configuration | Record<string, ConfigValue> = new Configuration()) {
+    this.config = config instanceof Configuration ? config : new Configuration(Object.entries(config));
+  }
+
+  static create(config: Configuration | Record<string, ConfigValue> = {}): StreamExecutionEnvironment {
+    return new StreamExecutionEnvironment(config);
+  }
+
+  setParallelism(parallelism: number): this {
+    this.config.set('parallelism.default', parallelism);
+    return this;
+  }
+
+  getParallelism(): number {
+    return this.config.getNumber('parallelism.default');
+  }
+
+  setMaxParallelism(maxParallelism: number): this {
+    this.config.set('pipeline.max-parallelism', maxParallelism);
+    return this;
+  }
+
+  /** Sets any configuration key (dotted Flink-style key). */
+  configure(key: string, value: ConfigValue): this {
+    this.config.set(key, value);
+    return this;
+  }
+
+  /** Turns on periodic checkpoints (execution.checkpointing.interval and .mode). */
+  enableCheckpointing(intervalMs: number, mode: CheckpointingMode = 'EXACTLY_ONCE'): this {
+    this.config.set('execution.checkpointing.interval', intervalMs);
+    this.config.set('execution.checkpointing.mode', mode);
+    return this;
+  }
+
+  fromSource<T>(source: Source<T, unknown>, name: string): SingleOutputStream<T> {
+    if (source === null || typeof source !== 'object' || typeof source.createReader !== 'function') {
+      throw new TypeError(`fromSource('${name}'): not a Source (it needs createSplits and createReader)`);
+    }
+    const t = this.addTransformation({ kind: 'source', name, source: source as Source<unknown, unknown> });
+    return new SingleOutputStream<T>(this, t);
+  }
+
+  /** A bounded stream of the given values, for examples and tests. */
+  fromElements<T>(...values: T[]): SingleOutputStream<T> {
+    return this.fromSource(new CollectionSource<T>(values), 'Collection Source').setParallelism(1);
+  }
+
+  addTransformation(spec: NewTransformation): Transformation {
+    const t = { ...spec, id: this.nextId++, uid: undefined, parallelism: undefined, maxParallelism: undefined, chaining: 'always' } as Transformation;
+    this.transformations.push(t);
+    return t;
+  }
+
+  keyedOneInput<R>(name: string, input: Transformation, operator: () => StreamOperator, keySelector: KeySelector<unknown, KeyType>): SingleOutputStream<R> {
+    const t = this.addTransformation({ kind: 'one-input', name, input, operator, keySelector });
+    return new SingleOutputStream<R>(this, t);
+  }
+
+  twoInput<R>(
+    name: string,
+    input1: Transformation,
+    input2: Transformation,
+    operator: () => StreamOperator,
+    keySelector1: KeySelector<unknown, KeyType> | undefined,
+    keySelector2: KeySelector<unknown, KeyType> | undefined,
+  ): SingleOutputStream<R> {
+    const t = this.addTransformation({ kind: 'two-input', name, input1, input2, operator, keySelector1, keySelector2 });
+    return new SingleOutputStream<R>(this, t);
+  }
+
+  getStreamGraph(jobName = this.config.getString('pipeline.name') ?? 'Sluice Job'): StreamGraph {
+    return buildStreamGraph(jobName, this.transformations, {
+      parallelism: this.getParallelism(),
+      maxParallelism: this.config.getOptionalNumber('pipeline.max-parallelism'),
+    });
+  }
+
+  getJobGraph(jobName?: string): JobGraph {
+    return buildJobGraph(this.getStreamGraph(jobName), this.config.getBoolean('pipeline.operator-chaining.enabled'));
+  }
+
+  /** Runs the job in this process and resolves when a bounded job has finished. */
+  async execute(jobName?: string): Promise<JobResult> {
+    const executor = new LocalExecutor(this.getJobGraph(jobName), this.config);
+    return executor.run();
+  }
+
+  /** True once any transformation was added. */
+  get isEmpty(): boolean {
+    return this.transformations.length === 0;
+  }
+}
+
+export { DataStream };

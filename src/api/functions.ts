@@ -1,0 +1,107 @@
+import type { KeyType } from '../runtime/state/key-group.js';
+import type { OutputTag } from './output-tag.js';
+import type {
+  AggregatingState,
+  AggregatingStateDescriptor,
+  ListState,
+  ListStateDescriptor,
+  MapState,
+  MapStateDescriptor,
+  OperatorListStateDescriptor,
+  ReducingState,
+  ReducingStateDescriptor,
+  ValueState,
+  ValueStateDescriptor,
+} from './state-descriptors.js';
+
+export interface Collector<T> {
+  collect(value: T): void;
+}
+
+export type MapFunction<IN, OUT> = (value: IN) => OUT;
+export type FilterFunction<T> = (value: T) => boolean;
+export type FlatMapFunction<IN, OUT> = (value: IN, out: Collector<OUT>) => void;
+export type ReduceFunction<T> = (a: T, b: T) => T;
+export type KeySelector<T, K extends KeyType> = (value: T) => K;
+
+/** Non-keyed state of an operator subtask, redistributed on rescale. */
+export interface OperatorStateStore {
+  /** Split redistribution: on restore every subtask gets an even share of all entries. */
+  getListState<T>(descriptor: OperatorListStateDescriptor<T>): ListState<T>;
+  /** Union redistribution: on restore every subtask gets all entries of all subtasks. */
+  getUnionListState<T>(descriptor: OperatorListStateDescriptor<T>): ListState<T>;
+}
+
+export interface RuntimeContext {
+  readonly taskName: string;
+  readonly subtaskIndex: number;
+  readonly parallelism: number;
+  readonly maxParallelism: number;
+  readonly attemptNumber: number;
+  readonly operatorState: OperatorStateStore;
+}
+
+/** The runtime context of functions on keyed streams: keyed state lives here only. */
+export interface KeyedRuntimeContext<K extends KeyType> extends RuntimeContext {
+  readonly keyType?: K;
+  getState<T>(descriptor: ValueStateDescriptor<T>): ValueState<T>;
+  getListState<T>(descriptor: ListStateDescriptor<T>): ListState<T>;
+  getMapState<UK, UV>(descriptor: MapStateDescriptor<UK, UV>): MapState<UK, UV>;
+  getReducingState<T>(descriptor: ReducingStateDescriptor<T>): ReducingState<T>;
+  getAggregatingState<IN, ACC, OUT>(descriptor: AggregatingStateDescriptor<IN, ACC, OUT>): AggregatingState<IN, OUT>;
+}
+
+export interface TimerService {
+  currentProcessingTime(): number;
+  currentWatermark(): number;
+}
+
+export interface KeyedTimerService extends TimerService {
+  registerEventTimeTimer(timestampMs: number): void;
+  registerProcessingTimeTimer(timestampMs: number): void;
+  deleteEventTimeTimer(timestampMs: number): void;
+  deleteProcessingTimeTimer(timestampMs: number): void;
+}
+
+export interface ProcessContext {
+  /** The record's event timestamp, undefined when it has none. */
+  timestamp(): number | undefined;
+  output<X>(tag: OutputTag<X>, value: X): void;
+  timerService(): TimerService;
+}
+
+export interface KeyedProcessContext<K extends KeyType> extends ProcessContext {
+  getCurrentKey(): K;
+  timerService(): KeyedTimerService;
+}
+
+export type TimeDomain = 'EVENT_TIME' | 'PROCESSING_TIME';
+
+export interface OnTimerContext<K extends KeyType> extends KeyedProcessContext<K> {
+  timeDomain(): TimeDomain;
+}
+
+interface Lifecycle<C> {
+  open?(ctx: C): void | Promise<void>;
+  close?(): void | Promise<void>;
+}
+
+export interface ProcessFunction<IN, OUT> extends Lifecycle<RuntimeContext> {
+  processElement(value: IN, ctx: ProcessContext, out: Collector<OUT>): void;
+}
+
+export interface KeyedProcessFunction<K extends KeyType, IN, OUT> extends Lifecycle<KeyedRuntimeContext<K>> {
+  processElement(value: IN, ctx: KeyedProcessContext<K>, out: Collector<OUT>): void;
+  onTimer?(timestampMs: number, ctx: OnTimerContext<K>, out: Collector<OUT>): void;
+}
+
+export interface CoProcessFunction<IN1, IN2, OUT> extends Lifecycle<RuntimeContext> {
+  processElement1(value: IN1, ctx: ProcessContext, out: Collector<OUT>): void;
+  processElement2(value: IN2, ctx: ProcessContext, out: Collector<OUT>): void;
+}
+
+export interface KeyedCoProcessFunction<K extends KeyType, IN1, IN2, OUT> extends Lifecycle<KeyedRuntimeContext<K>> {
+  processElement1(value: IN1, ctx: KeyedProcessContext<K>, out: Collector<OUT>): void;
+  processElement2(value: IN2, ctx: KeyedProcessContext<K>, out: Collector<OUT>): void;
+  onTimer?(timestampMs: number, ctx: OnTimerContext<K>, out: Collector<OUT>): void;
+}

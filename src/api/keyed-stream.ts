@@ -1,0 +1,66 @@
+import { KeyedAggregateOperator, KeyedReduceOperator } from '../runtime/operators/keyed-aggregation-operators.js';
+import { KeyedProcessOperator } from '../runtime/operators/keyed-process-operator.js';
+import type { KeyType } from '../runtime/state/key-group.js';
+import type { Transformation } from '../graph/transformation.js';
+import { ConnectedKeyedStreams } from './connected-streams.js';
+import type { DataStream, SingleOutputStream } from './data-stream.js';
+import type { KeyedProcessFunction, KeySelector, ReduceFunction } from './functions.js';
+import type { AggregateFunction } from './state-descriptors.js';
+import { WindowedStream } from './windowed-stream.js';
+import type { WindowAssigner } from './windows.js';
+
+/**
+ * A stream partitioned by key: records with equal keys go to the same subtask, in order.
+ * Keyed state, timers and windows exist only here.
+ */
+export class KeyedStream<T, K extends KeyType> {
+  private partitioned: Transformation | undefined;
+
+  constructor(
+    readonly input: DataStream<T>,
+    readonly keySelector: KeySelector<T, K>,
+  ) {
+    if (typeof keySelector !== 'function') throw new TypeError('keyBy needs a function that returns the key of a record');
+  }
+
+  /** The hash-partitioned input, shared by every operator on this keyed stream. */
+  partitionedTransformation(): Transformation {
+    if (this.partitioned === undefined) {
+      this.partitioned = this.input.env.addTransformation({
+        kind: 'partition',
+        name: 'hash',
+        input: this.input.transformation,
+        partitioning: { kind: 'hash', keySelector: this.keySelector as (v: never) => KeyType },
+      });
+    }
+    return this.partitioned;
+  }
+
+  /** Adds a keyed one-input operator. */
+  transformKeyed<R>(name: string, operator: () => import('../runtime/task/stream-operator.js').StreamOperator): SingleOutputStream<R> {
+    return this.input.env.keyedOneInput<R>(name, this.partitionedTransformation(), operator, this.keySelector as KeySelector<unknown, KeyType>);
+  }
+
+  process<R>(fn: KeyedProcessFunction<K, T, R>, name = 'KeyedProcess'): SingleOutputStream<R> {
+    return this.transformKeyed<R>(name, () => new KeyedProcessOperator(fn));
+  }
+
+  /** Rolling reduce: emits the reduced value of the key for every record. */
+  reduce(fn: ReduceFunction<T>, name = 'Reduce'): SingleOutputStream<T> {
+    return this.transformKeyed<T>(name, () => new KeyedReduceOperator(fn));
+  }
+
+  /** Rolling aggregate: emits the key's current result for every record. */
+  aggregate<ACC, R>(fn: AggregateFunction<T, ACC, R>, name = 'Aggregate'): SingleOutputStream<R> {
+    return this.transformKeyed<R>(name, () => new KeyedAggregateOperator(fn));
+  }
+
+  window(assigner: WindowAssigner): WindowedStream<T, K> {
+    return new WindowedStream<T, K>(this, assigner);
+  }
+
+  /** Two keyed streams with the same key type: shared keyed state and timers per key. */
+  connect<U>(other: KeyedStream<U, K>): ConnectedKeyedStreams<T, U, K> {
+    return new ConnectedKeyedStreams<T, U, K>(this, other);
+  }
+}

@@ -1,0 +1,47 @@
+export type Boundedness = 'bounded' | 'unbounded';
+
+/** What a poll of a source reader found: records emitted and maybe more, nothing now, or the end. */
+export type InputStatus = 'more' | 'nothing' | 'end';
+
+export interface ReaderOutput<T> {
+  /** Emits a record; `timestampMs` is its event time when the source knows it. */
+  collect(value: T, timestampMs?: number): void;
+}
+
+export interface SourceReaderContext {
+  readonly subtaskIndex: number;
+  readonly parallelism: number;
+  readonly attemptNumber: number;
+  nowMs(): number;
+}
+
+/**
+ * Reads the splits assigned to one subtask. `pollNext` must not block: it emits what is
+ * at hand and says whether to call again now ('more'), after `isAvailable()` ('nothing'),
+ * or never ('end'). Positions live in the splits, so a checkpoint of the reader is the list
+ * of its splits (`snapshotState`), and a restored reader starts from them.
+ */
+export interface SourceReader<T, Split> {
+  start?(): void | Promise<void>;
+  addSplits(splits: readonly Split[]): void;
+  /** No split will be added any more: a bounded reader ends once its splits are done. */
+  noMoreSplits(): void;
+  pollNext(output: ReaderOutput<T>): InputStatus;
+  isAvailable(): Promise<void>;
+  snapshotState(checkpointId: number): Split[];
+  notifyCheckpointComplete?(checkpointId: number): void | Promise<void>;
+  close?(): void | Promise<void>;
+}
+
+/** A source: how its work is split, and a reader for a subtask (Flink's FLIP-27 shape). */
+export interface Source<T, Split = unknown> {
+  readonly boundedness: Boundedness;
+  /** The splits of the whole source, created once at job start. */
+  createSplits(parallelism: number): Split[] | Promise<Split[]>;
+  /** Which subtask reads a split (default: round-robin by position in the list). */
+  assignSplit?(split: Split, index: number, parallelism: number): number;
+  createReader(ctx: SourceReaderContext): SourceReader<T, Split>;
+}
+
+/** The record type of a source. */
+export type SourceType<S> = S extends Source<infer T, unknown> ? T : never;

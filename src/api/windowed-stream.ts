@@ -1,0 +1,60 @@
+import { WindowOperator } from '../runtime/operators/window-operator.js';
+import type { KeyType } from '../runtime/state/key-group.js';
+import type { SingleOutputStream } from './data-stream.js';
+import type { ReduceFunction } from './functions.js';
+import type { KeyedStream } from './keyed-stream.js';
+import type { OutputTag } from './output-tag.js';
+import type { AggregateFunction } from './state-descriptors.js';
+import type { ProcessWindowFunction, WindowFunctionSpec } from './window-functions.js';
+import type { WindowAssigner } from './windows.js';
+
+/** Windows over a keyed stream; finish with reduce, aggregate or process. */
+export class WindowedStream<T, K extends KeyType> {
+  private allowedLatenessMs = 0;
+  private lateDataTag: OutputTag<T> | undefined;
+
+  constructor(
+    private readonly keyed: KeyedStream<T, K>,
+    private readonly assigner: WindowAssigner,
+  ) {}
+
+  /** Keep windows this long after the watermark passed their end; late records fire them again. */
+  allowedLateness(ms: number): this {
+    if (!(ms >= 0)) throw new RangeError(`allowed lateness must be >= 0 ms, got ${ms}`);
+    if (this.assigner.time === 'processing-time' && ms > 0) throw new Error('allowed lateness applies to event-time windows only');
+    this.allowedLatenessMs = ms;
+    return this;
+  }
+
+  /** Records too late for every window they belong to go to this side output instead of being dropped. */
+  sideOutputLateData(tag: OutputTag<T>): this {
+    this.lateDataTag = tag;
+    return this;
+  }
+
+  reduce(fn: ReduceFunction<T>): SingleOutputStream<T>;
+  reduce<R>(fn: ReduceFunction<T>, windowFn: ProcessWindowFunction<T, R, K>): SingleOutputStream<R>;
+  reduce<R>(fn: ReduceFunction<T>, windowFn?: ProcessWindowFunction<T, R, K>): SingleOutputStream<R> {
+    return this.build<R>('Window(Reduce)', { kind: 'reduce', reduce: fn as ReduceFunction<unknown>, process: windowFn as never });
+  }
+
+  aggregate<ACC, R>(fn: AggregateFunction<T, ACC, R>): SingleOutputStream<R>;
+  aggregate<ACC, V, R>(fn: AggregateFunction<T, ACC, V>, windowFn: ProcessWindowFunction<V, R, K>): SingleOutputStream<R>;
+  aggregate<ACC, V, R>(fn: AggregateFunction<T, ACC, V>, windowFn?: ProcessWindowFunction<V, R, K>): SingleOutputStream<R> {
+    return this.build<R>('Window(Aggregate)', { kind: 'aggregate', aggregate: fn as never, process: windowFn as never });
+  }
+
+  process<R>(fn: ProcessWindowFunction<T, R, K>): SingleOutputStream<R> {
+    return this.build<R>('Window(Process)', { kind: 'process', process: fn as never });
+  }
+
+  private build<R>(name: string, fn: WindowFunctionSpec): SingleOutputStream<R> {
+    const options = {
+      assigner: this.assigner,
+      fn,
+      allowedLatenessMs: this.allowedLatenessMs,
+      lateDataTag: this.lateDataTag as OutputTag<unknown> | undefined,
+    };
+    return this.keyed.transformKeyed<R>(name, () => new WindowOperator(options));
+  }
+}

@@ -1,0 +1,66 @@
+/** A window of time [start, end); its records have timestamps <= end - 1. */
+export interface TimeWindow {
+  readonly start: number;
+  readonly end: number;
+}
+
+export function maxTimestamp(w: TimeWindow): number {
+  return w.end - 1;
+}
+
+/** Flink's TimeWindow.getWindowStartWithOffset. */
+export function windowStartWithOffset(timestampMs: number, offsetMs: number, sizeMs: number): number {
+  const remainder = (timestampMs - offsetMs) % sizeMs;
+  return remainder < 0 ? timestampMs - (remainder + sizeMs) : timestampMs - remainder;
+}
+
+export type TimeCharacteristic = 'event-time' | 'processing-time';
+
+/** Tumbling and sliding windows: fixed size, assigned without merging. */
+export interface SlidingWindowAssigner {
+  readonly kind: 'sliding';
+  readonly time: TimeCharacteristic;
+  readonly sizeMs: number;
+  readonly slideMs: number;
+  readonly offsetMs: number;
+}
+
+/** Session windows: a window per burst of activity, closed by a gap; windows merge. */
+export interface SessionWindowAssigner {
+  readonly kind: 'session';
+  readonly time: TimeCharacteristic;
+  readonly gapMs: number;
+}
+
+export type WindowAssigner = SlidingWindowAssigner | SessionWindowAssigner;
+
+function positive(name: string, v: number): number {
+  if (!Number.isFinite(v) || v <= 0) throw new RangeError(`${name} must be a positive number of milliseconds, got ${v}`);
+  return v;
+}
+
+function sliding(time: TimeCharacteristic, sizeMs: number, slideMs: number, offsetMs: number): SlidingWindowAssigner {
+  positive('window size', sizeMs);
+  positive('window slide', slideMs);
+  if (Math.abs(offsetMs) >= slideMs) throw new RangeError(`window offset must be smaller than the slide (${slideMs} ms), got ${offsetMs}`);
+  return { kind: 'sliding', time, sizeMs, slideMs, offsetMs };
+}
+
+export const TumblingEventTimeWindows = {
+  of: (sizeMs: number, offsetMs = 0): SlidingWindowAssigner => sliding('event-time', sizeMs, sizeMs, offsetMs),
+};
+export const TumblingProcessingTimeWindows = {
+  of: (sizeMs: number, offsetMs = 0): SlidingWindowAssigner => sliding('processing-time', sizeMs, sizeMs, offsetMs),
+};
+export const SlidingEventTimeWindows = {
+  of: (sizeMs: number, slideMs: number, offsetMs = 0): SlidingWindowAssigner => sliding('event-time', sizeMs, slideMs, offsetMs),
+};
+export const SlidingProcessingTimeWindows = {
+  of: (sizeMs: number, slideMs: number, offsetMs = 0): SlidingWindowAssigner => sliding('processing-time', sizeMs, slideMs, offsetMs),
+};
+export const EventTimeSessionWindows = {
+  withGap: (gapMs: number): SessionWindowAssigner => ({ kind: 'session', time: 'event-time', gapMs: positive('session gap', gapMs) }),
+};
+export const ProcessingTimeSessionWindows = {
+  withGap: (gapMs: number): SessionWindowAssigner => ({ kind: 'session', time: 'processing-time', gapMs: positive('session gap', gapMs) }),
+};

@@ -1,0 +1,158 @@
+import { parseBytes, parseDurationMs } from './duration.js';
+import { OPTIONS, OPTIONS_BY_KEY, type ConfigOption } from './options.js';
+
+export type ConfigValue = number | boolean | string;
+
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+}
+
+function levenshtein(a: string, b: string): number {
+  const prev = Array.from({ length: b.length + 1 }, (_, i) => i);
+  for (let i = 1; i <= a.length; i++) {
+    let diag = prev[0]!;
+    prev[0] = i;
+    for (let j = 1; j <= b.length; j++) {
+      const tmp = prev[j]!;
+      prev[j] = Math.min(prev[j]! + 1, prev[j - 1]! + 1, diag + (a[i - 1] === b[j - 1] ? 0 : 1));
+      diag = tmp;
+    }
+  }
+  return prev[b.length]!;
+}
+
+export function closestKey(key: string): string {
+  let best = OPTIONS[0]!.key;
+  let bestD = Number.POSITIVE_INFINITY;
+  for (const o of OPTIONS) {
+    const d = levenshtein(key, o.key);
+    if (d < bestD) {
+      bestD = d;
+      best = o.key;
+    }
+  }
+  return best;
+}
+
+/** The option of a dotted key, or a ConfigError naming the closest known key. */
+function optionFor(key: string): ConfigOption {
+  const o = OPTIONS_BY_KEY.get(key);
+  if (o === undefined) {
+    throw new ConfigError(`unknown configuration key '${key}'; did you mean '${closestKey(key)}'? (see docs/configuration.md)`);
+  }
+  return o;
+}
+
+function parseValue(o: ConfigOption, raw: ConfigValue): ConfigValue {
+  const bad = (why: string): never => {
+    throw new ConfigError(`invalid value ${JSON.stringify(raw)} for '${o.key}': ${why}`);
+  };
+  const spec = o.spec;
+  switch (spec.type) {
+    case 'int': {
+      const n = typeof raw === 'number' ? raw : /^\s*-?\d+\s*$/.test(String(raw)) ? Number(raw) : NaN;
+      if (!Number.isInteger(n)) return bad('expected an integer');
+      if (spec.min !== undefined && n < spec.min) return bad(`must be >= ${spec.min}`);
+      return n;
+    }
+    case 'number': {
+      const n = typeof raw === 'number' ? raw : Number(raw);
+      if (!Number.isFinite(n)) return bad('expected a number');
+      if (spec.min !== undefined && n < spec.min) return bad(`must be >= ${spec.min}`);
+      return n;
+    }
+    case 'duration': {
+      if (typeof raw === 'number') return raw >= 0 ? raw : bad('must be >= 0');
+      try {
+        return parseDurationMs(String(raw));
+      } catch (e) {
+        return bad((e as Error).message);
+      }
+    }
+    case 'bytes': {
+      if (typeof raw === 'number') return raw >= 0 ? raw : bad('must be >= 0');
+      try {
+        return parseBytes(String(raw));
+      } catch (e) {
+        return bad((e as Error).message);
+      }
+    }
+    case 'boolean': {
+      if (typeof raw === 'boolean') return raw;
+      const s = String(raw).toLowerCase();
+      if (s === 'true') return true;
+      if (s === 'false') return false;
+      return bad('expected true or false');
+    }
+    case 'string':
+      return String(raw);
+    case 'enum': {
+      const s = String(raw);
+      const hit = spec.values.find((v) => v.toLowerCase() === s.toLowerCase());
+      return hit ?? bad(`expected one of ${spec.values.join(', ')}`);
+    }
+  }
+}
+
+/** Job and cluster configuration: validated on every set. */
+export class Configuration {
+  private readonly values = new Map<string, ConfigValue>();
+
+  constructor(entries: Iterable<readonly [string, ConfigValue]> = []) {
+    for (const [k, v] of entries) this.set(k, v);
+  }
+
+  set(key: string, value: ConfigValue): this {
+    const o = optionFor(key);
+    this.values.set(o.key, parseValue(o, value));
+    return this;
+  }
+
+  /** Parses `key=value` as given to `-D`. */
+  setFromString(assignment: string): this {
+    const i = assignment.indexOf('=');
+    if (i <= 0) throw new ConfigError(`'-D ${assignment}' is not key=value (example: -D parallelism.default=2)`);
+    return this.set(assignment.slice(0, i).trim(), assignment.slice(i + 1).trim());
+  }
+
+  has(key: string): boolean {
+    optionFor(key);
+    return this.values.has(key);
+  }
+
+  get(key: string): ConfigValue | undefined {
+    const o = optionFor(key);
+    return this.values.get(key) ?? o.defaultValue;
+  }
+
+  getNumber(key: string): number {
+    const v = this.get(key);
+    if (typeof v !== 'number') throw new ConfigError(`'${key}' has no numeric value`);
+    return v;
+  }
+
+  getOptionalNumber(key: string): number | undefined {
+    const v = this.get(key);
+    return typeof v === 'number' ? v : undefined;
+  }
+
+  getBoolean(key: string): boolean {
+    return this.get(key) === true;
+  }
+
+  getString(key: string): string | undefined {
+    const v = this.get(key);
+    return v === undefined ? undefined : String(v);
+  }
+
+  merged(other: Configuration): Configuration {
+    const c = new Configuration();
+    for (const [k, v] of this.values) c.values.set(k, v);
+    for (const [k, v] of other.values) c.values.set(k, v);
+    return c;
+  }
+
+  entries(): [string, ConfigValue][] {
+    return [...this.values];
+  }
+}

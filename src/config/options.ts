@@ -1,0 +1,77 @@
+/**
+ * Every configuration key Sluice knows, with Flink's names and defaults where Flink has the
+ * option. Unknown keys are errors that name the closest known key.
+ */
+export type OptionType =
+  | { readonly type: 'int'; readonly min?: number }
+  | { readonly type: 'duration' }
+  | { readonly type: 'bytes' }
+  | { readonly type: 'boolean' }
+  | { readonly type: 'string' }
+  | { readonly type: 'enum'; readonly values: readonly string[] }
+  | { readonly type: 'number'; readonly min?: number };
+
+export interface ConfigOption {
+  readonly key: string;
+  readonly spec: OptionType;
+  /** Default in the option's own form (milliseconds for durations); undefined = unset. */
+  readonly defaultValue: number | boolean | string | undefined;
+  readonly description: string;
+}
+
+const opt = (key: string, spec: OptionType, defaultValue: ConfigOption['defaultValue'], description: string): ConfigOption => ({
+  key,
+  spec,
+  defaultValue,
+  description,
+});
+
+const MIN = 60_000;
+
+export const OPTIONS: readonly ConfigOption[] = [
+  // pipeline
+  opt('parallelism.default', { type: 'int', min: 1 }, 1, 'Parallelism of operators that set none.'),
+  opt('pipeline.max-parallelism', { type: 'int', min: 1 }, undefined, 'Max parallelism (number of key groups) of operators that set none; default derives from the parallelism (at least 128).'),
+  opt('pipeline.auto-watermark-interval', { type: 'duration' }, 200, 'How often periodic watermarks are generated; 0 turns periodic watermarks off.'),
+  opt('pipeline.operator-chaining.enabled', { type: 'boolean' }, true, 'Chain operators connected by forward edges into one subtask.'),
+  opt('pipeline.name', { type: 'string' }, undefined, 'Name of the job.'),
+  opt('execution.buffer-batch-size', { type: 'int', min: 1 }, 1024, 'Records per network buffer (batch) between subtasks.'),
+  opt('taskmanager.network.memory.buffers-per-channel', { type: 'int', min: 1 }, 2, 'Buffers each channel may hold before the producer is backpressured (exclusive buffers).'),
+  opt('taskmanager.network.memory.floating-buffers-per-gate', { type: 'int', min: 0 }, 8, 'Extra buffers shared by the channels of an input gate.'),
+  // checkpointing
+  opt('execution.checkpointing.interval', { type: 'duration' }, undefined, 'Base interval between checkpoints; unset = checkpointing off.'),
+  opt('execution.checkpointing.mode', { type: 'enum', values: ['EXACTLY_ONCE', 'AT_LEAST_ONCE'] }, 'EXACTLY_ONCE', 'Checkpointing guarantee.'),
+  opt('execution.checkpointing.timeout', { type: 'duration' }, 10 * MIN, 'A checkpoint still running after this is aborted.'),
+  opt('execution.checkpointing.min-pause', { type: 'duration' }, 0, 'Minimum time from the end of one checkpoint to the start of the next.'),
+  opt('execution.checkpointing.max-concurrent-checkpoints', { type: 'int', min: 1 }, 1, 'Checkpoints in flight at once.'),
+  opt('execution.checkpointing.tolerable-failed-checkpoints', { type: 'int', min: 0 }, 0, 'Consecutive checkpoint failures tolerated before the job fails over.'),
+  opt('execution.checkpointing.externalized-checkpoint-retention', { type: 'enum', values: ['NO_EXTERNALIZED_CHECKPOINTS', 'DELETE_ON_CANCELLATION', 'RETAIN_ON_CANCELLATION'] }, 'NO_EXTERNALIZED_CHECKPOINTS', 'What happens to retained checkpoints when the job is cancelled.'),
+  opt('execution.checkpointing.unaligned.enabled', { type: 'boolean' }, false, 'Unaligned checkpoints (EXACTLY_ONCE and max-concurrent 1 only).'),
+  opt('execution.checkpointing.aligned-checkpoint-timeout', { type: 'duration' }, 0, '>0: start aligned and switch to unaligned when alignment takes longer.'),
+  opt('execution.checkpointing.num-retained', { type: 'int', min: 1 }, 1, 'Completed checkpoints kept.'),
+  opt('execution.checkpointing.checkpoints-after-tasks-finish', { type: 'boolean' }, true, 'Keep checkpointing after some tasks finished; take a final checkpoint.'),
+  opt('execution.checkpointing.incremental', { type: 'boolean' }, false, 'Upload only the difference to the previous checkpoint.'),
+  opt('execution.checkpointing.dir', { type: 'string' }, undefined, 'Checkpoint directory.'),
+  opt('execution.checkpointing.savepoint-dir', { type: 'string' }, undefined, 'Default savepoint directory.'),
+  opt('execution.checkpointing.storage', { type: 'enum', values: ['jobmanager', 'filesystem'] }, undefined, 'Checkpoint storage; default: jobmanager without a dir, filesystem with one.'),
+  opt('execution.checkpointing.data-inline-threshold', { type: 'bytes' }, 20 * 1024, 'State chunks smaller than this are inlined in _metadata.'),
+  // state
+  opt('state.backend.type', { type: 'enum', values: ['hashmap', 'rocksdb'] }, 'hashmap', 'State backend.'),
+  opt('state.backend.changelog.enabled', { type: 'boolean' }, false, 'Log state changes continuously (generic incremental checkpoints).'),
+  opt('state.backend.changelog.periodic-materialize.interval', { type: 'duration' }, 10 * MIN, 'How often the changelog is materialized.'),
+  // restart strategies
+  opt('restart-strategy.type', { type: 'enum', values: ['none', 'disable', 'off', 'fixed-delay', 'fixeddelay', 'failure-rate', 'failurerate', 'exponential-delay', 'exponentialdelay'] }, undefined, 'Restart strategy; default none without checkpointing, exponential-delay with it.'),
+  opt('restart-strategy.fixed-delay.attempts', { type: 'int', min: 0 }, 1, 'Restart attempts before the job fails.'),
+  opt('restart-strategy.fixed-delay.delay', { type: 'duration' }, 1000, 'Delay between restarts.'),
+  opt('restart-strategy.failure-rate.max-failures-per-interval', { type: 'int', min: 1 }, 1, 'Failures tolerated per interval.'),
+  opt('restart-strategy.failure-rate.failure-rate-interval', { type: 'duration' }, MIN, 'Interval for the failure rate.'),
+  opt('restart-strategy.failure-rate.delay', { type: 'duration' }, 1000, 'Delay between restarts.'),
+  opt('restart-strategy.exponential-delay.initial-backoff', { type: 'duration' }, 1000, 'First restart delay.'),
+  opt('restart-strategy.exponential-delay.max-backoff', { type: 'duration' }, MIN, 'Largest restart delay.'),
+  opt('restart-strategy.exponential-delay.backoff-multiplier', { type: 'number', min: 1 }, 1.5, 'Delay growth per failure.'),
+  opt('restart-strategy.exponential-delay.reset-backoff-threshold', { type: 'duration' }, 60 * MIN, 'Time without failure after which the delay resets.'),
+  opt('restart-strategy.exponential-delay.jitter-factor', { type: 'number', min: 0 }, 0.1, 'Random jitter applied to the delay.'),
+  opt('restart-strategy.exponential-delay.attempts-before-reset-backoff', { type: 'int', min: 1 }, 2147483647, 'Attempts before the job fails.'),
+];
+
+export const OPTIONS_BY_KEY: ReadonlyMap<string, ConfigOption> = new Map(OPTIONS.map((o) => [o.key, o]));

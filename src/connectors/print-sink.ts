@@ -1,0 +1,39 @@
+import type { Sink, SinkWriter } from '../api/sink.js';
+
+export interface PrintSinkOptions {
+  /** Printed before each record, as Flink's print(sinkIdentifier). */
+  readonly prefix?: string;
+  /** Write to stderr instead of stdout. */
+  readonly stderr?: boolean;
+  readonly format?: (value: unknown) => string;
+}
+
+function defaultFormat(value: unknown): string {
+  return typeof value === 'string' ? value : JSON.stringify(value, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v));
+}
+
+/** Prints records, one per line, prefixed like Flink's `subtask> record` when parallel. */
+export class PrintSink<T> implements Sink<T> {
+  constructor(private readonly options: PrintSinkOptions = {}) {}
+
+  createWriter(ctx: { subtaskIndex: number; parallelism: number }): SinkWriter<T> {
+    const stream = this.options.stderr === true ? process.stderr : process.stdout;
+    const format = this.options.format ?? defaultFormat;
+    const parts = [this.options.prefix, ctx.parallelism > 1 ? String(ctx.subtaskIndex + 1) : undefined].filter((p) => p !== undefined);
+    const prefix = parts.length > 0 ? `${parts.join(':')}> ` : '';
+    let buffer: string[] = [];
+    const flush = (): void | Promise<void> => {
+      if (buffer.length === 0) return;
+      const text = buffer.join('');
+      buffer = [];
+      if (!stream.write(text)) return new Promise<void>((resolve) => stream.once('drain', () => resolve()));
+    };
+    return {
+      write: (value) => {
+        buffer.push(prefix + format(value) + '\n');
+        if (buffer.length >= 256) return flush();
+      },
+      flush: () => flush(),
+    };
+  }
+}

@@ -1,0 +1,55 @@
+/** Sluice: the public API for job authors. */
+export { defineJob, isJobDefinition, type JobDefinition } from './api/define-job.js';
+export { StreamExecutionEnvironment, type CheckpointingMode } from './api/environment.js';
+export { DataStream, SingleOutputStream } from './api/data-stream.js';
+export { KeyedStream } from './api/keyed-stream.js';
+export { WindowedStream } from './api/windowed-stream.js';
+export { ConnectedStreams, ConnectedKeyedStreams } from './api/connected-streams.js';
+export { OutputTag } from './api/output-tag.js';
+export type * from './api/functions.js';
+export type { Source, SourceReader, ReaderOutput, SourceReaderContext, InputStatus, Boundedness } from './api/source.js';
+export type { Sink, SinkWriter, SinkWriterContext } from './api/sink.js';
+export {
+  WatermarkStrategy,
+  BoundedOutOfOrdernessWatermarks,
+  type WatermarkGenerator,
+  type WatermarkOutput,
+  type TimestampAssigner,
+} from './api/watermark-strategy.js';
+export {
+  TumblingEventTimeWindows,
+  TumblingProcessingTimeWindows,
+  SlidingEventTimeWindows,
+  SlidingProcessingTimeWindows,
+  EventTimeSessionWindows,
+  ProcessingTimeSessionWindows,
+  type TimeWindow,
+  type WindowAssigner,
+} from './api/windows.js';
+export type { ProcessWindowFunction, WindowContext } from './api/window-functions.js';
+export {
+  valueState,
+  listState,
+  mapState,
+  reducingState,
+  aggregatingState,
+  operatorListState,
+  type ValueState,
+  type ListState,
+  type MapState,
+  type ReducingState,
+  type AggregatingState,
+  type AggregateFunction,
+  type StateTtlConfig,
+  type ValueStateDescriptor,
+  type ListStateDescriptor,
+  type MapStateDescriptor,
+  type ReducingStateDescriptor,
+  type AggregatingStateDescriptor,
+  type OperatorListStateDescriptor,
+} from './api/state-descriptors.js';
+export { MsgpackSerializer, SerializationError, type TypeSerializer } from './runtime/state/serializer.js';
+export type { KeyType } from './runtime/state/key-group.js';
+export { Configuration, ConfigError } from './config/configuration.js';
+export { JobExecutionError, type JobResult } from './runtime/local-executor.js';
+export { CollectionSource } from './connectors/collection-source.js';

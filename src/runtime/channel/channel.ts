@@ -1,0 +1,25 @@
+import type { ChannelElement } from './stream-element.js';
+
+/**
+ * The producer's end of a channel between two subtasks. A local channel hands elements over
+ * in memory; a network channel (cluster runtime) serializes them and counts credits. Either
+ * way the producer only learns whether the channel has room.
+ */
+export interface OutputChannel {
+  /** Appends a batch or an event; the channel may go over capacity by this element. */
+  push(element: ChannelElement): void;
+  /** Puts an event at the head, ahead of queued data; returns the elements it overtook. */
+  pushPriority(element: ChannelElement): ChannelElement[];
+  /** True when the channel holds as many buffers as its capacity: the producer must wait. */
+  isFull(): boolean;
+  /** Called when the channel goes from full to not full. */
+  onWritable(listener: () => void): void;
+}
+
+/** The consumer's end of a channel. */
+export interface InputChannel {
+  poll(): ChannelElement | undefined;
+  /** Called when an element arrives in an empty channel. */
+  onReadable(listener: () => void): void;
+  readonly queuedBuffers: number;
+}

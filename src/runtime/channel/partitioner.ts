@@ -1,0 +1,75 @@
+import { assignToKeyGroup, operatorIndexForKeyGroup, type KeyType } from '../state/key-group.js';
+
+/** How records of an edge are distributed over the consumer's subtasks. */
+export type Partitioning =
+  | { readonly kind: 'forward' }
+  | { readonly kind: 'rebalance' }
+  | { readonly kind: 'rescale' }
+  | { readonly kind: 'broadcast' }
+  | { readonly kind: 'hash'; readonly keySelector: (value: never) => KeyType };
+
+export type PartitioningKind = Partitioning['kind'];
+
+/** Picks the channel of a record; -1 means every channel. */
+export interface ChannelSelector {
+  select(value: unknown): number;
+}
+
+class SingleChannel implements ChannelSelector {
+  select(): number {
+    return 0;
+  }
+}
+
+class RoundRobin implements ChannelSelector {
+  private next: number;
+  constructor(private readonly n: number, start: number) {
+    this.next = start % n;
+  }
+  select(): number {
+    const c = this.next;
+    this.next = c + 1 === this.n ? 0 : c + 1;
+    return c;
+  }
+}
+
+class AllChannels implements ChannelSelector {
+  select(): number {
+    return -1;
+  }
+}
+
+class KeyGroupHash implements ChannelSelector {
+  constructor(
+    private readonly keySelector: (value: unknown) => KeyType,
+    private readonly maxParallelism: number,
+    private readonly n: number,
+  ) {}
+  select(value: unknown): number {
+    const keyGroup = assignToKeyGroup(this.keySelector(value), this.maxParallelism);
+    return operatorIndexForKeyGroup(this.maxParallelism, this.n, keyGroup);
+  }
+}
+
+/**
+ * The selector for one producer subtask. `numChannels` is the number of channels this
+ * producer writes (1 for forward), `maxParallelism` the consumer's.
+ */
+export function channelSelector(p: Partitioning, numChannels: number, producerIndex: number, maxParallelism: number): ChannelSelector {
+  switch (p.kind) {
+    case 'forward':
+      return new SingleChannel();
+    case 'rebalance':
+    case 'rescale':
+      return numChannels === 1 ? new SingleChannel() : new RoundRobin(numChannels, producerIndex);
+    case 'broadcast':
+      return new AllChannels();
+    case 'hash':
+      return new KeyGroupHash(p.keySelector as (value: unknown) => KeyType, maxParallelism, numChannels);
+  }
+}
+
+/** Whether each producer subtask talks to exactly one consumer subtask. */
+export function isPointwise(p: Partitioning): boolean {
+  return p.kind === 'forward';
+}

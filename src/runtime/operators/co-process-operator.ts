@@ -1,0 +1,91 @@
+import type { CoProcessFunction, KeyedCoProcessFunction } from '../../api/functions.js';
+import type { KeyType } from '../state/key-group.js';
+import { StreamOperator } from '../task/stream-operator.js';
+import { RecordContext, keyedRuntimeContext, runtimeContext } from './contexts.js';
+import { KeyedOperator } from './keyed-operator.js';
+import { TimestampedCollector } from './timestamped-collector.js';
+
+/** Two inputs, one function: connect(...).process(...). */
+export class CoProcessOperator<IN1, IN2, OUT> extends StreamOperator<OUT> {
+  private ctx!: RecordContext<never>;
+  private collector!: TimestampedCollector<OUT>;
+
+  constructor(private readonly fn: CoProcessFunction<IN1, IN2, OUT>) {
+    super();
+  }
+
+  override open(): void | Promise<void> {
+    this.ctx = new RecordContext(this.runtime, this.output as never, undefined, () => this.currentWatermark);
+    this.collector = new TimestampedCollector(this.output);
+    return this.fn.open?.(runtimeContext(this.runtime));
+  }
+
+  processElement(value: unknown, timestampMs: number): void {
+    this.ctx.timestampMs = timestampMs;
+    this.collector.timestampMs = timestampMs;
+    this.fn.processElement1(value as IN1, this.ctx, this.collector);
+  }
+
+  override processElement2(value: unknown, timestampMs: number): void {
+    this.ctx.timestampMs = timestampMs;
+    this.collector.timestampMs = timestampMs;
+    this.fn.processElement2(value as IN2, this.ctx, this.collector);
+  }
+
+  override close(): void | Promise<void> {
+    return this.fn.close?.();
+  }
+}
+
+/** Two keyed inputs sharing keyed state and timers. */
+export class KeyedCoProcessOperator<K extends KeyType, IN1, IN2, OUT> extends KeyedOperator<OUT> {
+  private ctx!: RecordContext<K>;
+  private collector!: TimestampedCollector<OUT>;
+
+  constructor(private readonly fn: KeyedCoProcessFunction<K, IN1, IN2, OUT>) {
+    super();
+  }
+
+  protected override openKeyed(): void | Promise<void> {
+    this.ctx = new RecordContext<K>(this.runtime, this.output as never, this.timers, () => this.currentWatermark);
+    this.collector = new TimestampedCollector(this.output);
+    return this.fn.open?.(keyedRuntimeContext<K>(this.runtime));
+  }
+
+  processElement(value: unknown, timestampMs: number): void {
+    this.setKeyOf(value);
+    this.ctx.timestampMs = timestampMs;
+    this.collector.timestampMs = timestampMs;
+    this.fn.processElement1(value as IN1, this.ctx, this.collector);
+  }
+
+  override processElement2(value: unknown, timestampMs: number): void {
+    const selector = this.runtime.keySelector2;
+    if (selector === undefined) throw new Error(`operator '${this.runtime.name}': the second input is not keyed`);
+    this.backend.setCurrentKey(selector(value));
+    this.ctx.timestampMs = timestampMs;
+    this.collector.timestampMs = timestampMs;
+    this.fn.processElement2(value as IN2, this.ctx, this.collector);
+  }
+
+  override onEventTime(timestampMs: number): void {
+    this.fire(timestampMs, 'EVENT_TIME');
+  }
+
+  override onProcessingTime(timestampMs: number): void {
+    this.fire(timestampMs, 'PROCESSING_TIME');
+  }
+
+  private fire(timestampMs: number, domain: 'EVENT_TIME' | 'PROCESSING_TIME'): void {
+    if (this.fn.onTimer === undefined) return;
+    this.ctx.timestampMs = timestampMs;
+    this.ctx.domain = domain;
+    this.collector.timestampMs = timestampMs;
+    this.fn.onTimer(timestampMs, this.ctx, this.collector);
+    this.ctx.domain = 'EVENT_TIME';
+  }
+
+  override close(): void | Promise<void> {
+    return this.fn.close?.();
+  }
+}

@@ -1,0 +1,118 @@
+import type {
+  KeyedProcessContext,
+  KeyedRuntimeContext,
+  KeyedTimerService,
+  OnTimerContext,
+  ProcessContext,
+  RuntimeContext,
+  TimeDomain,
+  TimerService,
+} from '../../api/functions.js';
+import type { OutputTag } from '../../api/output-tag.js';
+import type { KeyedStateDescriptor } from '../../api/state-descriptors.js';
+import type { KeyType } from '../state/key-group.js';
+import type { InternalTimerService } from '../task/internal-timer-service.js';
+import type { OperatorRuntime } from '../task/operator-runtime.js';
+import type { Output } from '../task/output.js';
+import { NO_TIMESTAMP } from '../channel/stream-element.js';
+
+/** The runtime context user functions get in `open`. */
+export function runtimeContext(rt: OperatorRuntime): RuntimeContext {
+  return {
+    taskName: rt.name,
+    subtaskIndex: rt.subtaskIndex,
+    parallelism: rt.parallelism,
+    maxParallelism: rt.maxParallelism,
+    attemptNumber: rt.attemptNumber,
+    operatorState: rt.operatorState,
+  };
+}
+
+export function keyedRuntimeContext<K extends KeyType>(rt: OperatorRuntime): KeyedRuntimeContext<K> {
+  const backend = rt.keyedBackend;
+  if (backend === undefined) throw new Error(`operator '${rt.name}' is not on a keyed stream`);
+  const get = (d: KeyedStateDescriptor): never => backend.getOrCreateState(d, false) as never;
+  return {
+    ...runtimeContext(rt),
+    getState: get,
+    getListState: get,
+    getMapState: get,
+    getReducingState: get,
+    getAggregatingState: get,
+  };
+}
+
+/**
+ * One mutable context per operator, refreshed for each record (no allocation per record).
+ * Serves ProcessContext, KeyedProcessContext and OnTimerContext.
+ */
+export class RecordContext<K extends KeyType> implements OnTimerContext<K>, KeyedTimerService {
+  timestampMs = NO_TIMESTAMP;
+  domain: TimeDomain = 'EVENT_TIME';
+
+  constructor(
+    private readonly rt: OperatorRuntime,
+    private readonly out: Output<unknown>,
+    private readonly timers: InternalTimerService | undefined,
+    private readonly watermark: () => number,
+  ) {}
+
+  timestamp(): number | undefined {
+    return this.timestampMs === NO_TIMESTAMP ? undefined : this.timestampMs;
+  }
+
+  output<X>(tag: OutputTag<X>, value: X): void {
+    this.out.collectSide(tag as OutputTag<unknown>, value, this.timestampMs);
+  }
+
+  timerService(): KeyedTimerService {
+    return this;
+  }
+
+  getCurrentKey(): K {
+    return this.backend().getCurrentKey() as K;
+  }
+
+  timeDomain(): TimeDomain {
+    return this.domain;
+  }
+
+  currentProcessingTime(): number {
+    return this.rt.processingTime.nowMs();
+  }
+
+  currentWatermark(): number {
+    return this.watermark();
+  }
+
+  registerEventTimeTimer(timestampMs: number): void {
+    this.keyedTimers().registerEventTimeTimer(timestampMs, this.getCurrentKey(), 0);
+  }
+
+  registerProcessingTimeTimer(timestampMs: number): void {
+    this.keyedTimers().registerProcessingTimeTimer(timestampMs, this.getCurrentKey(), 0);
+  }
+
+  deleteEventTimeTimer(timestampMs: number): void {
+    this.keyedTimers().deleteEventTimeTimer(timestampMs, this.getCurrentKey(), 0);
+  }
+
+  deleteProcessingTimeTimer(timestampMs: number): void {
+    this.keyedTimers().deleteProcessingTimeTimer(timestampMs, this.getCurrentKey(), 0);
+  }
+
+  private backend(): NonNullable<OperatorRuntime['keyedBackend']> {
+    const b = this.rt.keyedBackend;
+    if (b === undefined) throw new Error(`operator '${this.rt.name}' is not on a keyed stream: no current key`);
+    return b;
+  }
+
+  private keyedTimers(): InternalTimerService {
+    if (this.timers === undefined) {
+      throw new Error(`operator '${this.rt.name}': timers need a keyed stream (use keyBy(...).process(...))`);
+    }
+    return this.timers;
+  }
+}
+
+export type { ProcessContext, KeyedProcessContext, TimerService };

@@ -1,0 +1,37 @@
+import type { KeySelector } from '../../api/functions.js';
+import type { KeyType } from '../state/key-group.js';
+import type { KeyedStateBackend } from '../state/keyed-state-backend.js';
+import { InternalTimerService, type Triggerable } from '../task/internal-timer-service.js';
+import { StreamOperator } from '../task/stream-operator.js';
+
+/** Base of operators on keyed streams: keyed state backend, key selector and timers. */
+export abstract class KeyedOperator<OUT> extends StreamOperator<OUT> implements Triggerable {
+  protected backend!: KeyedStateBackend;
+  protected keySelector!: KeySelector<unknown, KeyType>;
+  protected timers!: InternalTimerService;
+
+  override open(): void | Promise<void> {
+    const rt = this.runtime;
+    if (rt.keyedBackend === undefined || rt.keySelector1 === undefined) {
+      throw new Error(`operator '${rt.name}' needs a keyed stream`);
+    }
+    this.backend = rt.keyedBackend;
+    this.keySelector = rt.keySelector1;
+    const backend = this.backend;
+    this.timers = new InternalTimerService(rt.processingTime, this, (key) => backend.setCurrentKey(key));
+    return this.openKeyed();
+  }
+
+  protected openKeyed(): void | Promise<void> {}
+
+  protected setKeyOf(value: unknown): void {
+    this.backend.setCurrentKey(this.keySelector(value));
+  }
+
+  protected override onWatermark(watermarkMs: number): void {
+    this.timers.advanceWatermark(watermarkMs);
+  }
+
+  onEventTime(_timestampMs: number, _key: KeyType, _namespace: number): void {}
+  onProcessingTime(_timestampMs: number, _key: KeyType, _namespace: number): void {}
+}

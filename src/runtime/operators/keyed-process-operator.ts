@@ -1,0 +1,48 @@
+import type { KeyedProcessFunction } from '../../api/functions.js';
+import type { KeyType } from '../state/key-group.js';
+import { RecordContext, keyedRuntimeContext } from './contexts.js';
+import { KeyedOperator } from './keyed-operator.js';
+import { TimestampedCollector } from './timestamped-collector.js';
+
+export class KeyedProcessOperator<K extends KeyType, IN, OUT> extends KeyedOperator<OUT> {
+  private ctx!: RecordContext<K>;
+  private collector!: TimestampedCollector<OUT>;
+
+  constructor(private readonly fn: KeyedProcessFunction<K, IN, OUT>) {
+    super();
+  }
+
+  protected override openKeyed(): void | Promise<void> {
+    this.ctx = new RecordContext<K>(this.runtime, this.output as never, this.timers, () => this.currentWatermark);
+    this.collector = new TimestampedCollector(this.output);
+    return this.fn.open?.(keyedRuntimeContext<K>(this.runtime));
+  }
+
+  processElement(value: unknown, timestampMs: number): void {
+    this.setKeyOf(value);
+    this.ctx.timestampMs = timestampMs;
+    this.collector.timestampMs = timestampMs;
+    this.fn.processElement(value as IN, this.ctx, this.collector);
+  }
+
+  override onEventTime(timestampMs: number): void {
+    this.fireTimer(timestampMs, 'EVENT_TIME');
+  }
+
+  override onProcessingTime(timestampMs: number): void {
+    this.fireTimer(timestampMs, 'PROCESSING_TIME');
+  }
+
+  private fireTimer(timestampMs: number, domain: 'EVENT_TIME' | 'PROCESSING_TIME'): void {
+    if (this.fn.onTimer === undefined) return;
+    this.ctx.timestampMs = timestampMs;
+    this.ctx.domain = domain;
+    this.collector.timestampMs = timestampMs;
+    this.fn.onTimer(timestampMs, this.ctx, this.collector);
+    this.ctx.domain = 'EVENT_TIME';
+  }
+
+  override close(): void | Promise<void> {
+    return this.fn.close?.();
+  }
+}

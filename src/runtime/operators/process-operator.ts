@@ -1,0 +1,29 @@
+import type { ProcessFunction } from '../../api/functions.js';
+import { StreamOperator } from '../task/stream-operator.js';
+import { RecordContext, runtimeContext } from './contexts.js';
+import { TimestampedCollector } from './timestamped-collector.js';
+
+export class ProcessOperator<IN, OUT> extends StreamOperator<OUT> {
+  private ctx!: RecordContext<never>;
+  private collector!: TimestampedCollector<OUT>;
+
+  constructor(private readonly fn: ProcessFunction<IN, OUT>) {
+    super();
+  }
+
+  override open(): void | Promise<void> {
+    this.ctx = new RecordContext(this.runtime, this.output as never, undefined, () => this.currentWatermark);
+    this.collector = new TimestampedCollector(this.output);
+    return this.fn.open?.(runtimeContext(this.runtime));
+  }
+
+  processElement(value: unknown, timestampMs: number): void {
+    this.ctx.timestampMs = timestampMs;
+    this.collector.timestampMs = timestampMs;
+    this.fn.processElement(value as IN, this.ctx, this.collector);
+  }
+
+  override close(): void | Promise<void> {
+    return this.fn.close?.();
+  }
+}

@@ -1,0 +1,71 @@
+import type { WatermarkGenerator, WatermarkOutput, WatermarkStrategy } from '../../api/watermark-strategy.js';
+import { MAX_WATERMARK, NO_TIMESTAMP } from '../channel/stream-element.js';
+import { StreamOperator } from '../task/stream-operator.js';
+
+/**
+ * Assigns event timestamps and generates watermarks: per event and every
+ * `autoWatermarkIntervalMs` of processing time. Upstream watermarks are dropped except
+ * the final one that closes event time.
+ */
+export class TimestampsAndWatermarksOperator<T> extends StreamOperator<T> implements WatermarkOutput {
+  private generator!: WatermarkGenerator<T>;
+  private emittedMs = Number.MIN_SAFE_INTEGER;
+  private idle = false;
+
+  constructor(
+    private readonly strategy: WatermarkStrategy<T>,
+    private readonly autoWatermarkIntervalMs: number,
+  ) {
+    super();
+  }
+
+  override open(): void {
+    const pts = this.runtime.processingTime;
+    this.generator = this.strategy.generator(() => pts.nowMs());
+    if (this.autoWatermarkIntervalMs > 0) {
+      pts.scheduleAtFixedRate(this.autoWatermarkIntervalMs, () => this.generator.onPeriodicEmit(this));
+    }
+  }
+
+  processElement(value: unknown, timestampMs: number): void {
+    const assigner = this.strategy.timestampAssigner;
+    const t = assigner === undefined ? timestampMs : assigner(value as T, timestampMs === NO_TIMESTAMP ? undefined : timestampMs);
+    if (assigner !== undefined && !Number.isFinite(t)) {
+      throw new Error(`operator '${this.runtime.name}': the timestamp assigner returned ${t} (a finite number of epoch milliseconds is needed)`);
+    }
+    this.output.collect(value as T, t);
+    this.generator.onEvent(value as T, t, this);
+  }
+
+  override processWatermark(watermarkMs: number): void {
+    if (watermarkMs === MAX_WATERMARK) this.emitWatermark(MAX_WATERMARK);
+  }
+
+  override processWatermarkStatus(): void {
+    // this operator decides idleness itself
+  }
+
+  override finish(): void {
+    this.generator.onPeriodicEmit(this);
+  }
+
+  emitWatermark(watermarkMs: number): void {
+    if (watermarkMs <= this.emittedMs) return;
+    if (this.idle) this.markActive();
+    this.emittedMs = watermarkMs;
+    this.currentWatermark = watermarkMs;
+    this.output.emitWatermark(watermarkMs);
+  }
+
+  markIdle(): void {
+    if (this.idle) return;
+    this.idle = true;
+    this.output.emitWatermarkStatus(true);
+  }
+
+  markActive(): void {
+    if (!this.idle) return;
+    this.idle = false;
+    this.output.emitWatermarkStatus(false);
+  }
+}

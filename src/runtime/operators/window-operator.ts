@@ -1,0 +1,266 @@
+import type { OutputTag } from '../../api/output-tag.js';
+import {
+  aggregatingState,
+  listState,
+  reducingState,
+  valueState,
+  type AggregatingState,
+  type ListState,
+  type ReducingState,
+  type ValueState,
+} from '../../api/state-descriptors.js';
+import type { WindowContext, WindowFunctionSpec } from '../../api/window-functions.js';
+import { windowStartWithOffset, type TimeWindow, type WindowAssigner } from '../../api/windows.js';
+import type { KeyType } from '../state/key-group.js';
+import type { InternalState } from '../state/keyed-state-backend.js';
+import { keyedRuntimeContext } from './contexts.js';
+import { KeyedOperator } from './keyed-operator.js';
+import { TimestampedCollector } from './timestamped-collector.js';
+
+export interface WindowOperatorOptions {
+  readonly assigner: WindowAssigner;
+  readonly fn: WindowFunctionSpec;
+  readonly allowedLatenessMs: number;
+  readonly lateDataTag: OutputTag<unknown> | undefined;
+}
+
+type Contents = ReducingState<unknown> | AggregatingState<unknown, unknown> | ListState<unknown>;
+
+/**
+ * Keyed windows. Window contents live in keyed state with the window's start as namespace;
+ * a timer at the window's last timestamp (namespace = start) fires it. Session windows keep,
+ * per key, the set of active windows in a value state and merge their contents.
+ */
+export class WindowOperator extends KeyedOperator<unknown> {
+  private contents!: Contents & { setCurrentNamespace(ns: number): void };
+  /** Session windows of the current key: flat [start, end, start, end, ...]. */
+  private sessions: ValueState<number[]> | undefined;
+  private readonly eventTime: boolean;
+  private collector!: TimestampedCollector<unknown>;
+  private windowCtx!: MutableWindowContext;
+  numLateRecordsDropped = 0;
+
+  constructor(private readonly o: WindowOperatorOptions) {
+    super();
+    this.eventTime = o.assigner.time === 'event-time';
+    if (!(o.allowedLatenessMs >= 0)) throw new RangeError(`allowed lateness must be >= 0 ms, got ${o.allowedLatenessMs}`);
+  }
+
+  protected override openKeyed(): void | Promise<void> {
+    const fn = this.o.fn;
+    const desc =
+      fn.kind === 'reduce'
+        ? reducingState('_window-contents', fn.reduce)
+        : fn.kind === 'aggregate'
+          ? aggregatingState('_window-contents', fn.aggregate)
+          : listState<unknown>('_window-contents');
+    this.contents = this.backend.getOrCreateState(desc, true) as Contents & InternalState;
+    if (this.o.assigner.kind === 'session') {
+      this.sessions = this.backend.getOrCreateState(valueState<number[]>('_window-sessions'), false) as ValueState<number[]>;
+    }
+    this.collector = new TimestampedCollector(this.output);
+    this.windowCtx = new MutableWindowContext(this);
+    return fn.process?.open?.(keyedRuntimeContext(this.runtime));
+  }
+
+  processElement(value: unknown, timestampMs: number): void {
+    this.setKeyOf(value);
+    const a = this.o.assigner;
+    const t = this.eventTime ? timestampMs : this.runtime.processingTime.nowMs();
+    if (this.eventTime && !Number.isFinite(t)) {
+      throw new Error(
+        `window operator '${this.runtime.name}' got a record without an event timestamp: assign timestamps with ` +
+          'assignTimestampsAndWatermarks(...) before an event-time window, or use a processing-time window',
+      );
+    }
+    if (a.kind === 'sliding') {
+      let assigned = false;
+      const last = windowStartWithOffset(t, a.offsetMs, a.slideMs);
+      for (let start = last; start > t - a.sizeMs; start -= a.slideMs) {
+        const end = start + a.sizeMs;
+        if (this.isLate(end)) continue;
+        assigned = true;
+        this.addToWindow(value, start, end);
+      }
+      if (!assigned) this.late(value, timestampMs);
+    } else {
+      this.addToSession(value, timestampMs, t, a.gapMs);
+    }
+  }
+
+  private isLate(end: number): boolean {
+    return this.eventTime && end - 1 + this.o.allowedLatenessMs <= this.currentWatermark;
+  }
+
+  private late(value: unknown, timestampMs: number): void {
+    if (this.o.lateDataTag !== undefined) this.output.collectSide(this.o.lateDataTag, value, timestampMs);
+    else this.numLateRecordsDropped++;
+  }
+
+  private addToWindow(value: unknown, start: number, end: number): void {
+    this.contents.setCurrentNamespace(start);
+    this.contents.add(value);
+    const key = this.backend.getCurrentKey();
+    if (this.eventTime) {
+      if (end - 1 <= this.currentWatermark) {
+        // Late but within the allowed lateness: fire again at once with the new element.
+        this.emitWindow(key, start, end);
+      } else {
+        this.timers.registerEventTimeTimer(end - 1, key, start);
+      }
+      if (this.o.allowedLatenessMs > 0) this.timers.registerEventTimeTimer(end - 1 + this.o.allowedLatenessMs, key, start);
+    } else {
+      this.timers.registerProcessingTimeTimer(end - 1, key, start);
+    }
+  }
+
+  private addToSession(value: unknown, timestampMs: number, t: number, gapMs: number): void {
+    const sessions = this.sessions!;
+    const list = sessions.value() ?? [];
+    let start = t;
+    let end = t + gapMs;
+    const merged: number[] = [];
+    const kept: number[] = [];
+    for (let i = 0; i < list.length; i += 2) {
+      const s = list[i]!;
+      const e = list[i + 1]!;
+      if (s <= end && e >= start) {
+        merged.push(s, e);
+        start = Math.min(start, s);
+        end = Math.max(end, e);
+      } else {
+        kept.push(s, e);
+      }
+    }
+    if (this.isLate(end)) {
+      this.late(value, timestampMs);
+      return;
+    }
+    const key = this.backend.getCurrentKey();
+    // Merge the contents of the overlapped windows into the new window's namespace.
+    for (let i = 0; i < merged.length; i += 2) {
+      const s = merged[i]!;
+      const e = merged[i + 1]!;
+      this.deleteTimers(key, s, e);
+      if (s !== start) this.moveContents(s, start);
+    }
+    kept.push(start, end);
+    sessions.update(kept);
+    this.addToWindow(value, start, end);
+  }
+
+  private deleteTimers(key: KeyType, start: number, end: number): void {
+    if (this.eventTime) {
+      this.timers.deleteEventTimeTimer(end - 1, key, start);
+      if (this.o.allowedLatenessMs > 0) this.timers.deleteEventTimeTimer(end - 1 + this.o.allowedLatenessMs, key, start);
+    } else {
+      this.timers.deleteProcessingTimeTimer(end - 1, key, start);
+    }
+  }
+
+  private moveContents(from: number, to: number): void {
+    const c = this.contents as Contents & InternalState;
+    c.setCurrentNamespace(from);
+    const fromValue = c.getInternal();
+    c.clear();
+    if (fromValue === undefined) return;
+    c.setCurrentNamespace(to);
+    const toValue = c.getInternal();
+    c.updateInternal(toValue === undefined ? fromValue : this.mergeAccumulators(toValue, fromValue));
+  }
+
+  private mergeAccumulators(a: unknown, b: unknown): unknown {
+    const fn = this.o.fn;
+    switch (fn.kind) {
+      case 'process':
+        return [...(a as unknown[]), ...(b as unknown[])];
+      case 'reduce':
+        return fn.reduce(a, b);
+      case 'aggregate': {
+        const merge = fn.aggregate.merge;
+        if (merge === undefined) {
+          throw new Error(`window operator '${this.runtime.name}': session windows need an AggregateFunction with merge(a, b)`);
+        }
+        return merge(a, b);
+      }
+    }
+  }
+
+  override onEventTime(timestampMs: number, key: KeyType, namespace: number): void {
+    this.onTimer(timestampMs, key, namespace);
+  }
+
+  override onProcessingTime(timestampMs: number, key: KeyType, namespace: number): void {
+    this.onTimer(timestampMs, key, namespace);
+  }
+
+  private onTimer(timestampMs: number, key: KeyType, start: number): void {
+    const end = this.windowEnd(start);
+    if (end === undefined) return; // window was merged away
+    const lateness = this.eventTime ? this.o.allowedLatenessMs : 0;
+    if (timestampMs === end - 1) this.emitWindow(key, start, end);
+    if (timestampMs === end - 1 + lateness) this.clearWindow(start);
+  }
+
+  private windowEnd(start: number): number | undefined {
+    const a = this.o.assigner;
+    if (a.kind === 'sliding') return start + a.sizeMs;
+    const list = this.sessions!.value() ?? [];
+    for (let i = 0; i < list.length; i += 2) if (list[i] === start) return list[i + 1];
+    return undefined;
+  }
+
+  private clearWindow(start: number): void {
+    this.contents.setCurrentNamespace(start);
+    this.contents.clear();
+    if (this.sessions !== undefined) {
+      const list = this.sessions.value() ?? [];
+      const kept: number[] = [];
+      for (let i = 0; i < list.length; i += 2) if (list[i] !== start) kept.push(list[i]!, list[i + 1]!);
+      this.sessions.update(kept.length === 0 ? undefined : kept);
+    }
+  }
+
+  private emitWindow(key: KeyType, start: number, end: number): void {
+    this.contents.setCurrentNamespace(start);
+    const fn = this.o.fn;
+    this.collector.timestampMs = end - 1;
+    if (fn.kind === 'process') {
+      const elements = (this.contents as ListState<unknown>).get();
+      if (elements.length === 0) return;
+      this.windowCtx.window = { start, end };
+      fn.process.process(key, this.windowCtx, elements, this.collector);
+      return;
+    }
+    const result = (this.contents as ReducingState<unknown>).get();
+    if (result === undefined) return;
+    if (fn.process === undefined) {
+      this.output.collect(result, end - 1);
+    } else {
+      this.windowCtx.window = { start, end };
+      fn.process.process(key, this.windowCtx, [result], this.collector);
+    }
+  }
+
+  currentWatermarkMs(): number {
+    return this.currentWatermark;
+  }
+
+  override close(): void | Promise<void> {
+    return this.o.fn.process?.close?.();
+  }
+}
+
+class MutableWindowContext implements WindowContext {
+  window: TimeWindow = { start: 0, end: 0 };
+  constructor(private readonly op: WindowOperator) {}
+  currentWatermark(): number {
+    return this.op.currentWatermarkMs();
+  }
+  currentProcessingTime(): number {
+    return this.op.runtime.processingTime.nowMs();
+  }
+  output<X>(tag: OutputTag<X>, value: X): void {
+    this.op.output.collectSide(tag as OutputTag<unknown>, value, this.window.end - 1);
+  }
+}

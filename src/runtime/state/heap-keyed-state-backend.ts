@@ -1,0 +1,337 @@
+import type {
+  AggregatingStateDescriptor,
+  KeyedStateDescriptor,
+  ListStateDescriptor,
+  MapStateDescriptor,
+  ReducingStateDescriptor,
+  ValueStateDescriptor,
+} from '../../api/state-descriptors.js';
+import { HeapStateTable } from './heap-state-table.js';
+import { assignToKeyGroup, keyGroupRangeContains, type KeyGroupRange, type KeyType } from './key-group.js';
+import type { InternalState, KeyedStateBackend } from './keyed-state-backend.js';
+import { serializerOr, type TypeSerializer } from './serializer.js';
+import { isExpired, resolveTtl, type ResolvedTtl, type TtlValue } from './ttl.js';
+
+/** Keyed state held as objects on the JavaScript heap (Flink's HashMapStateBackend). */
+export class HeapKeyedStateBackend implements KeyedStateBackend {
+  /** Read by state handles on every access. */
+  currentKey: KeyType = '';
+  currentGroupIndex = -1;
+  private currentKeyGroup = -1;
+  readonly tables = new Map<string, HeapStateTable>();
+  private readonly states = new Map<string, { descriptor: KeyedStateDescriptor; handle: InternalState }>();
+
+  constructor(
+    readonly keyGroupRange: KeyGroupRange,
+    readonly maxParallelism: number,
+    readonly nowMs: () => number = Date.now,
+  ) {}
+
+  setCurrentKey(key: KeyType): void {
+    const kg = assignToKeyGroup(key, this.maxParallelism);
+    if (!keyGroupRangeContains(this.keyGroupRange, kg)) {
+      throw new Error(
+        `key ${JSON.stringify(String(key))} belongs to key group ${kg}, outside this subtask's range ` +
+          `[${this.keyGroupRange.startKeyGroup}, ${this.keyGroupRange.endKeyGroup}]: the key selector must return the same key ` +
+          'for a record every time it is called (a non-deterministic key selector?)',
+      );
+    }
+    this.currentKey = key;
+    this.currentKeyGroup = kg;
+    this.currentGroupIndex = kg - this.keyGroupRange.startKeyGroup;
+  }
+
+  getCurrentKey(): KeyType {
+    return this.currentKey;
+  }
+
+  getCurrentKeyGroup(): number {
+    return this.currentKeyGroup;
+  }
+
+  getOrCreateState(descriptor: KeyedStateDescriptor, namespaced: boolean): InternalState {
+    const existing = this.states.get(descriptor.name);
+    if (existing !== undefined) {
+      if (existing.descriptor.kind !== descriptor.kind) {
+        throw new Error(`state '${descriptor.name}' was registered as ${existing.descriptor.kind} state and is now requested as ${descriptor.kind} state`);
+      }
+      return existing.handle;
+    }
+    const table = new HeapStateTable(descriptor.name, this.keyGroupRange, namespaced);
+    this.tables.set(descriptor.name, table);
+    const handle = createHeapState(this, table, descriptor);
+    this.states.set(descriptor.name, { descriptor, handle });
+    return handle;
+  }
+
+  numEntries(stateName: string): number {
+    return this.tables.get(stateName)?.numEntries() ?? 0;
+  }
+
+  dispose(): void {
+    this.tables.clear();
+    this.states.clear();
+  }
+}
+
+function createHeapState(b: HeapKeyedStateBackend, table: HeapStateTable, d: KeyedStateDescriptor): InternalState {
+  switch (d.kind) {
+    case 'value':
+      return new HeapValueState(b, table, d);
+    case 'list':
+      return new HeapListState(b, table, d);
+    case 'map':
+      return new HeapMapState(b, table, d);
+    case 'reducing':
+      return new HeapReducingState(b, table, d);
+    case 'aggregating':
+      return new HeapAggregatingState(b, table, d);
+  }
+}
+
+/** Shared plumbing: current key and namespace, TTL wrapping, serializer checks. */
+abstract class HeapState<S> {
+  protected namespace = 0;
+  protected readonly ttl: ResolvedTtl | undefined;
+  protected readonly serializer: TypeSerializer<S>;
+
+  constructor(
+    protected readonly backend: HeapKeyedStateBackend,
+    protected readonly table: HeapStateTable,
+    descriptor: { name: string; serializer?: TypeSerializer<S> | undefined; ttl?: import('../../api/state-descriptors.js').StateTtlConfig | undefined },
+  ) {
+    this.ttl = resolveTtl(descriptor.ttl);
+    this.serializer = serializerOr(descriptor.serializer);
+  }
+
+  setCurrentNamespace(namespace: number): void {
+    this.namespace = namespace;
+  }
+
+  protected raw(): unknown {
+    const b = this.backend;
+    if (b.currentGroupIndex < 0) throw new Error(`state '${this.table.name}' accessed outside a keyed context (no current key)`);
+    return this.table.get(b.currentGroupIndex, b.currentKey, this.namespace);
+  }
+
+  protected setRaw(value: unknown): void {
+    const b = this.backend;
+    if (b.currentGroupIndex < 0) throw new Error(`state '${this.table.name}' accessed outside a keyed context (no current key)`);
+    this.table.put(b.currentGroupIndex, b.currentKey, this.namespace, value);
+  }
+
+  clear(): void {
+    const b = this.backend;
+    this.table.remove(b.currentGroupIndex, b.currentKey, this.namespace);
+  }
+
+  protected check(value: S): void {
+    try {
+      this.serializer.check(value);
+    } catch (e) {
+      throw new Error(`cannot write to state '${this.table.name}': ${(e as Error).message}`, { cause: e });
+    }
+  }
+
+  /** Unwraps a TTL value; undefined when expired and not to be returned. */
+  protected unwrap<T>(stored: TtlValue<T> | undefined, rewrap: (v: TtlValue<T>) => void): T | undefined {
+    if (stored === undefined) return undefined;
+    const ttl = this.ttl!;
+    const now = this.backend.nowMs();
+    if (isExpired(ttl, stored, now)) {
+      if (!ttl.returnExpired) return undefined;
+      return stored.v;
+    }
+    if (ttl.refreshOnRead) rewrap({ v: stored.v, t: now });
+    return stored.v;
+  }
+
+  protected wrap<T>(v: T): TtlValue<T> {
+    return { v, t: this.backend.nowMs() };
+  }
+}
+
+/** A single value per key: value state, and the base of reducing and aggregating state. */
+abstract class HeapSingleValueState<S> extends HeapState<S> {
+  protected getValue(): S | undefined {
+    const stored = this.raw();
+    if (this.ttl === undefined) return stored as S | undefined;
+    const v = this.unwrap(stored as TtlValue<S> | undefined, (w) => this.setRaw(w));
+    if (v === undefined && stored !== undefined && !this.ttl.returnExpired) this.clear();
+    return v;
+  }
+
+  protected setValue(value: S): void {
+    this.setRaw(this.ttl === undefined ? value : this.wrap(value));
+  }
+
+  getInternal(): unknown {
+    return this.getValue();
+  }
+
+  updateInternal(value: unknown): void {
+    if (value === undefined) this.clear();
+    else this.setValue(value as S);
+  }
+}
+
+class HeapValueState extends HeapSingleValueState<unknown> {
+  private readonly defaultValue: unknown;
+  constructor(b: HeapKeyedStateBackend, t: HeapStateTable, d: ValueStateDescriptor<unknown>) {
+    super(b, t, d);
+    this.defaultValue = d.defaultValue;
+  }
+  value(): unknown {
+    const v = this.getValue();
+    return v === undefined ? this.defaultValue : v;
+  }
+  update(value: unknown): void {
+    if (value === undefined) {
+      this.clear();
+      return;
+    }
+    this.check(value);
+    this.setValue(value);
+  }
+}
+
+class HeapReducingState extends HeapSingleValueState<unknown> {
+  private readonly reduce: (a: unknown, b: unknown) => unknown;
+  constructor(b: HeapKeyedStateBackend, t: HeapStateTable, d: ReducingStateDescriptor<unknown>) {
+    super(b, t, d);
+    this.reduce = d.reduce;
+  }
+  get(): unknown {
+    return this.getValue();
+  }
+  add(value: unknown): void {
+    const current = this.getValue();
+    const next = current === undefined ? value : this.reduce(current, value);
+    this.check(next);
+    this.setValue(next);
+  }
+}
+
+class HeapAggregatingState extends HeapSingleValueState<unknown> {
+  private readonly agg: AggregatingStateDescriptor<unknown, unknown, unknown>['aggregate'];
+  constructor(b: HeapKeyedStateBackend, t: HeapStateTable, d: AggregatingStateDescriptor<unknown, unknown, unknown>) {
+    super(b, t, d);
+    this.agg = d.aggregate;
+  }
+  get(): unknown {
+    const acc = this.getValue();
+    return acc === undefined ? undefined : this.agg.getResult(acc);
+  }
+  add(value: unknown): void {
+    const acc = this.getValue();
+    const next = this.agg.add(value, acc === undefined ? this.agg.createAccumulator() : acc);
+    this.check(next);
+    this.setValue(next);
+  }
+}
+
+class HeapListState extends HeapState<unknown> {
+  constructor(b: HeapKeyedStateBackend, t: HeapStateTable, d: ListStateDescriptor<unknown>) {
+    super(b, t, d);
+  }
+  get(): readonly unknown[] {
+    const stored = this.raw() as unknown[] | undefined;
+    if (stored === undefined) return [];
+    if (this.ttl === undefined) return stored;
+    const now = this.backend.nowMs();
+    const ttl = this.ttl;
+    const live = (stored as TtlValue<unknown>[]).filter((e) => ttl.returnExpired || !isExpired(ttl, e, now));
+    if (live.length !== stored.length) {
+      if (live.length === 0) this.clear();
+      else this.setRaw(live);
+    }
+    if (ttl.refreshOnRead && live.length > 0) this.setRaw(live.map((e) => ({ v: e.v, t: now })));
+    return live.map((e) => e.v);
+  }
+  add(value: unknown): void {
+    if (value === undefined || value === null) throw new Error(`cannot add ${value} to list state '${this.table.name}'`);
+    this.check(value);
+    const stored = this.raw() as unknown[] | undefined;
+    const element = this.ttl === undefined ? value : this.wrap(value);
+    if (stored === undefined) this.setRaw([element]);
+    else stored.push(element);
+  }
+  addAll(values: readonly unknown[]): void {
+    for (const v of values) this.add(v);
+  }
+  getInternal(): unknown {
+    const values = this.get();
+    return values.length === 0 ? undefined : values;
+  }
+  updateInternal(value: unknown): void {
+    this.update((value as unknown[] | undefined) ?? []);
+  }
+  update(values: readonly unknown[]): void {
+    this.clear();
+    this.addAll(values);
+  }
+}
+
+class HeapMapState extends HeapState<unknown> {
+  constructor(b: HeapKeyedStateBackend, t: HeapStateTable, d: MapStateDescriptor<unknown, unknown>) {
+    super(b, t, d);
+  }
+  private map(create: boolean): Map<unknown, unknown> | undefined {
+    let m = this.raw() as Map<unknown, unknown> | undefined;
+    if (m === undefined && create) {
+      m = new Map();
+      this.setRaw(m);
+    }
+    return m;
+  }
+  private live(m: Map<unknown, unknown>, k: unknown, stored: unknown): unknown {
+    if (this.ttl === undefined) return stored;
+    return this.unwrap(stored as TtlValue<unknown> | undefined, (w) => m.set(k, w));
+  }
+  get(key: unknown): unknown {
+    const m = this.map(false);
+    if (m === undefined) return undefined;
+    return this.live(m, key, m.get(key));
+  }
+  put(key: unknown, value: unknown): void {
+    this.check(value);
+    this.map(true)!.set(key, this.ttl === undefined ? value : this.wrap(value));
+  }
+  putAll(entries: Iterable<readonly [unknown, unknown]>): void {
+    for (const [k, v] of entries) this.put(k, v);
+  }
+  remove(key: unknown): void {
+    const m = this.map(false);
+    if (m === undefined) return;
+    m.delete(key);
+    if (m.size === 0) this.clear();
+  }
+  contains(key: unknown): boolean {
+    return this.get(key) !== undefined;
+  }
+  *entries(): IterableIterator<[unknown, unknown]> {
+    const m = this.map(false);
+    if (m === undefined) return;
+    for (const [k, stored] of [...m]) {
+      const v = this.live(m, k, stored);
+      if (v !== undefined) yield [k, v];
+    }
+  }
+  *keys(): IterableIterator<unknown> {
+    for (const [k] of this.entries()) yield k;
+  }
+  *values(): IterableIterator<unknown> {
+    for (const [, v] of this.entries()) yield v;
+  }
+  isEmpty(): boolean {
+    return this.entries().next().done === true;
+  }
+  getInternal(): unknown {
+    const m = this.map(false);
+    return m === undefined ? undefined : new Map(this.entries());
+  }
+  updateInternal(value: unknown): void {
+    this.clear();
+    if (value !== undefined) this.putAll(value as Map<unknown, unknown>);
+  }
+}

@@ -1,0 +1,44 @@
+import type {
+  AggregatingState,
+  KeyedStateDescriptor,
+  ListState,
+  MapState,
+  ReducingState,
+  ValueState,
+} from '../../api/state-descriptors.js';
+import type { KeyGroupRange, KeyType } from './key-group.js';
+
+/** A keyed state handle that also scopes itself by a namespace (a window, for example). */
+export interface NamespacedState {
+  setCurrentNamespace(namespace: number): void;
+  /** The stored form (accumulator, list) for the current key and namespace, for merging. */
+  getInternal(): unknown;
+  updateInternal(value: unknown): void;
+}
+
+export type InternalState = (
+  | ValueState<unknown>
+  | ListState<unknown>
+  | MapState<unknown, unknown>
+  | ReducingState<unknown>
+  | AggregatingState<unknown, unknown>
+) &
+  NamespacedState;
+
+/**
+ * Keyed state of one operator subtask, partitioned by key group. Every keyed state goes
+ * through this interface so it can be snapshotted, restored, rescaled and swapped for
+ * another backend. The current key is set once per record; state handles read it.
+ */
+export interface KeyedStateBackend {
+  readonly keyGroupRange: KeyGroupRange;
+  readonly maxParallelism: number;
+  setCurrentKey(key: KeyType): void;
+  getCurrentKey(): KeyType;
+  getCurrentKeyGroup(): number;
+  /** Creates the state on first call; later calls with the same name return the same handle. */
+  getOrCreateState(descriptor: KeyedStateDescriptor, namespaced: boolean): InternalState;
+  /** Number of (key, namespace) entries of a state; for tests and metrics. */
+  numEntries(stateName: string): number;
+  dispose(): void;
+}

@@ -1,0 +1,70 @@
+import type { KeyType } from '../state/key-group.js';
+import type { ProcessingTimeService } from './processing-time-service.js';
+import { TimerQueue } from './timer-queue.js';
+
+export interface Triggerable {
+  onEventTime(timestampMs: number, key: KeyType, namespace: number): void;
+  onProcessingTime(timestampMs: number, key: KeyType, namespace: number): void;
+}
+
+/**
+ * Keyed timers of one operator: event-time timers fire when the watermark passes them,
+ * processing-time timers through one physical timer set to the earliest of them.
+ */
+export class InternalTimerService {
+  readonly eventTimers = new TimerQueue();
+  readonly processingTimers = new TimerQueue();
+  currentWatermarkMs = Number.MIN_SAFE_INTEGER;
+  private physicalTimerAt = Number.POSITIVE_INFINITY;
+  private cancelPhysical: (() => void) | undefined;
+
+  constructor(
+    private readonly processingTime: ProcessingTimeService,
+    private readonly target: Triggerable,
+    private readonly setCurrentKey: (key: KeyType) => void,
+  ) {}
+
+  registerEventTimeTimer(timestampMs: number, key: KeyType, namespace: number): void {
+    this.eventTimers.add(timestampMs, key, namespace);
+  }
+
+  deleteEventTimeTimer(timestampMs: number, key: KeyType, namespace: number): void {
+    this.eventTimers.delete(timestampMs, key, namespace);
+  }
+
+  registerProcessingTimeTimer(timestampMs: number, key: KeyType, namespace: number): void {
+    if (this.processingTimers.add(timestampMs, key, namespace) && timestampMs < this.physicalTimerAt) {
+      this.schedulePhysical(timestampMs);
+    }
+  }
+
+  deleteProcessingTimeTimer(timestampMs: number, key: KeyType, namespace: number): void {
+    this.processingTimers.delete(timestampMs, key, namespace);
+  }
+
+  advanceWatermark(watermarkMs: number): void {
+    this.currentWatermarkMs = watermarkMs;
+    this.eventTimers.fireUpTo(watermarkMs, (t, key, ns) => {
+      this.setCurrentKey(key);
+      this.target.onEventTime(t, key, ns);
+    });
+  }
+
+  private schedulePhysical(timestampMs: number): void {
+    this.cancelPhysical?.();
+    this.physicalTimerAt = timestampMs;
+    this.cancelPhysical = this.processingTime.registerTimer(timestampMs, (t) => this.onPhysicalTimer(t));
+  }
+
+  private onPhysicalTimer(timestampMs: number): void {
+    this.physicalTimerAt = Number.POSITIVE_INFINITY;
+    this.cancelPhysical = undefined;
+    const now = Math.max(timestampMs, this.processingTime.nowMs());
+    this.processingTimers.fireUpTo(now, (t, key, ns) => {
+      this.setCurrentKey(key);
+      this.target.onProcessingTime(t, key, ns);
+    });
+    const next = this.processingTimers.peekTime();
+    if (next !== undefined) this.schedulePhysical(next);
+  }
+}

@@ -1,0 +1,124 @@
+import type { JobVertex } from '../../graph/job-graph.js';
+import type { StreamEdge, StreamNode } from '../../graph/stream-graph.js';
+import type { RecordWriter } from '../channel/record-writer.js';
+import { HeapKeyedStateBackend } from '../state/heap-keyed-state-backend.js';
+import { keyGroupRangeForOperator } from '../state/key-group.js';
+import { OperatorStateBackend } from '../state/operator-state-backend.js';
+import type { OperatorRuntime } from './operator-runtime.js';
+import { OperatorOutput, WriterSink, fanOut, type RecordSink } from './output.js';
+import type { ProcessingTimeService } from './processing-time-service.js';
+import { ChainedInput, type StreamOperator } from './stream-operator.js';
+
+export interface ChainEnvironment {
+  readonly subtaskIndex: number;
+  readonly attemptNumber: number;
+  readonly processingTime: ProcessingTimeService;
+  readonly writerFor: (edge: StreamEdge) => RecordWriter;
+  readonly waitFor: (promise: Promise<void>) => void;
+}
+
+export interface ChainedOperator {
+  readonly node: StreamNode;
+  readonly operator: StreamOperator;
+  readonly operatorState: OperatorStateBackend;
+  readonly keyedBackend: HeapKeyedStateBackend | undefined;
+}
+
+/**
+ * The operators of one subtask, wired: each emits into the next chained operator directly
+ * (a method call) or into record writers for edges that leave the subtask.
+ */
+export class OperatorChain {
+  /** Head first; the source node of a source vertex has no operator and is not listed. */
+  readonly operators: readonly ChainedOperator[];
+  /** Where a source subtask emits (the source node's output). */
+  readonly sourceOutput: OperatorOutput<unknown> | undefined;
+
+  constructor(vertex: JobVertex, env: ChainEnvironment) {
+    const inChain = new Set(vertex.nodes);
+    const built = new Map<StreamNode, ChainedOperator>();
+    let sourceOutput: OperatorOutput<unknown> | undefined;
+    for (let i = vertex.nodes.length - 1; i >= 0; i--) {
+      const node = vertex.nodes[i]!;
+      const main: RecordSink[] = [];
+      const sides = new Map<string, RecordSink[]>();
+      for (const e of node.outEdges) {
+        const sink = inChain.has(e.target) ? new ChainedInput(built.get(e.target)!.operator) : new WriterSink(env.writerFor(e));
+        if (e.sideOutputTag === undefined) main.push(sink);
+        else {
+          const list = sides.get(e.sideOutputTag) ?? [];
+          list.push(sink);
+          sides.set(e.sideOutputTag, list);
+        }
+      }
+      const output = new OperatorOutput<unknown>(fanOut(main), new Map([...sides].map(([tag, list]) => [tag, fanOut(list)])));
+      if (node.source !== undefined) {
+        if (i !== 0) throw new Error(`source '${node.name}' must head its chain`);
+        sourceOutput = output;
+        continue;
+      }
+      const operator = node.operator!();
+      const operatorState = new OperatorStateBackend();
+      const keyedBackend =
+        node.keySelector1 === undefined
+          ? undefined
+          : new HeapKeyedStateBackend(
+              keyGroupRangeForOperator(node.maxParallelism, node.parallelism, env.subtaskIndex),
+              node.maxParallelism,
+              () => env.processingTime.nowMs(),
+            );
+      const runtime: OperatorRuntime = {
+        name: node.name,
+        uid: node.operatorUid,
+        subtaskIndex: env.subtaskIndex,
+        parallelism: node.parallelism,
+        maxParallelism: node.maxParallelism,
+        attemptNumber: env.attemptNumber,
+        processingTime: env.processingTime,
+        operatorState,
+        keyedBackend,
+        keySelector1: node.keySelector1,
+        keySelector2: node.keySelector2,
+        waitFor: env.waitFor,
+      };
+      operator.setup(runtime, output);
+      built.set(node, { node, operator, operatorState, keyedBackend });
+    }
+    this.sourceOutput = sourceOutput;
+    this.operators = vertex.nodes.filter((n) => built.has(n)).map((n) => built.get(n)!);
+  }
+
+  get head(): StreamOperator | undefined {
+    return this.operators[0]?.operator;
+  }
+
+  /** Opens tail first, so every operator's downstream is ready before it emits. */
+  async open(): Promise<void> {
+    for (let i = this.operators.length - 1; i >= 0; i--) {
+      const c = this.operators[i]!;
+      try {
+        await c.operator.open();
+      } catch (e) {
+        throw new Error(`operator '${c.node.name}' failed to open: ${(e as Error).message}`, { cause: e });
+      }
+    }
+  }
+
+  /** End of input: finishes head first, so what an operator flushes reaches the next one. */
+  async finish(): Promise<void> {
+    for (const c of this.operators) await c.operator.finish();
+  }
+
+  async close(): Promise<void> {
+    let first: unknown;
+    for (const c of this.operators) {
+      try {
+        await c.operator.close();
+      } catch (e) {
+        first ??= e;
+      }
+      c.keyedBackend?.dispose();
+    }
+    if (first !== undefined) throw first;
+  }
+}

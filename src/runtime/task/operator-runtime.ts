@@ -1,0 +1,22 @@
+import type { KeySelector, OperatorStateStore } from '../../api/functions.js';
+import type { KeyType } from '../state/key-group.js';
+import type { KeyedStateBackend } from '../state/keyed-state-backend.js';
+import type { ProcessingTimeService } from './processing-time-service.js';
+
+/** What a subtask gives each operator of its chain. */
+export interface OperatorRuntime {
+  readonly name: string;
+  readonly uid: string;
+  readonly subtaskIndex: number;
+  readonly parallelism: number;
+  readonly maxParallelism: number;
+  readonly attemptNumber: number;
+  readonly processingTime: ProcessingTimeService;
+  readonly operatorState: OperatorStateStore;
+  /** Present for operators on keyed streams. */
+  readonly keyedBackend: KeyedStateBackend | undefined;
+  readonly keySelector1: KeySelector<unknown, KeyType> | undefined;
+  readonly keySelector2: KeySelector<unknown, KeyType> | undefined;
+  /** Suspends the subtask's input until the promise settles (an asynchronous write). */
+  waitFor(promise: Promise<void>): void;
+}

@@ -1,0 +1,78 @@
+import type { ReaderOutput, Source, SourceReader } from '../../api/source.js';
+import { MAX_WATERMARK, NO_TIMESTAMP } from '../channel/stream-element.js';
+import type { OperatorOutput } from './output.js';
+import { StreamTask, type InputResult, type TaskDeployment } from './stream-task.js';
+
+class SourceOutput implements ReaderOutput<unknown> {
+  count = 0;
+  constructor(private readonly output: OperatorOutput<unknown>) {}
+  collect(value: unknown, timestampMs?: number): void {
+    this.count++;
+    this.output.collect(value, timestampMs === undefined ? NO_TIMESTAMP : timestampMs);
+  }
+}
+
+/** A subtask whose chain starts with a source: polls the source reader between mails. */
+export class SourceStreamTask extends StreamTask {
+  readonly reader: SourceReader<unknown, unknown>;
+  private readonly output: SourceOutput;
+  private awaitingAvailability = false;
+
+  constructor(
+    d: TaskDeployment,
+    source: Source<unknown, unknown>,
+    private readonly splits: readonly unknown[],
+  ) {
+    super(d);
+    const head = this.chain.sourceOutput;
+    if (head === undefined) throw new Error(`${this.name}: a source task needs a source at the head of its chain`);
+    this.output = new SourceOutput(head);
+    this.reader = source.createReader({
+      subtaskIndex: d.subtaskIndex,
+      parallelism: d.vertex.parallelism,
+      attemptNumber: d.attemptNumber,
+      nowMs: () => d.clock.nowMs(),
+    });
+  }
+
+  protected override async initializeInput(): Promise<void> {
+    await this.reader.start?.();
+    this.reader.addSplits(this.splits);
+    this.reader.noMoreSplits();
+  }
+
+  protected processInput(budgetRecords: number): InputResult {
+    const reader = this.reader;
+    const output = this.output;
+    const start = output.count;
+    for (let polls = 0; polls < budgetRecords; polls++) {
+      const status = reader.pollNext(output);
+      if (status === 'end') {
+        this.recordsIn += output.count - start;
+        this.chain.sourceOutput!.emitWatermark(MAX_WATERMARK);
+        return 'end';
+      }
+      if (status === 'nothing') {
+        this.recordsIn += output.count - start;
+        if (!this.awaitingAvailability) {
+          this.awaitingAvailability = true;
+          reader.isAvailable().then(
+            () => {
+              this.awaitingAvailability = false;
+              this.wake();
+            },
+            (e: unknown) => this.fail(e),
+          );
+        }
+        return 'wait';
+      }
+      if (this.availability.blocked || this.pendingAsync !== null) break;
+    }
+    this.recordsIn += output.count - start;
+    return this.availability.blocked || this.pendingAsync !== null ? 'wait' : 'more';
+  }
+
+  protected override async closeInput(): Promise<void> {
+    await this.reader.close?.();
+  }
+}

@@ -1,0 +1,74 @@
+import { MIN_WATERMARK } from '../channel/stream-element.js';
+import type { OperatorRuntime } from './operator-runtime.js';
+import type { Output, RecordSink } from './output.js';
+
+/**
+ * The runtime side of an operator. A subtask runs a chain of them; the head gets the
+ * subtask's input, each emits into its Output. Operators never see barriers: they get
+ * snapshot and notification hooks (checkpointing).
+ */
+export abstract class StreamOperator<OUT = unknown> {
+  output!: Output<OUT>;
+  runtime!: OperatorRuntime;
+  protected currentWatermark = MIN_WATERMARK;
+  private input1Watermark = MIN_WATERMARK;
+  private input2Watermark = MIN_WATERMARK;
+
+  setup(runtime: OperatorRuntime, output: Output<OUT>): void {
+    this.runtime = runtime;
+    this.output = output;
+  }
+
+  open(): void | Promise<void> {}
+
+  /** A record on the (first) input. */
+  abstract processElement(value: unknown, timestampMs: number): void;
+
+  /** A record on the second input of a two-input operator. */
+  processElement2(_value: unknown, _timestampMs: number): void {
+    throw new Error(`operator '${this.runtime.name}' has one input`);
+  }
+
+  processWatermark(watermarkMs: number): void {
+    if (watermarkMs <= this.currentWatermark) return;
+    this.currentWatermark = watermarkMs;
+    this.onWatermark(watermarkMs);
+    this.output.emitWatermark(watermarkMs);
+  }
+
+  processWatermark1(watermarkMs: number): void {
+    this.input1Watermark = watermarkMs;
+    this.processWatermark(Math.min(this.input1Watermark, this.input2Watermark));
+  }
+
+  processWatermark2(watermarkMs: number): void {
+    this.input2Watermark = watermarkMs;
+    this.processWatermark(Math.min(this.input1Watermark, this.input2Watermark));
+  }
+
+  /** Event time advanced: fire timers before the watermark moves on. */
+  protected onWatermark(_watermarkMs: number): void {}
+
+  processWatermarkStatus(idle: boolean): void {
+    this.output.emitWatermarkStatus(idle);
+  }
+
+  /** End of input: emit what is still buffered. */
+  finish(): void | Promise<void> {}
+
+  close(): void | Promise<void> {}
+}
+
+/** Hands records from one operator to the next in the same chain, without a channel. */
+export class ChainedInput implements RecordSink {
+  constructor(readonly operator: StreamOperator) {}
+  push(value: unknown, timestampMs: number): void {
+    this.operator.processElement(value, timestampMs);
+  }
+  pushWatermark(watermarkMs: number): void {
+    this.operator.processWatermark(watermarkMs);
+  }
+  pushWatermarkStatus(idle: boolean): void {
+    this.operator.processWatermarkStatus(idle);
+  }
+}

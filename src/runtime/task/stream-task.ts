@@ -1,0 +1,206 @@
+import type { JobVertex } from '../../graph/job-graph.js';
+import type { StreamEdge } from '../../graph/stream-graph.js';
+import { OutputAvailability, RecordWriter } from '../channel/record-writer.js';
+import { channelSelector } from '../channel/partitioner.js';
+import type { OutputChannel } from '../channel/channel.js';
+import { RingQueue } from '../channel/ring-queue.js';
+import { END_OF_PARTITION } from '../channel/stream-element.js';
+import type { Clock } from './clock.js';
+import { OperatorChain } from './operator-chain.js';
+import { ProcessingTimeService } from './processing-time-service.js';
+import type { Schedulable, TaskScheduler } from './task-scheduler.js';
+import { assertTransition, isTerminal, type TaskState } from './task-state.js';
+
+export interface TaskDeployment {
+  readonly vertex: JobVertex;
+  readonly subtaskIndex: number;
+  readonly attemptNumber: number;
+  /** Output channels per stream edge that leaves the vertex. */
+  readonly outputs: ReadonlyMap<StreamEdge, readonly OutputChannel[]>;
+  readonly scheduler: TaskScheduler;
+  readonly clock: Clock;
+  readonly batchSizeRecords: number;
+}
+
+export type InputResult = 'more' | 'wait' | 'end';
+
+/** Records a subtask processes before it lets the others run. */
+const SLICE_BUDGET_RECORDS = 4096;
+
+/**
+ * One parallel instance of a job vertex: a mailbox-style loop on the process's single thread.
+ * Each slice runs the mail (timers, control messages) first, then input, in order; it
+ * stops when input runs out, an output channel is full, or an asynchronous write is pending.
+ */
+export abstract class StreamTask implements Schedulable {
+  scheduled = false;
+  state: TaskState = 'created';
+  readonly name: string;
+  readonly chain: OperatorChain;
+  readonly processingTime: ProcessingTimeService;
+  protected readonly availability = new OutputAvailability();
+  protected readonly writers: RecordWriter[] = [];
+  protected pendingAsync: Promise<void> | null = null;
+  private readonly mailbox = new RingQueue<() => void>();
+  private finishing = false;
+  private resolveDone!: () => void;
+  private rejectDone!: (e: Error) => void;
+  /** Settles when the task is finished, failed or canceled. */
+  readonly done: Promise<void>;
+  recordsIn = 0;
+  failureCause: Error | undefined;
+
+  constructor(protected readonly d: TaskDeployment) {
+    this.name = `${d.vertex.name} (${d.subtaskIndex + 1}/${d.vertex.parallelism})`;
+    this.done = new Promise<void>((resolve, reject) => {
+      this.resolveDone = resolve;
+      this.rejectDone = reject;
+    });
+    this.done.catch(() => {});
+    this.processingTime = new ProcessingTimeService(d.clock, (mail) => this.enqueueMail(mail));
+    const writers = new Map<StreamEdge, RecordWriter>();
+    for (const [edge, channels] of d.outputs) {
+      const selector = channelSelector(edge.partitioning, channels.length, d.subtaskIndex, edge.target.maxParallelism);
+      const writer = new RecordWriter(channels, selector, d.batchSizeRecords, this.availability);
+      for (const c of channels) c.onWritable(() => this.wake());
+      writers.set(edge, writer);
+      this.writers.push(writer);
+    }
+    this.chain = new OperatorChain(d.vertex, {
+      subtaskIndex: d.subtaskIndex,
+      attemptNumber: d.attemptNumber,
+      processingTime: this.processingTime,
+      writerFor: (edge) => {
+        const w = writers.get(edge);
+        if (w === undefined) throw new Error(`no channels for edge ${edge.source.name} -> ${edge.target.name}`);
+        return w;
+      },
+      waitFor: (p) => this.waitFor(p),
+    });
+  }
+
+  get subtaskIndex(): number {
+    return this.d.subtaskIndex;
+  }
+
+  get vertex(): JobVertex {
+    return this.d.vertex;
+  }
+
+  recordsOut(): number {
+    let n = 0;
+    for (const w of this.writers) n += w.recordsOut;
+    return n;
+  }
+
+  protected transition(to: TaskState): void {
+    assertTransition(this.state, to, this.name);
+    this.state = to;
+  }
+
+  /** Opens operators (and the source reader); the task does not run yet. */
+  async initialize(): Promise<void> {
+    this.transition('initializing');
+    await this.chain.open();
+    await this.initializeInput();
+  }
+
+  protected async initializeInput(): Promise<void> {}
+
+  start(): void {
+    if (this.state !== 'initializing') return;
+    this.transition('running');
+    this.wake();
+  }
+
+  wake(): void {
+    if (!isTerminal(this.state)) this.d.scheduler.wake(this);
+  }
+
+  enqueueMail(mail: () => void): void {
+    if (isTerminal(this.state)) return;
+    this.mailbox.push(mail);
+    this.wake();
+  }
+
+  waitFor(promise: Promise<void>): void {
+    if (this.pendingAsync !== null) throw new Error(`${this.name}: an asynchronous operation is already pending`);
+    const p = promise.then(
+      () => {
+        if (this.pendingAsync === p) this.pendingAsync = null;
+        this.wake();
+      },
+      (e: unknown) => this.fail(e),
+    );
+    this.pendingAsync = p;
+  }
+
+  runSlice(): boolean {
+    if (this.state !== 'running') return false;
+    try {
+      while (this.mailbox.size > 0) {
+        this.mailbox.shift()!();
+        if (this.state !== 'running') return false;
+      }
+      if (this.finishing || this.pendingAsync !== null) return false;
+      if (this.availability.blocked && !this.availability.recheck()) return false;
+      const result = this.processInput(SLICE_BUDGET_RECORDS);
+      for (const w of this.writers) w.flushAll();
+      if (result === 'end') {
+        this.finishing = true;
+        void this.endOfInput();
+        return false;
+      }
+      return result === 'more';
+    } catch (e) {
+      this.fail(e);
+      return false;
+    }
+  }
+
+  protected abstract processInput(budgetRecords: number): InputResult;
+
+  /** All input consumed: finish operators, close the channels, report finished. */
+  private async endOfInput(): Promise<void> {
+    try {
+      await this.drainPending();
+      await this.chain.finish();
+      await this.drainPending();
+      for (const w of this.writers) w.broadcastEvent(END_OF_PARTITION);
+      await this.closeInput();
+      await this.chain.close();
+      this.processingTime.quiesce();
+      if (this.state !== 'running') return;
+      this.transition('finished');
+      this.resolveDone();
+    } catch (e) {
+      this.fail(e);
+    }
+  }
+
+  private async drainPending(): Promise<void> {
+    while (this.pendingAsync !== null) await this.pendingAsync;
+  }
+
+  protected async closeInput(): Promise<void> {}
+
+  fail(cause: unknown): void {
+    if (isTerminal(this.state)) return;
+    const error = cause instanceof Error ? cause : new Error(String(cause));
+    this.failureCause = new Error(`task ${this.name} failed: ${error.message}`, { cause: error });
+    this.transition('failed');
+    this.processingTime.quiesce();
+    void this.chain.close().catch(() => {});
+    void this.closeInput().catch(() => {});
+    this.rejectDone(this.failureCause);
+  }
+
+  cancel(): void {
+    if (isTerminal(this.state)) return;
+    this.transition('canceled');
+    this.processingTime.quiesce();
+    void this.chain.close().catch(() => {});
+    void this.closeInput().catch(() => {});
+    this.resolveDone();
+  }
+}

@@ -1,0 +1,74 @@
+import type { KeyType } from '../state/key-group.js';
+import { MinHeap } from './min-heap.js';
+
+/**
+ * Timers of one keyed operator in one time domain, deduplicated per (timestamp, key,
+ * namespace), fired in timestamp order and, within a timestamp, in registration order.
+ */
+export class TimerQueue {
+  private readonly byTime = new Map<number, Map<KeyType, number[]>>();
+  private readonly times = new MinHeap();
+  private count = 0;
+
+  get size(): number {
+    return this.count;
+  }
+
+  /** The earliest timestamp that may hold a timer (a deleted one may linger). */
+  peekTime(): number | undefined {
+    return this.times.peek();
+  }
+
+  add(timestampMs: number, key: KeyType, namespace: number): boolean {
+    let byKey = this.byTime.get(timestampMs);
+    if (byKey === undefined) {
+      byKey = new Map();
+      this.byTime.set(timestampMs, byKey);
+      this.times.push(timestampMs);
+    }
+    const namespaces = byKey.get(key);
+    if (namespaces === undefined) {
+      byKey.set(key, [namespace]);
+    } else {
+      if (namespaces.includes(namespace)) return false;
+      namespaces.push(namespace);
+    }
+    this.count++;
+    return true;
+  }
+
+  delete(timestampMs: number, key: KeyType, namespace: number): boolean {
+    const byKey = this.byTime.get(timestampMs);
+    const namespaces = byKey?.get(key);
+    if (namespaces === undefined) return false;
+    const i = namespaces.indexOf(namespace);
+    if (i < 0) return false;
+    namespaces.splice(i, 1);
+    if (namespaces.length === 0) byKey!.delete(key);
+    this.count--;
+    return true;
+  }
+
+  /** Fires every timer with timestamp <= upToMs; timers added while firing fire too when due. */
+  fireUpTo(upToMs: number, fire: (timestampMs: number, key: KeyType, namespace: number) => void): void {
+    for (;;) {
+      const t = this.times.peek();
+      if (t === undefined || t > upToMs) return;
+      this.times.pop();
+      const byKey = this.byTime.get(t);
+      this.byTime.delete(t);
+      if (byKey === undefined) continue;
+      for (const [key, namespaces] of byKey) {
+        for (const ns of namespaces) {
+          this.count--;
+          fire(t, key, ns);
+        }
+      }
+    }
+  }
+
+  /** Every timer, for snapshots: [timestamp, key, namespace]. */
+  *entries(): IterableIterator<[number, KeyType, number]> {
+    for (const [t, byKey] of this.byTime) for (const [k, nss] of byKey) for (const ns of nss) yield [t, k, ns];
+  }
+}
