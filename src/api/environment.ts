@@ -4,7 +4,7 @@ import { buildStreamGraph, type StreamGraph } from '../graph/stream-graph.js';
 import type { Transformation, TransformationSettings } from '../graph/transformation.js';
 import type { KeyType } from '../runtime/state/key-group.js';
 import type { StreamOperator } from '../runtime/task/stream-operator.js';
-import { LocalExecutor, type JobResult } from '../runtime/local-executor.js';
+import { LocalExecutor, type JobProgress, type JobResult, type LocalExecutorOptions } from '../runtime/local-executor.js';
 import { DataStream, SingleOutputStream } from './data-stream.js';
 import type { KeySelector } from './functions.js';
 import type { Source } from './source.js';
@@ -15,6 +15,14 @@ type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K>
 export type NewTransformation = DistributiveOmit<Transformation, 'id' | keyof TransformationSettings> & { name: string };
 
 export type CheckpointingMode = 'EXACTLY_ONCE' | 'AT_LEAST_ONCE';
+
+/** A running job. */
+export interface JobClient {
+  readonly jobId: string;
+  readonly result: Promise<JobResult>;
+  progress(): JobProgress;
+  cancel(): void;
+}
 
 /**
  * Where a job is assembled: sources, settings, and the graph of transformations. A job
@@ -109,8 +117,20 @@ export class StreamExecutionEnvironment {
 
   /** Runs the job in this process and resolves when a bounded job has finished. */
   async execute(jobName?: string): Promise<JobResult> {
-    const executor = new LocalExecutor(this.getJobGraph(jobName), this.config);
-    return executor.run();
+    return this.executeAsync(jobName).result;
+  }
+
+  /** Starts the job in this process; the client reports progress and can cancel it. */
+  executeAsync(jobName?: string, options: LocalExecutorOptions = {}): JobClient {
+    const executor = new LocalExecutor(this.getJobGraph(jobName), this.config, options);
+    const result = executor.run();
+    result.catch(() => {});
+    return {
+      jobId: executor.jobId,
+      result,
+      progress: () => executor.progress(),
+      cancel: () => executor.cancel(),
+    };
   }
 
   /** True once any transformation was added. */

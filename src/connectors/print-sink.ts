@@ -22,7 +22,9 @@ export class PrintSink<T> implements Sink<T> {
     const parts = [this.options.prefix, ctx.parallelism > 1 ? String(ctx.subtaskIndex + 1) : undefined].filter((p) => p !== undefined);
     const prefix = parts.length > 0 ? `${parts.join(':')}> ` : '';
     let buffer: string[] = [];
+    let scheduled = false;
     const flush = (): void | Promise<void> => {
+      scheduled = false;
       if (buffer.length === 0) return;
       const text = buffer.join('');
       buffer = [];
@@ -32,6 +34,11 @@ export class PrintSink<T> implements Sink<T> {
       write: (value) => {
         buffer.push(prefix + format(value) + '\n');
         if (buffer.length >= 256) return flush();
+        if (!scheduled) {
+          // Print what arrived during this turn of the event loop together, soon.
+          scheduled = true;
+          setImmediate(() => void flush());
+        }
       },
       flush: () => flush(),
     };

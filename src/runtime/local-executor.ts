@@ -26,6 +26,17 @@ export interface JobResult {
   readonly vertices: readonly VertexResult[];
 }
 
+/** Live counters of a running job. */
+export interface JobProgress {
+  /** Records emitted by sources so far. */
+  readonly sourceRecords: number;
+  /** Records received by the last operators (those without outputs). */
+  readonly sinkRecords: number;
+  /** Lowest event-time watermark at the last operators; undefined before the first. */
+  readonly watermarkMs: number | undefined;
+  readonly runningTasks: number;
+}
+
 export class JobExecutionError extends Error {
   override readonly name = 'JobExecutionError';
 }
@@ -145,6 +156,23 @@ export class LocalExecutor {
         };
       }),
     };
+  }
+
+  progress(): JobProgress {
+    let sourceRecords = 0;
+    let sinkRecords = 0;
+    let watermark = Number.POSITIVE_INFINITY;
+    let running = 0;
+    for (const t of this.tasks) {
+      if (t.state === 'running') running++;
+      if (t.vertex.inputs.length === 0) sourceRecords += t.recordsIn;
+      if (t.vertex.outputs.length === 0 && t.vertex.inputs.length > 0) {
+        sinkRecords += t.recordsIn;
+        watermark = Math.min(watermark, t.inputWatermarkMs());
+      }
+    }
+    const valid = Number.isFinite(watermark) && watermark > Number.MIN_SAFE_INTEGER;
+    return { sourceRecords, sinkRecords, watermarkMs: valid ? watermark : undefined, runningTasks: running };
   }
 
   cancel(): void {

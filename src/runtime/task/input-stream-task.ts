@@ -57,6 +57,10 @@ export class InputStreamTask extends StreamTask {
     };
   }
 
+  override inputWatermarkMs(): number {
+    return Math.min(...this.valves.map((v) => v.currentWatermarkMs));
+  }
+
   private pollElement(): ChannelElement | undefined {
     const n = this.gates.length;
     for (let k = 0; k < n; k++) {

@@ -87,6 +87,11 @@ export abstract class StreamTask implements Schedulable {
     return this.d.vertex;
   }
 
+  /** The event-time watermark of this task's input (minimum over its inputs). */
+  inputWatermarkMs(): number {
+    return Number.MIN_SAFE_INTEGER;
+  }
+
   recordsOut(): number {
     let n = 0;
     for (const w of this.writers) n += w.recordsOut;

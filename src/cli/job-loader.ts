@@ -1,0 +1,115 @@
+import { existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, relative, resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { isJobDefinition, type JobDefinition } from '../api/define-job.js';
+import { CliError } from './cli-error.js';
+
+const distDir = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const entryPoints: Record<string, string> = {
+  sluice: join(distDir, 'index.js'),
+  'sluice/connectors': join(distDir, 'connectors', 'index.js'),
+};
+
+function checkJobFile(path: string): string {
+  const file = resolve(path);
+  if (!existsSync(file)) {
+    throw new CliError(`job file not found: ${path} (resolved to ${file}); give the path of a .ts or .js job module`);
+  }
+  if (!statSync(file).isFile()) throw new CliError(`${path} is a directory; give the path of a job module such as ${join(path, 'job.ts')}`);
+  return file;
+}
+
+/** Type-checks a TypeScript job; returns "file:line:col - error TSnnnn: message" lines. */
+export async function typeCheckJob(file: string): Promise<string[]> {
+  const ts = (await import('typescript')).default;
+  const options: import('typescript').CompilerOptions = {
+    target: ts.ScriptTarget.ES2022,
+    module: ts.ModuleKind.NodeNext,
+    moduleResolution: ts.ModuleResolutionKind.NodeNext,
+    strict: true,
+    noEmit: true,
+    skipLibCheck: true,
+    types: ['node'],
+    typeRoots: [resolve(distDir, '..', 'node_modules', '@types')],
+    baseUrl: dirname(file),
+    paths: {
+      sluice: [join(distDir, 'index.d.ts')],
+      'sluice/connectors': [join(distDir, 'connectors', 'index.d.ts')],
+    },
+  };
+  const program = ts.createProgram([file], options);
+  const diagnostics = ts.getPreEmitDiagnostics(program).filter((d) => d.category === ts.DiagnosticCategory.Error);
+  return diagnostics.map((d) => {
+    const message = ts.flattenDiagnosticMessageText(d.messageText, '\n');
+    if (d.file === undefined || d.start === undefined) return `error TS${d.code}: ${message}`;
+    const { line, character } = d.file.getLineAndCharacterOfPosition(d.start);
+    return `${relative(process.cwd(), d.file.fileName)}:${line + 1}:${character + 1} - error TS${d.code}: ${message}`;
+  });
+}
+
+/** Bundles a job module with its local imports into one ESM file (the form shipped to workers). */
+export async function bundleJob(file: string): Promise<string> {
+  const esbuild = await import('esbuild');
+  let result;
+  try {
+    result = await esbuild.build({
+      entryPoints: [file],
+      bundle: true,
+      platform: 'node',
+      format: 'esm',
+      target: 'node20',
+      write: false,
+      logLevel: 'silent',
+      sourcemap: 'inline',
+      plugins: [
+        {
+          name: 'sluice-runtime',
+          setup(build) {
+            build.onResolve({ filter: /^sluice(\/connectors)?$/ }, (args) => ({ path: pathToFileURL(entryPoints[args.path]!).href, external: true }));
+          },
+        },
+      ],
+    });
+  } catch (e) {
+    const errors = (e as { errors?: { text: string; location?: { file: string; line: number; column: number } | null }[] }).errors ?? [];
+    const lines = errors.map((m) => (m.location ? `${m.location.file}:${m.location.line}:${m.location.column + 1} - ${m.text}` : m.text));
+    throw new CliError(`cannot compile ${relative(process.cwd(), file)}:\n${lines.join('\n') || (e as Error).message}`);
+  }
+  return result.outputFiles[0]!.text;
+}
+
+export interface LoadJobOptions {
+  readonly typeCheck?: boolean;
+}
+
+/** Finds, checks, bundles and imports a job module; returns its default export. */
+export async function loadJob(path: string, options: LoadJobOptions = {}): Promise<JobDefinition> {
+  const file = checkJobFile(path);
+  if (options.typeCheck !== false && /\.[cm]?tsx?$/.test(file)) {
+    const errors = await typeCheckJob(file);
+    if (errors.length > 0) {
+      throw new CliError(`${path} has TypeScript errors:\n${errors.join('\n')}\nfix them, or run with --no-typecheck to skip the check`);
+    }
+  }
+  const code = await bundleJob(file);
+  const dir = mkdtempSync(join(tmpdir(), 'sluice-job-'));
+  const bundled = join(dir, 'job.mjs');
+  writeFileSync(bundled, code);
+  let mod: Record<string, unknown>;
+  try {
+    mod = (await import(pathToFileURL(bundled).href)) as Record<string, unknown>;
+  } catch (e) {
+    throw new CliError(`${path} failed while loading: ${(e as Error).message}`);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  const job = mod.default;
+  if (job === undefined) {
+    throw new CliError(`${path} has no default export; end it with: export default defineJob((env, args) => { ... })`);
+  }
+  if (!isJobDefinition(job)) {
+    throw new CliError(`the default export of ${path} is not a job; wrap the job in defineJob: export default defineJob((env, args) => { ... })`);
+  }
+  return job;
+}

@@ -1,0 +1,101 @@
+import { StreamExecutionEnvironment } from '../api/environment.js';
+import { Configuration, ConfigError } from '../config/configuration.js';
+import { GraphError } from '../graph/stream-graph.js';
+import { JobExecutionError } from '../runtime/local-executor.js';
+import { CliError } from './cli-error.js';
+import { loadJob } from './job-loader.js';
+import { ProgressLine } from './progress-line.js';
+
+export const RUN_USAGE = `usage: sluice run [-p N] [-D key=value]... [--no-typecheck] [--progress|--no-progress] <job.ts> [job args...]`;
+
+interface RunArgs {
+  readonly jobPath: string;
+  readonly jobArgs: string[];
+  readonly config: Configuration;
+  readonly typeCheck: boolean;
+  readonly progress: boolean | undefined;
+}
+
+function parseParallelism(text: string | undefined): number {
+  if (text === undefined) throw new CliError(`-p needs a value\n${RUN_USAGE}`, 2);
+  if (!/^\d+$/.test(text) || Number(text) < 1) throw new CliError(`invalid parallelism '${text}': give an integer >= 1, e.g. -p 2`, 2);
+  return Number(text);
+}
+
+export function parseRunArgs(argv: readonly string[]): RunArgs {
+  const config = new Configuration();
+  let typeCheck = true;
+  let progress: boolean | undefined;
+  let i = 0;
+  const setConfig = (assignment: string | undefined): void => {
+    if (assignment === undefined) throw new CliError(`-D needs key=value\n${RUN_USAGE}`, 2);
+    try {
+      config.setFromString(assignment);
+    } catch (e) {
+      if (e instanceof ConfigError) throw new CliError(e.message, 2);
+      throw e;
+    }
+  };
+  for (; i < argv.length; i++) {
+    const a = argv[i]!;
+    if (a === '-p' || a === '--parallelism') config.set('parallelism.default', parseParallelism(argv[++i]));
+    else if (a.startsWith('--parallelism=')) config.set('parallelism.default', parseParallelism(a.slice('--parallelism='.length)));
+    else if (a === '-D') setConfig(argv[++i]);
+    else if (a.startsWith('-D')) setConfig(a.slice(2));
+    else if (a === '--no-typecheck') typeCheck = false;
+    else if (a === '--progress') progress = true;
+    else if (a === '--no-progress') progress = false;
+    else if (a === '--') {
+      i++;
+      break;
+    } else if (a.startsWith('-')) throw new CliError(`unknown option '${a}'\n${RUN_USAGE}`, 2);
+    else break;
+  }
+  const jobPath = argv[i];
+  if (jobPath === undefined) throw new CliError(`no job file given\n${RUN_USAGE}`, 2);
+  return { jobPath, jobArgs: argv.slice(i + 1), config, typeCheck, progress };
+}
+
+/** `sluice run`: runs a job on the local embedded runtime; resolves with the exit code. */
+export async function runCommand(argv: readonly string[]): Promise<number> {
+  const args = parseRunArgs(argv);
+  const job = await loadJob(args.jobPath, { typeCheck: args.typeCheck });
+  const env = new StreamExecutionEnvironment(args.config);
+  try {
+    await job.build(env, args.jobArgs);
+  } catch (e) {
+    if (e instanceof ConfigError || e instanceof GraphError) throw new CliError(`${args.jobPath}: ${e.message}`);
+    throw e;
+  }
+  if (env.isEmpty) throw new CliError(`${args.jobPath} built no dataflow: add a source (env.fromSource) and a sink (sinkTo)`);
+  let client;
+  try {
+    client = env.executeAsync(args.config.getString('pipeline.name') ?? args.jobPath);
+  } catch (e) {
+    if (e instanceof GraphError) throw new CliError(`${args.jobPath}: ${e.message}`);
+    throw e;
+  }
+  const showProgress = args.progress ?? process.stderr.isTTY === true;
+  const line = showProgress ? new ProgressLine(() => client.progress()) : undefined;
+  line?.start();
+  const onSignal = (): void => client.cancel();
+  process.once('SIGINT', onSignal);
+  try {
+    const result = await client.result;
+    line?.stop();
+    process.stderr.write(`Job ${result.jobId} ${result.status.toLowerCase()} in ${result.durationMs} ms\n`);
+    return 0;
+  } catch (e) {
+    line?.stop();
+    if (e instanceof JobExecutionError) {
+      process.stderr.write(`Job ${client.jobId} failed: ${e.message}\n`);
+      let cause = e.cause;
+      while (cause instanceof Error && cause.cause instanceof Error) cause = cause.cause;
+      if (cause instanceof Error && cause.stack) process.stderr.write(`root cause: ${cause.stack}\n`);
+      return 1;
+    }
+    throw e;
+  } finally {
+    process.off('SIGINT', onSignal);
+  }
+}

@@ -1,0 +1,9 @@
+/** Connectors: sources and sinks that come with Sluice. */
+export { GeneratorSource, type GeneratorSourceOptions, type GeneratorSplit } from './generator/generator-source.js';
+export { numberSource, nexmarkSource, type NumberSourceOptions, type NexmarkSourceOptions } from './generator/sources.js';
+export * from './generator/nexmark/index.js';
+export { FileSource, type FileSplit, type FileSourceOptions } from './file/file-source.js';
+export { FileSink, type FileSinkOptions } from './file/file-sink.js';
+export { CollectSink } from './collect-sink.js';
+export { PrintSink, type PrintSinkOptions } from './print-sink.js';
+export { CollectionSource, type CollectionSplit } from './collection-source.js';
