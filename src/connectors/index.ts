@@ -5,5 +5,6 @@ export * from './generator/nexmark/index.js';
 export { FileSource, type FileSplit, type FileSourceOptions } from './file/file-source.js';
 export { FileSink, type FileSinkOptions } from './file/file-sink.js';
 export { CollectSink } from './collect-sink.js';
+export { DiscardingSink } from './discarding-sink.js';
 export { PrintSink, type PrintSinkOptions } from './print-sink.js';
 export { CollectionSource, type CollectionSplit } from './collection-source.js';
