@@ -49,7 +49,7 @@ export async function typeCheckJob(file: string): Promise<string[]> {
 }
 
 /** Bundles a job module with its local imports into one ESM file (the form shipped to workers). */
-export async function bundleJob(file: string): Promise<string> {
+export async function bundleJob(file: string, outfile: string): Promise<string> {
   const esbuild = await import('esbuild');
   let result;
   try {
@@ -60,6 +60,7 @@ export async function bundleJob(file: string): Promise<string> {
       format: 'esm',
       target: 'node20',
       write: false,
+      outfile,
       logLevel: 'silent',
       sourcemap: 'inline',
       plugins: [
@@ -92,10 +93,14 @@ export async function loadJob(path: string, options: LoadJobOptions = {}): Promi
       throw new CliError(`${path} has TypeScript errors:\n${errors.join('\n')}\nfix them, or run with --no-typecheck to skip the check`);
     }
   }
-  const code = await bundleJob(file);
   const dir = mkdtempSync(join(tmpdir(), 'sluice-job-'));
   const bundled = join(dir, 'job.mjs');
-  writeFileSync(bundled, code);
+  try {
+    writeFileSync(bundled, await bundleJob(file, bundled));
+  } catch (e) {
+    rmSync(dir, { recursive: true, force: true });
+    throw e;
+  }
   let mod: Record<string, unknown>;
   try {
     mod = (await import(pathToFileURL(bundled).href)) as Record<string, unknown>;

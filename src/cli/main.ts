@@ -12,6 +12,8 @@ docs: docs/ in the Sluice repository`;
 
 /** Entry point of the `sluice` command; resolves with the exit code. */
 export async function main(argv: readonly string[]): Promise<number> {
+  // Stack traces of job code point at the job's own files (the bundle carries a source map).
+  process.setSourceMapsEnabled(true);
   const [verb, ...rest] = argv;
   try {
     switch (verb) {

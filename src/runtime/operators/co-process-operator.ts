@@ -2,7 +2,7 @@ import type { CoProcessFunction, KeyedCoProcessFunction } from '../../api/functi
 import type { KeyType } from '../state/key-group.js';
 import { StreamOperator } from '../task/stream-operator.js';
 import { RecordContext, keyedRuntimeContext, runtimeContext } from './contexts.js';
-import { KeyedOperator } from './keyed-operator.js';
+import { KeyedOperator, perSubtask } from './keyed-operator.js';
 import { TimestampedCollector } from './timestamped-collector.js';
 
 /** Two inputs, one function: connect(...).process(...). */
@@ -10,8 +10,11 @@ export class CoProcessOperator<IN1, IN2, OUT> extends StreamOperator<OUT> {
   private ctx!: RecordContext<never>;
   private collector!: TimestampedCollector<OUT>;
 
-  constructor(private readonly fn: CoProcessFunction<IN1, IN2, OUT>) {
+  private readonly fn: CoProcessFunction<IN1, IN2, OUT>;
+
+  constructor(fn: CoProcessFunction<IN1, IN2, OUT>) {
     super();
+    this.fn = perSubtask(fn);
   }
 
   override open(): void | Promise<void> {
@@ -42,8 +45,11 @@ export class KeyedCoProcessOperator<K extends KeyType, IN1, IN2, OUT> extends Ke
   private ctx!: RecordContext<K>;
   private collector!: TimestampedCollector<OUT>;
 
-  constructor(private readonly fn: KeyedCoProcessFunction<K, IN1, IN2, OUT>) {
+  private readonly fn: KeyedCoProcessFunction<K, IN1, IN2, OUT>;
+
+  constructor(fn: KeyedCoProcessFunction<K, IN1, IN2, OUT>) {
     super();
+    this.fn = perSubtask(fn);
   }
 
   protected override openKeyed(): void | Promise<void> {

@@ -4,6 +4,18 @@ import type { KeyedStateBackend } from '../state/keyed-state-backend.js';
 import { InternalTimerService, type Triggerable } from '../task/internal-timer-service.js';
 import { StreamOperator } from '../task/stream-operator.js';
 
+/**
+ * The function object one operator instance (one subtask) works with. Flink gives every
+ * subtask its own deserialized copy of a user function, so what `open()` stores on `this`
+ * (state handles, caches) belongs to that subtask. Here all subtasks run in one process
+ * from the same object, so each gets an object that inherits from the user's: methods and
+ * fields stay visible, and assignments to `this` stay per subtask. (Closures and JavaScript
+ * `#private` fields cannot be separated this way.)
+ */
+export function perSubtask<F extends object>(fn: F): F {
+  return Object.create(fn) as F;
+}
+
 /** Base of operators on keyed streams: keyed state backend, key selector and timers. */
 export abstract class KeyedOperator<OUT> extends StreamOperator<OUT> implements Triggerable {
   protected backend!: KeyedStateBackend;

@@ -1,15 +1,18 @@
 import type { KeyedProcessFunction } from '../../api/functions.js';
 import type { KeyType } from '../state/key-group.js';
 import { RecordContext, keyedRuntimeContext } from './contexts.js';
-import { KeyedOperator } from './keyed-operator.js';
+import { KeyedOperator, perSubtask } from './keyed-operator.js';
 import { TimestampedCollector } from './timestamped-collector.js';
 
 export class KeyedProcessOperator<K extends KeyType, IN, OUT> extends KeyedOperator<OUT> {
   private ctx!: RecordContext<K>;
   private collector!: TimestampedCollector<OUT>;
 
-  constructor(private readonly fn: KeyedProcessFunction<K, IN, OUT>) {
+  private readonly fn: KeyedProcessFunction<K, IN, OUT>;
+
+  constructor(fn: KeyedProcessFunction<K, IN, OUT>) {
     super();
+    this.fn = perSubtask(fn);
   }
 
   protected override openKeyed(): void | Promise<void> {

@@ -108,39 +108,45 @@ abstract class HeapState<S> {
     this.namespace = namespace;
   }
 
+  private groupIndex(): number {
+    const i = this.backend.currentGroupIndex;
+    if (i < 0) throw new Error(`state '${this.table.name}' accessed outside a keyed context (no current key)`);
+    return i;
+  }
+
   protected raw(): unknown {
-    const b = this.backend;
-    if (b.currentGroupIndex < 0) throw new Error(`state '${this.table.name}' accessed outside a keyed context (no current key)`);
-    return this.table.get(b.currentGroupIndex, b.currentKey, this.namespace);
+    return this.table.get(this.groupIndex(), this.backend.currentKey, this.namespace);
   }
 
   protected setRaw(value: unknown): void {
-    const b = this.backend;
-    if (b.currentGroupIndex < 0) throw new Error(`state '${this.table.name}' accessed outside a keyed context (no current key)`);
-    this.table.put(b.currentGroupIndex, b.currentKey, this.namespace, value);
+    this.table.put(this.groupIndex(), this.backend.currentKey, this.namespace, value);
   }
 
   clear(): void {
-    const b = this.backend;
-    this.table.remove(b.currentGroupIndex, b.currentKey, this.namespace);
+    this.table.remove(this.groupIndex(), this.backend.currentKey, this.namespace);
   }
 
-  protected check(value: S): void {
+  protected check(value: S, serializer: TypeSerializer<S> = this.serializer, what = ''): void {
     try {
-      this.serializer.check(value);
+      serializer.check(value);
     } catch (e) {
-      throw new Error(`cannot write to state '${this.table.name}': ${(e as Error).message}`, { cause: e });
+      throw new Error(`cannot write to state '${this.table.name}'${what}: ${(e as Error).message}`, { cause: e });
     }
   }
 
-  /** Unwraps a TTL value; undefined when expired and not to be returned. */
-  protected unwrap<T>(stored: TtlValue<T> | undefined, rewrap: (v: TtlValue<T>) => void): T | undefined {
+  /**
+   * Unwraps a TTL value; undefined when expired and not to be returned. As Flink's TTL
+   * decorator: an expired entry is removed (`drop`) by the access that finds it, and may be
+   * returned that one time with ReturnExpiredIfNotCleanedUp; a live one is refreshed on read
+   * with OnReadAndWrite.
+   */
+  protected unwrap<T>(stored: TtlValue<T> | undefined, rewrap: (v: TtlValue<T>) => void, drop: () => void): T | undefined {
     if (stored === undefined) return undefined;
     const ttl = this.ttl!;
     const now = this.backend.nowMs();
     if (isExpired(ttl, stored, now)) {
-      if (!ttl.returnExpired) return undefined;
-      return stored.v;
+      drop();
+      return ttl.returnExpired ? stored.v : undefined;
     }
     if (ttl.refreshOnRead) rewrap({ v: stored.v, t: now });
     return stored.v;
@@ -156,9 +162,11 @@ abstract class HeapSingleValueState<S> extends HeapState<S> {
   protected getValue(): S | undefined {
     const stored = this.raw();
     if (this.ttl === undefined) return stored as S | undefined;
-    const v = this.unwrap(stored as TtlValue<S> | undefined, (w) => this.setRaw(w));
-    if (v === undefined && stored !== undefined && !this.ttl.returnExpired) this.clear();
-    return v;
+    return this.unwrap(
+      stored as TtlValue<S> | undefined,
+      (w) => this.setRaw(w),
+      () => this.clear(),
+    );
   }
 
   protected setValue(value: S): void {
@@ -248,16 +256,25 @@ class HeapListState extends HeapState<unknown> {
     if (ttl.refreshOnRead && live.length > 0) this.setRaw(live.map((e) => ({ v: e.v, t: now })));
     return live.map((e) => e.v);
   }
-  add(value: unknown): void {
+  private checkElement(value: unknown): void {
     if (value === undefined || value === null) throw new Error(`cannot add ${value} to list state '${this.table.name}'`);
     this.check(value);
-    const stored = this.raw() as unknown[] | undefined;
-    const element = this.ttl === undefined ? value : this.wrap(value);
-    if (stored === undefined) this.setRaw([element]);
-    else stored.push(element);
   }
+  add(value: unknown): void {
+    this.checkElement(value);
+    this.append([value]);
+  }
+  /** All or nothing: a bad element leaves the list as it was. */
   addAll(values: readonly unknown[]): void {
-    for (const v of values) this.add(v);
+    for (const v of values) this.checkElement(v);
+    this.append(values);
+  }
+  private append(values: readonly unknown[]): void {
+    if (values.length === 0) return;
+    const elements = this.ttl === undefined ? values : values.map((v) => this.wrap(v));
+    const stored = this.raw() as unknown[] | undefined;
+    if (stored === undefined) this.setRaw([...elements]);
+    else for (const e of elements) stored.push(e);
   }
   getInternal(): unknown {
     const values = this.get();
@@ -266,15 +283,20 @@ class HeapListState extends HeapState<unknown> {
   updateInternal(value: unknown): void {
     this.update((value as unknown[] | undefined) ?? []);
   }
+  /** All or nothing: a bad element leaves the list as it was. */
   update(values: readonly unknown[]): void {
+    for (const v of values) this.checkElement(v);
+    const copy = [...values];
     this.clear();
-    this.addAll(values);
+    this.append(copy);
   }
 }
 
 class HeapMapState extends HeapState<unknown> {
+  private readonly keySerializer: TypeSerializer<unknown>;
   constructor(b: HeapKeyedStateBackend, t: HeapStateTable, d: MapStateDescriptor<unknown, unknown>) {
     super(b, t, d);
+    this.keySerializer = serializerOr(d.keySerializer);
   }
   private map(create: boolean): Map<unknown, unknown> | undefined {
     let m = this.raw() as Map<unknown, unknown> | undefined;
@@ -286,7 +308,14 @@ class HeapMapState extends HeapState<unknown> {
   }
   private live(m: Map<unknown, unknown>, k: unknown, stored: unknown): unknown {
     if (this.ttl === undefined) return stored;
-    return this.unwrap(stored as TtlValue<unknown> | undefined, (w) => m.set(k, w));
+    return this.unwrap(
+      stored as TtlValue<unknown> | undefined,
+      (w) => m.set(k, w),
+      () => {
+        m.delete(k);
+        if (m.size === 0 && this.raw() === m) this.clear();
+      },
+    );
   }
   get(key: unknown): unknown {
     const m = this.map(false);
@@ -294,6 +323,7 @@ class HeapMapState extends HeapState<unknown> {
     return this.live(m, key, m.get(key));
   }
   put(key: unknown, value: unknown): void {
+    this.check(key, this.keySerializer, ' (map key)');
     this.check(value);
     this.map(true)!.set(key, this.ttl === undefined ? value : this.wrap(value));
   }

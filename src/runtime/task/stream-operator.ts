@@ -63,7 +63,11 @@ export abstract class StreamOperator<OUT = unknown> {
 export class ChainedInput implements RecordSink {
   constructor(readonly operator: StreamOperator) {}
   push(value: unknown, timestampMs: number): void {
-    this.operator.processElement(value, timestampMs);
+    try {
+      this.operator.processElement(value, timestampMs);
+    } catch (e) {
+      throw blame(e, this.operator);
+    }
   }
   pushWatermark(watermarkMs: number): void {
     this.operator.processWatermark(watermarkMs);
@@ -71,4 +75,18 @@ export class ChainedInput implements RecordSink {
   pushWatermarkStatus(idle: boolean): void {
     this.operator.processWatermarkStatus(idle);
   }
+}
+
+const BLAMED = Symbol.for('sluice.operator');
+
+/** Tags an error with the innermost operator it came from (once), for the failure message. */
+export function blame(e: unknown, operator: StreamOperator): unknown {
+  if (e instanceof Error && !(BLAMED in e)) {
+    Object.defineProperty(e, BLAMED, { value: operator.runtime?.name ?? 'unknown', enumerable: false });
+  }
+  return e;
+}
+
+export function blamedOperator(e: unknown): string | undefined {
+  return e instanceof Error && BLAMED in e ? String((e as unknown as Record<symbol, unknown>)[BLAMED]) : undefined;
 }

@@ -7,6 +7,7 @@ import { RingQueue } from '../channel/ring-queue.js';
 import { END_OF_PARTITION } from '../channel/stream-element.js';
 import type { Clock } from './clock.js';
 import { OperatorChain } from './operator-chain.js';
+import { blamedOperator } from './stream-operator.js';
 import { ProcessingTimeService } from './processing-time-service.js';
 import type { Schedulable, TaskScheduler } from './task-scheduler.js';
 import { assertTransition, isTerminal, type TaskState } from './task-state.js';
@@ -192,7 +193,9 @@ export abstract class StreamTask implements Schedulable {
   fail(cause: unknown): void {
     if (isTerminal(this.state)) return;
     const error = cause instanceof Error ? cause : new Error(String(cause));
-    this.failureCause = new Error(`task ${this.name} failed: ${error.message}`, { cause: error });
+    const operator = blamedOperator(error) ?? this.chain.head?.runtime?.name;
+    const where = operator === undefined ? '' : `operator '${operator}' in `;
+    this.failureCause = new Error(`${where}task ${this.name} failed: ${error.message}`, { cause: error });
     this.transition('failed');
     this.processingTime.quiesce();
     void this.chain.close().catch(() => {});
