@@ -6,8 +6,11 @@ import type {
   ReducingStateDescriptor,
   ValueStateDescriptor,
 } from '../../api/state-descriptors.js';
+import { GroupCapture, decodeTableGroupInto } from './heap-snapshot.js';
 import { HeapStateTable } from './heap-state-table.js';
 import { assignToKeyGroup, keyGroupRangeContains, type KeyGroupRange, type KeyType } from './key-group.js';
+import { decodeKey, encodeKey, packGroup, unpackGroup, type KeyedStateSnapshot, type StateSnapshot, type TimerRow } from './keyed-state-snapshot.js';
+import { stateCodec } from './state-codec.js';
 import type { InternalState, KeyedStateBackend } from './keyed-state-backend.js';
 import { serializerOr, type TypeSerializer } from './serializer.js';
 import { isExpired, resolveTtl, type ResolvedTtl, type TtlValue } from './ttl.js';
@@ -20,6 +23,9 @@ export class HeapKeyedStateBackend implements KeyedStateBackend {
   private currentKeyGroup = -1;
   readonly tables = new Map<string, HeapStateTable>();
   private readonly states = new Map<string, { descriptor: KeyedStateDescriptor; handle: InternalState }>();
+  /** Restored key groups of states not registered yet, decoded when the state is registered. */
+  private readonly restored = new Map<string, { kind: string; namespaced: boolean; groups: Map<number, Uint8Array> }>();
+  private restoredTimerRows: TimerRow[] = [];
 
   constructor(
     readonly keyGroupRange: KeyGroupRange,
@@ -58,10 +64,91 @@ export class HeapKeyedStateBackend implements KeyedStateBackend {
       return existing.handle;
     }
     const table = new HeapStateTable(descriptor.name, this.keyGroupRange, namespaced);
+    const restored = this.restored.get(descriptor.name);
+    if (restored !== undefined) {
+      if (restored.kind !== descriptor.kind || restored.namespaced !== namespaced) {
+        throw new Error(
+          `state '${descriptor.name}' was restored as ${restored.kind} state and is now registered as ${descriptor.kind} state: ` +
+            'a state keeps its kind across job versions (give the new state another name)',
+        );
+      }
+      const codec = stateCodec(descriptor);
+      for (const [kg, bytes] of restored.groups) decodeTableGroupInto(table, kg - this.keyGroupRange.startKeyGroup, bytes, codec);
+      this.restored.delete(descriptor.name);
+    }
     this.tables.set(descriptor.name, table);
     const handle = createHeapState(this, table, descriptor);
     this.states.set(descriptor.name, { descriptor, handle });
     return handle;
+  }
+
+  /**
+   * Synchronous part of a snapshot: marks every key group of every state for capture and
+   * copies the timers. The returned function serializes the rest while records keep flowing.
+   */
+  snapshot(timers: Iterable<TimerRow>): () => Promise<KeyedStateSnapshot> {
+    const captures: { name: string; kind: string; namespaced: boolean; capture: GroupCapture }[] = [];
+    for (const [name, { descriptor }] of this.states) {
+      const table = this.tables.get(name)!;
+      table.capture?.completeNow(); // an older snapshot still capturing finishes first
+      const capture = new GroupCapture(table, stateCodec(descriptor));
+      table.capture = capture;
+      captures.push({ name, kind: descriptor.kind, namespaced: table.namespaced, capture });
+    }
+    // Restored state nobody registered (yet) is carried over unchanged.
+    const carried: StateSnapshot[] = [...this.restored].map(([name, r]) => ({ name, kind: r.kind, namespaced: r.namespaced, groups: new Map(r.groups) }));
+    const timerRows = new Map<number, TimerRow[]>();
+    for (const row of [...timers, ...this.restoredTimerRows]) {
+      const kg = assignToKeyGroup(row[2], this.maxParallelism);
+      let rows = timerRows.get(kg);
+      if (rows === undefined) timerRows.set(kg, (rows = []));
+      rows.push([row[0], row[1], encodeKey(row[2]) as KeyType, row[3]]);
+    }
+    return async () => {
+      for (const c of captures) await c.capture.completeAsync();
+      const timerGroups = new Map<number, Uint8Array>();
+      for (const [kg, rows] of timerRows) timerGroups.set(kg, packGroup(rows));
+      return {
+        formatVersion: 1,
+        maxParallelism: this.maxParallelism,
+        keyGroupRange: this.keyGroupRange,
+        states: [...captures.map((c) => ({ name: c.name, kind: c.kind, namespaced: c.namespaced, groups: c.capture.groups })), ...carried],
+        timers: timerGroups,
+      };
+    };
+  }
+
+  /**
+   * Takes the key groups of this subtask's range from snapshots of any parallelism (same max
+   * parallelism). States are decoded when registered; timers are returned by `takeRestoredTimers`.
+   */
+  restore(snapshots: readonly KeyedStateSnapshot[]): void {
+    if (this.states.size > 0) throw new Error('restore must happen before any state is registered');
+    const { startKeyGroup, endKeyGroup } = this.keyGroupRange;
+    for (const snap of snapshots) {
+      if (snap.maxParallelism !== this.maxParallelism) {
+        throw new Error(
+          `the snapshot was taken with max parallelism ${snap.maxParallelism} and the operator now has ${this.maxParallelism}: ` +
+            'the max parallelism (number of key groups) cannot change; set it back with setMaxParallelism()',
+        );
+      }
+      for (const st of snap.states) {
+        let r = this.restored.get(st.name);
+        if (r === undefined) this.restored.set(st.name, (r = { kind: st.kind, namespaced: st.namespaced, groups: new Map() }));
+        for (const [kg, bytes] of st.groups) if (kg >= startKeyGroup && kg <= endKeyGroup) r.groups.set(kg, bytes);
+      }
+      for (const [kg, bytes] of snap.timers) {
+        if (kg < startKeyGroup || kg > endKeyGroup) continue;
+        for (const row of unpackGroup(bytes) as TimerRow[]) this.restoredTimerRows.push([row[0], row[1], decodeKey(row[2]), row[3]]);
+      }
+    }
+  }
+
+  /** Timers of the restored key groups, handed once to the operator that owns them. */
+  takeRestoredTimers(): TimerRow[] {
+    const rows = this.restoredTimerRows;
+    this.restoredTimerRows = [];
+    return rows;
   }
 
   numEntries(stateName: string): number {

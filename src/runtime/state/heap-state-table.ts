@@ -1,3 +1,4 @@
+import type { GroupCapture } from './heap-snapshot.js';
 import { keyGroupRangeSize, type KeyGroupRange, type KeyType } from './key-group.js';
 
 /**
@@ -7,6 +8,8 @@ import { keyGroupRangeSize, type KeyGroupRange, type KeyType } from './key-group
  */
 export class HeapStateTable {
   readonly groups: Map<KeyType, unknown>[];
+  /** Set while a snapshot still has groups of this table to serialize. */
+  capture: GroupCapture | null = null;
 
   constructor(
     readonly name: string,
@@ -19,6 +22,7 @@ export class HeapStateTable {
   }
 
   get(groupIndex: number, key: KeyType, namespace: number): unknown {
+    if (this.capture !== null) this.capture.touch(groupIndex);
     const group = this.groups[groupIndex]!;
     if (!this.namespaced) return group.get(key);
     const byNs = group.get(key) as Map<number, unknown> | undefined;
@@ -26,6 +30,7 @@ export class HeapStateTable {
   }
 
   put(groupIndex: number, key: KeyType, namespace: number, value: unknown): void {
+    if (this.capture !== null) this.capture.touch(groupIndex);
     const group = this.groups[groupIndex]!;
     if (!this.namespaced) {
       group.set(key, value);
@@ -40,6 +45,7 @@ export class HeapStateTable {
   }
 
   remove(groupIndex: number, key: KeyType, namespace: number): void {
+    if (this.capture !== null) this.capture.touch(groupIndex);
     const group = this.groups[groupIndex]!;
     if (!this.namespaced) {
       group.delete(key);

@@ -1,5 +1,5 @@
-import { Packr } from 'msgpackr';
 import type { KeyGroupRange, KeyType } from './key-group.js';
+import { createStatePackr } from './serializer.js';
 
 /**
  * The serialized keyed state of one operator subtask, by key group, so a restore at another
@@ -24,15 +24,14 @@ export interface StateSnapshot {
 
 export type TimerRow = [domain: 0 | 1, timestampMs: number, key: KeyType, namespace: number];
 
-const packr = new Packr({ useRecords: false, moreTypes: false, int64AsType: 'bigint', mapsAsObjects: false });
+const packr = createStatePackr();
 
-/** Keys keep their JavaScript type through a snapshot: a bigint key is tagged. */
+/** Keys keep their JavaScript type through a snapshot (the state packr keeps bigints apart from numbers). */
 export function encodeKey(k: KeyType): unknown {
-  return typeof k === 'bigint' ? { b: k.toString() } : k;
+  return k;
 }
 
 export function decodeKey(e: unknown): KeyType {
-  if (typeof e === 'object' && e !== null) return BigInt((e as { b: string }).b);
   return e as KeyType;
 }
 
@@ -45,29 +44,25 @@ export function unpackGroup(bytes: Uint8Array): unknown {
 }
 
 export function encodeKeyedStateSnapshot(s: KeyedStateSnapshot): Uint8Array {
-  return packr.pack({
-    v: s.formatVersion,
-    maxP: s.maxParallelism,
-    range: [s.keyGroupRange.startKeyGroup, s.keyGroupRange.endKeyGroup],
-    states: s.states.map((st) => ({ name: st.name, kind: st.kind, ns: st.namespaced, groups: st.groups })),
-    timers: s.timers,
-  });
+  return packr.pack([
+    s.formatVersion,
+    s.maxParallelism,
+    [s.keyGroupRange.startKeyGroup, s.keyGroupRange.endKeyGroup],
+    s.states.map((st) => [st.name, st.kind, st.namespaced, st.groups]),
+    s.timers,
+  ]);
 }
 
 export function decodeKeyedStateSnapshot(bytes: Uint8Array): KeyedStateSnapshot {
-  const o = packr.unpack(bytes) as {
-    v: number;
-    maxP: number;
-    range: [number, number];
-    states: { name: string; kind: string; ns: boolean; groups: Map<number, Uint8Array> }[];
-    timers: Map<number, Uint8Array>;
-  };
-  if (o.v !== 1) throw new Error(`keyed state snapshot format version ${o.v} is not supported (this Sluice reads version 1)`);
+  const o = packr.unpack(bytes) as [number, number, [number, number], [string, string, boolean, Map<number, Uint8Array>][], Map<number, Uint8Array>];
+  if (!Array.isArray(o) || o[0] !== 1) {
+    throw new Error(`keyed state snapshot format version ${Array.isArray(o) ? o[0] : 'unknown'} is not supported (this Sluice reads version 1)`);
+  }
   return {
     formatVersion: 1,
-    maxParallelism: o.maxP,
-    keyGroupRange: { startKeyGroup: o.range[0], endKeyGroup: o.range[1] },
-    states: o.states.map((s) => ({ name: s.name, kind: s.kind, namespaced: s.ns, groups: s.groups })),
-    timers: o.timers,
+    maxParallelism: o[1],
+    keyGroupRange: { startKeyGroup: o[2][0], endKeyGroup: o[2][1] },
+    states: o[3].map(([name, kind, namespaced, groups]) => ({ name, kind, namespaced, groups })),
+    timers: o[4],
   };
 }

@@ -16,7 +16,16 @@ export class SerializationError extends Error {
   override readonly name = 'SerializationError';
 }
 
-const packr = new Packr({ useRecords: false, moreTypes: false, int64AsType: 'bigint', mapsAsObjects: false, structuredClone: false });
+/**
+ * The msgpack settings for state: plain objects stay objects (as msgpackr records), Maps stay
+ * Maps, bigints stay bigints (any size) and numbers stay numbers, Sets and Dates survive.
+ * Every message is self-contained.
+ */
+export function createStatePackr(): Packr {
+  return new Packr({ useRecords: true, mapsAsObjects: false, structuredClone: true, useBigIntExtension: true, int64AsType: 'bigint' });
+}
+
+const packr = createStatePackr();
 
 /**
  * Walks a value and throws for anything msgpack cannot carry faithfully: functions,
