@@ -7,14 +7,25 @@ export interface SinkWriterContext {
 /**
  * Writes the records of one sink subtask. `write` may return a promise: the subtask then
  * reads no more input until it settles, so a slow external system backpressures the job.
+ *
+ * Checkpoint hooks, in order at a barrier: `prepareCommit` (flush; what was written before
+ * the barrier becomes committable; a promise delays the checkpoint's acknowledgement, not the
+ * records after the barrier), then `snapshotState` (the writer's state, e.g. its pending
+ * transactions, kept in the checkpoint and handed back to `createWriter` on restore).
  */
 export interface SinkWriter<T> {
   write(value: T, timestampMs: number | undefined): void | Promise<void>;
   /** Push out what is buffered; `endOfInput` when no record follows. */
   flush?(endOfInput: boolean): void | Promise<void>;
+  prepareCommit?(checkpointId: number): void | Promise<void>;
+  snapshotState?(checkpointId: number): unknown[];
+  /** The checkpoint is complete: commit what was prepared for it and before. */
+  notifyCheckpointComplete?(checkpointId: number): void | Promise<void>;
+  notifyCheckpointAborted?(checkpointId: number): void | Promise<void>;
   close?(): void | Promise<void>;
 }
 
 export interface Sink<T> {
-  createWriter(ctx: SinkWriterContext): SinkWriter<T> | Promise<SinkWriter<T>>;
+  /** `restoredState`: what writers' `snapshotState` returned, redistributed to this subtask (empty on a fresh start). */
+  createWriter(ctx: SinkWriterContext, restoredState: readonly unknown[]): SinkWriter<T> | Promise<SinkWriter<T>>;
 }

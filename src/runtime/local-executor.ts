@@ -120,6 +120,8 @@ export class LocalExecutor {
           scheduler,
           clock: this.clock,
           batchSizeRecords,
+          checkpointing: undefined,
+          restore: undefined,
         };
         const task =
           head.source !== undefined ? new SourceStreamTask(d, head.source, splitsPerSubtask![i]!) : new InputStreamTask(d, inputs.get(v)![i]!);

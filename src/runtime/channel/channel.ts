@@ -1,4 +1,4 @@
-import type { ChannelElement } from './stream-element.js';
+import type { ChannelElement, RecordBatch } from './stream-element.js';
 
 /**
  * The producer's end of a channel between two subtasks. A local channel hands elements over
@@ -19,6 +19,13 @@ export interface OutputChannel {
 /** The consumer's end of a channel. */
 export interface InputChannel {
   poll(): ChannelElement | undefined;
+  /**
+   * Unaligned checkpoints: moves the queued barrier of the checkpoint ahead of the data and
+   * returns the record batches it overtook; undefined when that barrier is not queued.
+   */
+  prioritizeBarrier(checkpointId: number): RecordBatch[] | undefined;
+  /** The record batches a priority barrier of this checkpoint overtook when it was pushed. */
+  takeOvertaken(checkpointId: number): RecordBatch[];
   /** Called when an element arrives in an empty channel. */
   onReadable(listener: () => void): void;
   readonly queuedBuffers: number;

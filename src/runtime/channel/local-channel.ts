@@ -1,6 +1,6 @@
 import type { InputChannel, OutputChannel } from './channel.js';
 import { RingQueue } from './ring-queue.js';
-import type { ChannelElement } from './stream-element.js';
+import type { ChannelElement, RecordBatch } from './stream-element.js';
 
 const noop = (): void => {};
 
@@ -14,6 +14,8 @@ export class LocalChannel implements OutputChannel, InputChannel {
   private buffers = 0;
   private writable: () => void = noop;
   private readable: () => void = noop;
+  /** Batches overtaken by priority barriers, by checkpoint id, until the consumer takes them. */
+  private readonly overtaken = new Map<number, RecordBatch[]>();
 
   constructor(readonly capacityBuffers: number) {
     if (!(capacityBuffers >= 1)) throw new RangeError(`channel capacity must be >= 1, got ${capacityBuffers}`);
@@ -38,8 +40,28 @@ export class LocalChannel implements OutputChannel, InputChannel {
     for (let i = 0; i < this.queue.size; i++) overtaken.push(this.queue.at(i));
     this.queue.unshift(element);
     if (element.kind === 'batch') this.buffers++;
+    if (element.kind === 'barrier') this.overtaken.set(element.checkpointId, overtaken.filter((e): e is RecordBatch => e.kind === 'batch'));
     this.readable();
     return overtaken;
+  }
+
+  prioritizeBarrier(checkpointId: number): RecordBatch[] | undefined {
+    const items = this.queue.drain();
+    const i = items.findIndex((e) => e.kind === 'barrier' && e.checkpointId === checkpointId);
+    if (i < 0) {
+      for (const e of items) this.queue.push(e);
+      return undefined;
+    }
+    const barrier = items[i]!;
+    this.queue.push(barrier);
+    for (let k = 0; k < items.length; k++) if (k !== i) this.queue.push(items[k]!);
+    return items.slice(0, i).filter((e): e is RecordBatch => e.kind === 'batch');
+  }
+
+  takeOvertaken(checkpointId: number): RecordBatch[] {
+    const batches = this.overtaken.get(checkpointId) ?? [];
+    this.overtaken.delete(checkpointId);
+    return batches;
   }
 
   isFull(): boolean {

@@ -79,6 +79,12 @@ export class RecordWriter {
     for (const channel of this.channels) channel.push(event);
   }
 
+  /** Unaligned barrier: ahead of everything queued in every channel. */
+  broadcastPriority(event: StreamEvent): void {
+    this.flushAll();
+    for (const channel of this.channels) channel.pushPriority(event);
+  }
+
   anyFull(): boolean {
     for (const channel of this.channels) if (channel.isFull()) return true;
     return false;

@@ -1,10 +1,12 @@
+import { operatorListState, type ListState } from '../../api/state-descriptors.js';
 import type { Sink, SinkWriter } from '../../api/sink.js';
 import { NO_TIMESTAMP } from '../channel/stream-element.js';
 import { StreamOperator } from '../task/stream-operator.js';
 
-/** The end of a chain: hands records to a sink writer. */
+/** The end of a chain: hands records to a sink writer and drives its checkpoint hooks. */
 export class SinkOperator<T> extends StreamOperator<never> {
   private writer!: SinkWriter<T>;
+  private writerState!: ListState<unknown>;
 
   constructor(private readonly sink: Sink<T>) {
     super();
@@ -12,12 +14,30 @@ export class SinkOperator<T> extends StreamOperator<never> {
 
   override async open(): Promise<void> {
     const rt = this.runtime;
-    this.writer = await this.sink.createWriter({ subtaskIndex: rt.subtaskIndex, parallelism: rt.parallelism, attemptNumber: rt.attemptNumber });
+    this.writerState = rt.operatorState.getListState(operatorListState<unknown>('_sink-writer-state'));
+    this.writer = await this.sink.createWriter(
+      { subtaskIndex: rt.subtaskIndex, parallelism: rt.parallelism, attemptNumber: rt.attemptNumber },
+      this.writerState.get(),
+    );
   }
 
   processElement(value: unknown, timestampMs: number): void {
     const r = this.writer.write(value as T, timestampMs === NO_TIMESTAMP ? undefined : timestampMs);
     if (r !== undefined) this.runtime.waitFor(r);
+  }
+
+  override snapshotState(checkpointId: number): void | Promise<void> {
+    const prepared = this.writer.prepareCommit?.(checkpointId);
+    this.writerState.update(this.writer.snapshotState?.(checkpointId) ?? []);
+    return prepared;
+  }
+
+  override notifyCheckpointComplete(checkpointId: number): void | Promise<void> {
+    return this.writer.notifyCheckpointComplete?.(checkpointId);
+  }
+
+  override notifyCheckpointAborted(checkpointId: number): void | Promise<void> {
+    return this.writer.notifyCheckpointAborted?.(checkpointId);
   }
 
   override finish(): void | Promise<void> {

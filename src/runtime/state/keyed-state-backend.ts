@@ -38,6 +38,8 @@ export interface KeyedStateBackend {
   getCurrentKeyGroup(): number;
   /** Creates the state on first call; later calls with the same name return the same handle. */
   getOrCreateState(descriptor: KeyedStateDescriptor, namespaced: boolean): InternalState;
+  /** Timers of restored key groups, handed once to the operator that owns them. */
+  takeRestoredTimers(): import('./keyed-state-snapshot.js').TimerRow[];
   /** Number of (key, namespace) entries of a state; for tests and metrics. */
   numEntries(stateName: string): number;
   dispose(): void;

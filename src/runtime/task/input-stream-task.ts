@@ -1,5 +1,6 @@
 import type { InputChannel } from '../channel/channel.js';
 import type { ChannelElement, ChannelElementHandlers, RecordBatch } from '../channel/stream-element.js';
+import { BarrierHandler } from '../checkpoint/barrier-handler.js';
 import { InputGate } from './input-gate.js';
 import type { StreamOperator } from './stream-operator.js';
 import { StreamTask, type InputResult, type TaskDeployment } from './stream-task.js';
@@ -19,6 +20,11 @@ export class InputStreamTask extends StreamTask {
   private nextGate = 0;
   private currentGate = 0;
   private readonly handlers: ChannelElementHandlers<void>;
+  private readonly barrierHandler: BarrierHandler | undefined;
+  /** First flat channel index of each input. */
+  private readonly offsets: number[];
+  /** Flat channel -> checkpoint whose in-flight data it is being captured for. */
+  private readonly capturing = new Map<number, number>();
 
   constructor(d: TaskDeployment, inputs: readonly (readonly InputChannel[])[]) {
     super(d);
@@ -37,24 +43,108 @@ export class InputStreamTask extends StreamTask {
           (idle) => head.processWatermarkStatus(idle),
         ),
     );
+    this.offsets = [];
+    let total = 0;
+    for (const channels of inputs) {
+      this.offsets.push(total);
+      total += channels.length;
+    }
+    const cp = d.checkpointing;
+    this.barrierHandler =
+      cp === undefined
+        ? undefined
+        : new BarrierHandler(cp.mode, {
+            numChannels: total,
+            blockChannel: (flat) => {
+              const [g, c] = this.locate(flat);
+              this.gates[g]!.setBlocked(c, true);
+            },
+            unblockAllChannels: () => {
+              for (const g of this.gates) g.unblockAll();
+              this.wake();
+            },
+            snapshot: (barrier, unaligned) => {
+              this.performCheckpoint(barrier, unaligned, undefined);
+              const p = this.pendingSnapshots.get(barrier.checkpointId);
+              const stats = this.barrierHandler?.lastAlignment;
+              if (p !== undefined && stats !== undefined) p.alignmentDurationMs = stats.alignmentDurationMs;
+            },
+            startCapture: (id, flat) => this.capturing.set(flat, id),
+            stopCapture: (_id, flat) => this.capturing.delete(flat),
+            prioritizeBarrier: (flat, id) => {
+              const [g, c] = this.locate(flat);
+              const overtaken = this.gates[g]!.channels[c]!.prioritizeBarrier(id);
+              if (overtaken === undefined) return false;
+              this.addInFlight(id, g, c, overtaken);
+              this.capturing.delete(flat);
+              return true;
+            },
+            complete: (id) => {
+              const p = this.pendingSnapshots.get(id);
+              if (p === undefined) return;
+              p.channelsComplete = true;
+              this.maybeAcknowledge(p);
+            },
+            abort: (id, reason) => {
+              this.pendingSnapshots.delete(id);
+              for (const [flat, cid] of this.capturing) if (cid === id) this.capturing.delete(flat);
+              cp.responder.decline(this.d.vertex.id, this.d.subtaskIndex, id, `${this.name}: ${reason}`);
+            },
+            schedule: (delayMs, fn) => this.processingTime.registerTimer(d.clock.nowMs() + delayMs, fn),
+            nowMs: () => d.clock.nowMs(),
+          });
     this.handlers = {
       batch: (b) => {
         this.batch = b;
         this.batchIndex = 0;
         this.batchGate = this.currentGate;
+        if (this.capturing.size > 0) {
+          const gate = this.gates[this.currentGate]!;
+          const id = this.capturing.get(this.offsets[this.currentGate]! + gate.lastChannel);
+          if (id !== undefined) this.addInFlight(id, this.currentGate, gate.lastChannel, [b]);
+        }
       },
       watermark: (e) => this.valves[this.currentGate]!.inputWatermark(this.gates[this.currentGate]!.lastChannel, e.timestampMs),
       'watermark-status': (e) => this.valves[this.currentGate]!.inputStatus(this.gates[this.currentGate]!.lastChannel, e.idle),
       barrier: (e) => {
-        throw new Error(`${this.name}: checkpoint barrier ${e.checkpointId} arrived but this runtime has no barrier handler`);
+        const handler = this.barrierHandler;
+        if (handler === undefined) throw new Error(`${this.name}: checkpoint barrier ${e.checkpointId} while checkpointing is off`);
+        const g = this.currentGate;
+        const c = this.gates[g]!.lastChannel;
+        handler.onBarrier(this.offsets[g]! + c, e);
+        const overtaken = this.gates[g]!.channels[c]!.takeOvertaken(e.checkpointId);
+        if (overtaken.length > 0) this.addInFlight(e.checkpointId, g, c, overtaken);
       },
-      'cancel-checkpoint': () => {},
+      'cancel-checkpoint': (e) => {
+        const g = this.currentGate;
+        this.barrierHandler?.onCancelMarker(this.offsets[g]! + this.gates[g]!.lastChannel, e.checkpointId);
+      },
       'end-of-partition': () => {
         const gate = this.gates[this.currentGate]!;
         gate.markFinished(gate.lastChannel);
         this.valves[this.currentGate]!.channelFinished(gate.lastChannel);
+        this.barrierHandler?.onEndOfPartition(this.offsets[this.currentGate]! + gate.lastChannel);
       },
     };
+  }
+
+  private locate(flat: number): [number, number] {
+    for (let g = this.offsets.length - 1; g >= 0; g--) if (flat >= this.offsets[g]!) return [g, flat - this.offsets[g]!];
+    throw new Error(`channel ${flat} out of range`);
+  }
+
+  private addInFlight(checkpointId: number, input: number, channel: number, batches: readonly RecordBatch[]): void {
+    const p = this.pendingSnapshots.get(checkpointId);
+    if (p === undefined) return;
+    for (const b of batches) p.inFlight.push({ input, channel, values: b.values, timestamps: b.timestamps });
+  }
+
+  protected override checkpointChannelsCompleteAtSnapshot(): boolean {
+    return false;
+  }
+
+  protected override onCheckpointAborted(checkpointId: number, reason: string): void {
+    this.barrierHandler?.abort(checkpointId, reason);
   }
 
   override inputWatermarkMs(): number {

@@ -7,6 +7,7 @@ import { OperatorStateBackend } from '../state/operator-state-backend.js';
 import type { OperatorRuntime } from './operator-runtime.js';
 import { OperatorOutput, WriterSink, fanOut, type RecordSink } from './output.js';
 import type { ProcessingTimeService } from './processing-time-service.js';
+import type { SubtaskRestore } from '../checkpoint/subtask-state.js';
 import { ChainedInput, type StreamOperator } from './stream-operator.js';
 
 export interface ChainEnvironment {
@@ -15,6 +16,7 @@ export interface ChainEnvironment {
   readonly processingTime: ProcessingTimeService;
   readonly writerFor: (edge: StreamEdge) => RecordWriter;
   readonly waitFor: (promise: Promise<void>) => void;
+  readonly restore: SubtaskRestore | undefined;
 }
 
 export interface ChainedOperator {
@@ -67,6 +69,14 @@ export class OperatorChain {
               node.maxParallelism,
               () => env.processingTime.nowMs(),
             );
+      const restored = env.restore?.operators.get(node.operatorUid);
+      if (restored !== undefined) {
+        operatorState.restore(restored.operatorState);
+        if (restored.keyed.length > 0) {
+          if (keyedBackend === undefined) throw new Error(`operator '${node.name}' (uid ${node.operatorUid}) has keyed state in the snapshot but is not on a keyed stream now`);
+          keyedBackend.restore(restored.keyed);
+        }
+      }
       const runtime: OperatorRuntime = {
         name: node.name,
         uid: node.operatorUid,

@@ -1,5 +1,6 @@
 import type { ReaderOutput, Source, SourceReader } from '../../api/source.js';
-import { MAX_WATERMARK, NO_TIMESTAMP } from '../channel/stream-element.js';
+import { MAX_WATERMARK, NO_TIMESTAMP, type CheckpointBarrier } from '../channel/stream-element.js';
+import { isTerminal } from './task-state.js';
 import type { OperatorOutput } from './output.js';
 import { StreamTask, type InputResult, type TaskDeployment } from './stream-task.js';
 
@@ -17,6 +18,7 @@ export class SourceStreamTask extends StreamTask {
   readonly reader: SourceReader<unknown, unknown>;
   private readonly output: SourceOutput;
   private awaitingAvailability = false;
+  private ended = false;
 
   constructor(
     d: TaskDeployment,
@@ -37,8 +39,31 @@ export class SourceStreamTask extends StreamTask {
 
   protected override async initializeInput(): Promise<void> {
     await this.reader.start?.();
-    this.reader.addSplits(this.splits);
+    this.reader.addSplits(this.d.restore?.sourceSplits ?? this.splits);
     this.reader.noMoreSplits();
+  }
+
+  /**
+   * Called by the coordinator: in the mailbox, between two polls, the reader's positions are
+   * taken, the operators snapshotted and the barrier emitted ahead of later records.
+   */
+  triggerCheckpoint(barrier: CheckpointBarrier): void {
+    this.enqueueMail(() => {
+      if (this.state !== 'running' || this.ended) {
+        this.d.checkpointing?.responder.decline(this.d.vertex.id, this.d.subtaskIndex, barrier.checkpointId, `${this.name} has finished`);
+        return;
+      }
+      this.performCheckpoint(barrier, barrier.options.unaligned && barrier.options.alignedCheckpointTimeoutMs <= 0, this.reader.snapshotState(barrier.checkpointId));
+    });
+  }
+
+  protected override onCheckpointComplete(checkpointId: number): void {
+    const r = this.reader.notifyCheckpointComplete?.(checkpointId);
+    if (r !== undefined) r.catch((e: unknown) => this.fail(e));
+  }
+
+  get isRunning(): boolean {
+    return this.state === 'running' && !isTerminal(this.state) && !this.ended;
   }
 
   protected processInput(budgetRecords: number): InputResult {
@@ -48,6 +73,7 @@ export class SourceStreamTask extends StreamTask {
     for (let polls = 0; polls < budgetRecords; polls++) {
       const status = reader.pollNext(output);
       if (status === 'end') {
+        this.ended = true;
         this.recordsIn += output.count - start;
         this.chain.sourceOutput!.emitWatermark(MAX_WATERMARK);
         return 'end';

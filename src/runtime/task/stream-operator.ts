@@ -1,4 +1,5 @@
 import { MIN_WATERMARK } from '../channel/stream-element.js';
+import type { TimerRow } from '../state/keyed-state-snapshot.js';
 import type { OperatorRuntime } from './operator-runtime.js';
 import type { Output, RecordSink } from './output.js';
 
@@ -55,6 +56,22 @@ export abstract class StreamOperator<OUT = unknown> {
 
   /** End of input: emit what is still buffered. */
   finish(): void | Promise<void> {}
+
+  /**
+   * Synchronous part of a checkpoint, called at the barrier: capture what the operator keeps
+   * outside its state backends. The returned promise (if any) is the asynchronous part and
+   * must settle before the checkpoint is acknowledged (e.g. a sink's pre-commit flush).
+   */
+  snapshotState(_checkpointId: number): void | Promise<void> {}
+
+  notifyCheckpointComplete(_checkpointId: number): void | Promise<void> {}
+
+  notifyCheckpointAborted(_checkpointId: number): void | Promise<void> {}
+
+  /** The operator's keyed timers, copied at the synchronous point of a checkpoint. */
+  timerRows(): TimerRow[] {
+    return [];
+  }
 
   close(): void | Promise<void> {}
 }

@@ -8,9 +8,17 @@ import { END_OF_PARTITION } from '../channel/stream-element.js';
 import type { Clock } from './clock.js';
 import { OperatorChain } from './operator-chain.js';
 import { blamedOperator } from './stream-operator.js';
+import type { BarrierMode } from '../checkpoint/barrier-handler.js';
+import type { CheckpointResponder, InFlightBatch, OperatorSubtaskState, SubtaskRestore } from '../checkpoint/subtask-state.js';
+import type { CheckpointBarrier } from '../channel/stream-element.js';
 import { ProcessingTimeService } from './processing-time-service.js';
 import type { Schedulable, TaskScheduler } from './task-scheduler.js';
 import { assertTransition, isTerminal, type TaskState } from './task-state.js';
+
+export interface TaskCheckpointing {
+  readonly mode: BarrierMode;
+  readonly responder: CheckpointResponder;
+}
 
 export interface TaskDeployment {
   readonly vertex: JobVertex;
@@ -21,6 +29,25 @@ export interface TaskDeployment {
   readonly scheduler: TaskScheduler;
   readonly clock: Clock;
   readonly batchSizeRecords: number;
+  /** Absent when checkpointing is off. */
+  readonly checkpointing: TaskCheckpointing | undefined;
+  readonly restore: SubtaskRestore | undefined;
+}
+
+/** A checkpoint this subtask has snapshotted but not acknowledged yet. */
+export interface PendingSnapshot {
+  readonly checkpointId: number;
+  readonly startedMs: number;
+  readonly barrierTimestampMs: number;
+  readonly syncDurationMs: number;
+  unaligned: boolean;
+  alignmentDurationMs: number;
+  readonly inFlight: InFlightBatch[];
+  /** The barrier arrived on every input channel (in-flight capture complete). */
+  channelsComplete: boolean;
+  operators: OperatorSubtaskState[] | undefined;
+  asyncDurationMs: number;
+  readonly sourceSplits: readonly unknown[] | undefined;
 }
 
 export type InputResult = 'more' | 'wait' | 'end';
@@ -50,6 +77,7 @@ export abstract class StreamTask implements Schedulable {
   readonly done: Promise<void>;
   recordsIn = 0;
   failureCause: Error | undefined;
+  protected readonly pendingSnapshots = new Map<number, PendingSnapshot>();
 
   constructor(protected readonly d: TaskDeployment) {
     this.name = `${d.vertex.name} (${d.subtaskIndex + 1}/${d.vertex.parallelism})`;
@@ -77,6 +105,7 @@ export abstract class StreamTask implements Schedulable {
         return w;
       },
       waitFor: (p) => this.waitFor(p),
+      restore: d.restore,
     });
   }
 
@@ -189,6 +218,113 @@ export abstract class StreamTask implements Schedulable {
   }
 
   protected async closeInput(): Promise<void> {}
+
+  /**
+   * Takes this subtask's part of a checkpoint: the synchronous capture of every operator's
+   * state, then the barrier goes downstream (ahead of queued data when unaligned), then the
+   * asynchronous part runs while records keep flowing. Acknowledges when the asynchronous part
+   * is done and (unaligned) every input delivered the barrier.
+   */
+  protected performCheckpoint(barrier: CheckpointBarrier, unaligned: boolean, sourceSplits: readonly unknown[] | undefined): void {
+    const cp = this.d.checkpointing;
+    if (cp === undefined) throw new Error(`${this.name}: checkpoint barrier ${barrier.checkpointId} while checkpointing is off`);
+    const started = this.d.clock.nowMs();
+    const asyncParts: Promise<unknown>[] = [];
+    const captures: (() => Promise<OperatorSubtaskState>)[] = [];
+    for (const c of this.chain.operators) {
+      const hook = c.operator.snapshotState(barrier.checkpointId);
+      if (hook !== undefined) asyncParts.push(hook);
+      const keyed = c.keyedBackend?.snapshot(c.operator.timerRows());
+      const operatorState = c.operatorState.snapshot();
+      const uid = c.node.operatorUid;
+      captures.push(async () => ({ operatorUid: uid, keyed: keyed === undefined ? undefined : await keyed(), operatorState }));
+    }
+    for (const w of this.writers) {
+      if (unaligned) w.broadcastPriority(barrier);
+      else w.broadcastEvent(barrier);
+    }
+    const afterSync = this.d.clock.nowMs();
+    const pending: PendingSnapshot = {
+      checkpointId: barrier.checkpointId,
+      startedMs: started,
+      barrierTimestampMs: barrier.timestampMs,
+      syncDurationMs: afterSync - started,
+      unaligned,
+      alignmentDurationMs: 0,
+      inFlight: [],
+      channelsComplete: this.checkpointChannelsCompleteAtSnapshot(),
+      operators: undefined,
+      asyncDurationMs: 0,
+      sourceSplits,
+    };
+    this.pendingSnapshots.set(barrier.checkpointId, pending);
+    void (async () => {
+      try {
+        await Promise.all(asyncParts);
+        const operators = [];
+        for (const capture of captures) operators.push(await capture());
+        pending.operators = operators;
+        pending.asyncDurationMs = this.d.clock.nowMs() - afterSync;
+        this.maybeAcknowledge(pending);
+      } catch (e) {
+        if (this.pendingSnapshots.delete(barrier.checkpointId) && !isTerminal(this.state)) {
+          cp.responder.decline(this.d.vertex.id, this.d.subtaskIndex, barrier.checkpointId, `${this.name}: asynchronous part failed: ${(e as Error).message}`);
+        }
+      }
+    })();
+  }
+
+  /** Source subtasks have no inputs to wait for. */
+  protected checkpointChannelsCompleteAtSnapshot(): boolean {
+    return true;
+  }
+
+  protected maybeAcknowledge(p: PendingSnapshot): void {
+    if (p.operators === undefined || !p.channelsComplete) return;
+    if (!this.pendingSnapshots.delete(p.checkpointId) || isTerminal(this.state)) return;
+    let inFlightRecords = 0;
+    for (const b of p.inFlight) inFlightRecords += b.values.length;
+    this.d.checkpointing!.responder.acknowledge(
+      this.d.vertex.id,
+      this.d.subtaskIndex,
+      p.checkpointId,
+      { operators: p.operators, sourceSplits: p.sourceSplits, inFlight: p.inFlight },
+      {
+        syncDurationMs: p.syncDurationMs,
+        asyncDurationMs: p.asyncDurationMs,
+        alignmentDurationMs: p.alignmentDurationMs,
+        startDelayMs: Math.max(0, p.startedMs - p.barrierTimestampMs),
+        unaligned: p.unaligned,
+        inFlightRecords,
+      },
+    );
+  }
+
+  /** The coordinator completed a checkpoint: operators may commit. */
+  notifyCheckpointComplete(checkpointId: number): void {
+    this.enqueueMail(() => {
+      for (const c of this.chain.operators) {
+        const r = c.operator.notifyCheckpointComplete(checkpointId);
+        if (r !== undefined) r.catch((e: unknown) => this.fail(e));
+      }
+      this.onCheckpointComplete(checkpointId);
+    });
+  }
+
+  protected onCheckpointComplete(_checkpointId: number): void {}
+
+  notifyCheckpointAborted(checkpointId: number, reason: string): void {
+    this.enqueueMail(() => {
+      this.pendingSnapshots.delete(checkpointId);
+      this.onCheckpointAborted(checkpointId, reason);
+      for (const c of this.chain.operators) {
+        const r = c.operator.notifyCheckpointAborted(checkpointId);
+        if (r !== undefined) r.catch((e: unknown) => this.fail(e));
+      }
+    });
+  }
+
+  protected onCheckpointAborted(_checkpointId: number, _reason: string): void {}
 
   fail(cause: unknown): void {
     if (isTerminal(this.state)) return;

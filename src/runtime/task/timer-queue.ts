@@ -49,21 +49,28 @@ export class TimerQueue {
     return true;
   }
 
-  /** Fires every timer with timestamp <= upToMs; timers added while firing fire too when due. */
+  /**
+   * Fires every timer with timestamp <= upToMs, one at a time (as Flink polls its queue):
+   * timers added while firing fire too when due, and a timer deleted while its timestamp is
+   * firing does not fire.
+   */
   fireUpTo(upToMs: number, fire: (timestampMs: number, key: KeyType, namespace: number) => void): void {
     for (;;) {
       const t = this.times.peek();
       if (t === undefined || t > upToMs) return;
-      this.times.pop();
       const byKey = this.byTime.get(t);
-      this.byTime.delete(t);
-      if (byKey === undefined) continue;
-      for (const [key, namespaces] of byKey) {
-        for (const ns of namespaces) {
-          this.count--;
-          fire(t, key, ns);
-        }
+      const first = byKey?.entries().next();
+      if (byKey === undefined || first === undefined || first.done === true) {
+        // every timer of this timestamp fired or was deleted
+        this.times.pop();
+        this.byTime.delete(t);
+        continue;
       }
+      const [key, namespaces] = first.value;
+      const ns = namespaces.shift()!;
+      if (namespaces.length === 0) byKey.delete(key);
+      this.count--;
+      fire(t, key, ns);
     }
   }
 

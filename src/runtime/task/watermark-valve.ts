@@ -1,13 +1,18 @@
-import { MAX_WATERMARK, MIN_WATERMARK } from '../channel/stream-element.js';
+import { MIN_WATERMARK } from '../channel/stream-element.js';
 
 /**
- * Combines the watermarks of an input's channels: the input's watermark is the minimum
- * over channels that are active (not idle) and not finished. When every live channel is
- * idle, the input is idle. Finished channels no longer hold the watermark back.
+ * Combines the watermarks of an input's channels, as Flink's StatusWatermarkValve: the
+ * input's watermark is the minimum over the *aligned* channels, those that are active (not
+ * idle), not finished, and whose watermark has reached the last output watermark. A
+ * channel that comes back from idleness behind the output does not hold it back until it
+ * catches up; watermarks that arrive on an idle channel are ignored. When the last active
+ * channel goes idle, the largest watermark of the channels is flushed and the input is
+ * idle. Finished channels no longer count at all.
  */
 export class WatermarkValve {
   private readonly watermarks: number[];
   private readonly idle: boolean[];
+  private readonly aligned: boolean[];
   private readonly finished: boolean[];
   private lastOutputMs = MIN_WATERMARK;
   private outputIdle = false;
@@ -19,6 +24,7 @@ export class WatermarkValve {
   ) {
     this.watermarks = new Array<number>(numChannels).fill(MIN_WATERMARK);
     this.idle = new Array<boolean>(numChannels).fill(false);
+    this.aligned = new Array<boolean>(numChannels).fill(true);
     this.finished = new Array<boolean>(numChannels).fill(false);
   }
 
@@ -27,50 +33,70 @@ export class WatermarkValve {
   }
 
   inputWatermark(channel: number, watermarkMs: number): void {
-    if (this.finished[channel]) return;
-    if (watermarkMs > this.watermarks[channel]!) this.watermarks[channel] = watermarkMs;
-    if (this.idle[channel]) return;
-    this.recompute();
+    if (this.finished[channel] || this.idle[channel]) return;
+    if (!(watermarkMs > this.watermarks[channel]!)) return;
+    this.watermarks[channel] = watermarkMs;
+    if (!this.aligned[channel] && watermarkMs >= this.lastOutputMs) this.aligned[channel] = true;
+    this.emitMinOfAligned();
   }
 
   inputStatus(channel: number, idle: boolean): void {
     if (this.finished[channel] || this.idle[channel] === idle) return;
     this.idle[channel] = idle;
-    this.recompute();
+    if (idle) {
+      this.aligned[channel] = false;
+      if (!this.anyActive()) {
+        // nothing will advance the watermark any more: flush what the channels reached
+        if (this.watermarks[channel] === this.lastOutputMs) this.emitMaxOfLive();
+        this.setOutputIdle(true);
+      } else {
+        this.emitMinOfAligned();
+      }
+    } else {
+      if (this.watermarks[channel]! >= this.lastOutputMs) this.aligned[channel] = true;
+      this.setOutputIdle(false);
+    }
   }
 
   channelFinished(channel: number): void {
     if (this.finished[channel]) return;
     this.finished[channel] = true;
-    this.recompute();
+    this.aligned[channel] = false;
+    let live = 0;
+    for (let i = 0; i < this.finished.length; i++) if (!this.finished[i]) live++;
+    if (live === 0) return; // every channel finished: the end-of-input path takes over
+    if (!this.anyActive()) this.setOutputIdle(true);
+    else this.emitMinOfAligned();
   }
 
-  private recompute(): void {
-    let min = MAX_WATERMARK;
-    let live = 0;
-    let active = 0;
+  private anyActive(): boolean {
+    for (let i = 0; i < this.idle.length; i++) if (!this.finished[i] && !this.idle[i]) return true;
+    return false;
+  }
+
+  private setOutputIdle(idle: boolean): void {
+    if (this.outputIdle === idle) return;
+    this.outputIdle = idle;
+    this.emitStatus(idle);
+  }
+
+  private emitMinOfAligned(): void {
+    let min = Number.POSITIVE_INFINITY;
     for (let i = 0; i < this.watermarks.length; i++) {
-      if (this.finished[i]) continue;
-      live++;
-      if (this.idle[i]) continue;
-      active++;
-      if (this.watermarks[i]! < min) min = this.watermarks[i]!;
+      if (this.aligned[i] && !this.finished[i] && !this.idle[i] && this.watermarks[i]! < min) min = this.watermarks[i]!;
     }
-    if (live > 0 && active === 0) {
-      if (!this.outputIdle) {
-        this.outputIdle = true;
-        this.emitStatus(true);
-      }
-      return;
-    }
-    if (this.outputIdle) {
-      this.outputIdle = false;
-      this.emitStatus(false);
-    }
-    if (live === 0) return; // every channel finished: the end-of-input path takes over
-    if (min > this.lastOutputMs) {
+    if (min !== Number.POSITIVE_INFINITY && min > this.lastOutputMs) {
       this.lastOutputMs = min;
       this.emitWatermark(min);
+    }
+  }
+
+  private emitMaxOfLive(): void {
+    let max = MIN_WATERMARK;
+    for (let i = 0; i < this.watermarks.length; i++) if (!this.finished[i] && this.watermarks[i]! > max) max = this.watermarks[i]!;
+    if (max > this.lastOutputMs) {
+      this.lastOutputMs = max;
+      this.emitWatermark(max);
     }
   }
 }

@@ -1,0 +1,51 @@
+import type { KeyedStateSnapshot } from '../state/keyed-state-snapshot.js';
+import type { OperatorStateEntry } from '../state/operator-state-backend.js';
+
+/** The state one operator of a subtask contributes to a checkpoint. */
+export interface OperatorSubtaskState {
+  readonly operatorUid: string;
+  readonly keyed: KeyedStateSnapshot | undefined;
+  readonly operatorState: readonly OperatorStateEntry[];
+}
+
+/** Records that were in flight in an input channel at an unaligned checkpoint, in order. */
+export interface InFlightBatch {
+  /** 0 or 1: the logical input of the task. */
+  readonly input: number;
+  /** Channel index within that input. */
+  readonly channel: number;
+  readonly values: readonly unknown[];
+  readonly timestamps: readonly number[];
+}
+
+/** Everything one subtask acknowledges for a checkpoint. */
+export interface SubtaskState {
+  readonly operators: readonly OperatorSubtaskState[];
+  /** A source subtask's splits with their positions. */
+  readonly sourceSplits: readonly unknown[] | undefined;
+  readonly inFlight: readonly InFlightBatch[];
+}
+
+export interface SubtaskCheckpointMetrics {
+  readonly syncDurationMs: number;
+  readonly asyncDurationMs: number;
+  readonly alignmentDurationMs: number;
+  /** From the checkpoint's trigger to the barrier's arrival here. */
+  readonly startDelayMs: number;
+  readonly unaligned: boolean;
+  readonly inFlightRecords: number;
+}
+
+/** Where subtasks report checkpoint results: the coordinator, or its remote gateway. */
+export interface CheckpointResponder {
+  acknowledge(vertexId: number, subtaskIndex: number, checkpointId: number, state: SubtaskState, metrics: SubtaskCheckpointMetrics): void;
+  decline(vertexId: number, subtaskIndex: number, checkpointId: number, reason: string): void;
+}
+
+/** What a subtask starts from after a restore, already redistributed to it. */
+export interface SubtaskRestore {
+  /** By operator uid. Keyed snapshots of every old subtask that owned some of this subtask's key groups. */
+  readonly operators: ReadonlyMap<string, { readonly keyed: readonly KeyedStateSnapshot[]; readonly operatorState: readonly OperatorStateEntry[] }>;
+  readonly sourceSplits: readonly unknown[] | undefined;
+  readonly inFlight: readonly InFlightBatch[];
+}
