@@ -12,6 +12,8 @@ import {
   type ListState,
   type MapState,
   type ReducingState,
+  type Source,
+  type SourceReader,
   type StateTtlConfig,
   type ValueState,
 } from '../src/index.js';
@@ -654,5 +656,74 @@ describe('keyed state in a KeyedProcessFunction', () => {
       } as KeyedProcessFunction<number, number, number>)
       .sinkTo(new CollectSink<number>());
     await expect(env.execute()).rejects.toThrow(/'holder'.*function/);
+  });
+});
+
+/** Emits one burst of `perBurst` records, waits `pauseMs`, and so on; then ends (one subtask). */
+class BurstSource implements Source<string, { id: string }> {
+  readonly boundedness = 'bounded' as const;
+  constructor(
+    private readonly bursts: readonly (readonly string[])[],
+    private readonly pauseMs: number,
+  ) {}
+  createSplits(): { id: string }[] {
+    return [{ id: 'bursts' }];
+  }
+  createReader(): SourceReader<string, { id: string }> {
+    const { bursts, pauseMs } = this;
+    let mine = false;
+    let b = 0;
+    let i = 0;
+    let resumeAt = 0;
+    return {
+      addSplits: (splits) => {
+        if (splits.length > 0) mine = true;
+      },
+      noMoreSplits() {},
+      pollNext(out) {
+        if (!mine || b >= bursts.length) return 'end';
+        if (Date.now() < resumeAt) return 'nothing';
+        out.collect(bursts[b]![i++]!);
+        if (i === bursts[b]!.length) {
+          b++;
+          i = 0;
+          resumeAt = Date.now() + pauseMs;
+        }
+        return 'more';
+      },
+      isAvailable: () => new Promise<void>((r) => setTimeout(r, 5)),
+      snapshotState: () => [],
+    };
+  }
+}
+
+describe('state TTL in a job (processing time of the subtask)', () => {
+  it('state written more than the TTL ago is gone; within a burst it is still there', async () => {
+    // each burst holds every key twice; bursts are 120 ms apart; TTL 40 ms
+    const keys = ['a', 'b', 'c', 'd'];
+    const bursts = Array.from({ length: 4 }, () => [...keys, ...keys]);
+    const env = StreamExecutionEnvironment.create({ 'parallelism.default': 2 });
+    const sink = new CollectSink<[string, number]>();
+    const fn: KeyedProcessFunction<string, string, [string, number]> & { n: ValueState<number> } = {
+      n: undefined as unknown as ValueState<number>,
+      open(ctx) {
+        this.n = ctx.getState(valueState<number>('n', { defaultValue: 0, ttl: { ttlMs: 40, updateType: 'OnCreateAndWrite' } }));
+      },
+      processElement(k, _ctx, out) {
+        this.n.update(this.n.value()! + 1);
+        out.collect([k, this.n.value()!]);
+      },
+    };
+    env
+      .fromSource(new BurstSource(bursts, 120), 'bursts')
+      .setParallelism(1)
+      .keyBy((k) => k)
+      .process(fn)
+      .sinkTo(sink);
+    await env.execute();
+    // per key: 1, 2 in every burst (the count restarts after each pause)
+    for (const k of keys) {
+      expect(sink.values.filter(([key]) => key === k).map(([, n]) => n)).toEqual([1, 2, 1, 2, 1, 2, 1, 2]);
+    }
   });
 });

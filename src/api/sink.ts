@@ -2,6 +2,8 @@ export interface SinkWriterContext {
   readonly subtaskIndex: number;
   readonly parallelism: number;
   readonly attemptNumber: number;
+  /** Whether the job takes checkpoints (transactional sinks commit per checkpoint then). */
+  readonly checkpointing?: boolean;
 }
 
 /**

@@ -5,10 +5,20 @@ import type { StreamEdge } from '../graph/stream-graph.js';
 import type { InputChannel, OutputChannel } from './channel/channel.js';
 import { LocalChannel } from './channel/local-channel.js';
 import { isPointwise } from './channel/partitioner.js';
+import type { CheckpointBarrier } from './channel/stream-element.js';
+import { CheckpointCoordinator, type CompletedCheckpointInfo } from './checkpoint/checkpoint-coordinator.js';
+import { CheckpointStatsTracker } from './checkpoint/checkpoint-stats.js';
+import { checkpointCoordinatorConfig, type CheckpointCoordinatorConfig } from './checkpoint/coordinator-decisions.js';
+import { restoreAssignments, subtaskKey } from './checkpoint/state-persistence.js';
+import type { SubtaskRestore } from './checkpoint/subtask-state.js';
+import { createRestartStrategy, type RestartBackoffTimeStrategy } from './recovery/restart-strategy.js';
+import { createCheckpointStorage } from './storage/checkpoint-storage-factory.js';
+import type { CheckpointStorage } from './storage/checkpoint-storage.js';
+import { chooseCheckpointToRestore, describeFallbacks } from './storage/choose-checkpoint-to-restore.js';
 import { systemClock, type Clock } from './task/clock.js';
 import { InputStreamTask } from './task/input-stream-task.js';
 import { SourceStreamTask } from './task/source-stream-task.js';
-import type { StreamTask, TaskDeployment } from './task/stream-task.js';
+import type { StreamTask, TaskCheckpointing, TaskDeployment } from './task/stream-task.js';
 import { TaskScheduler } from './task/task-scheduler.js';
 
 export interface VertexResult {
@@ -23,18 +33,23 @@ export interface JobResult {
   readonly jobName: string;
   readonly status: 'FINISHED' | 'CANCELED';
   readonly durationMs: number;
+  /** Restarts after failures. */
+  readonly numRestarts: number;
+  readonly completedCheckpoints: number;
   readonly vertices: readonly VertexResult[];
 }
 
 /** Live counters of a running job. */
 export interface JobProgress {
-  /** Records emitted by sources so far. */
+  /** Records emitted by sources so far (this attempt). */
   readonly sourceRecords: number;
   /** Records received by the last operators (those without outputs). */
   readonly sinkRecords: number;
   /** Lowest event-time watermark at the last operators; undefined before the first. */
   readonly watermarkMs: number | undefined;
   readonly runningTasks: number;
+  readonly numRestarts: number;
+  readonly completedCheckpoints: number;
 }
 
 export class JobExecutionError extends Error {
@@ -44,38 +59,172 @@ export class JobExecutionError extends Error {
 export interface LocalExecutorOptions {
   readonly clock?: Clock;
   readonly jobId?: string;
+  readonly random?: () => number;
+  /** Where the runtime reports restarts, fallbacks and checkpoint failures (default: stderr). */
+  readonly log?: (message: string) => void;
+  /** Called with each attempt's tasks once they run (fault injection in tests). */
+  readonly onAttemptStarted?: (attempt: RunningAttempt) => void;
 }
 
-/** Runs a job graph in this process: every subtask on one scheduler, local channels between them. */
+/** One deployment of the job: its tasks and coordinator. */
+export interface RunningAttempt {
+  readonly attemptNumber: number;
+  readonly tasks: readonly StreamTask[];
+  readonly coordinator: CheckpointCoordinator | undefined;
+}
+
+/**
+ * Runs a job graph in this process: every subtask on one scheduler, local channels between
+ * them, a checkpoint coordinator when checkpointing is on, and restarts from the latest
+ * completed checkpoint after a failure, as the restart strategy allows.
+ */
 export class LocalExecutor {
   readonly jobId: string;
   private readonly clock: Clock;
+  private readonly random: () => number;
+  private readonly log: (message: string) => void;
   tasks: StreamTask[] = [];
   private canceled = false;
+  private cancelAttempt: ((e: Error) => void) | undefined;
+  private numRestarts = 0;
+  readonly checkpointStats = new CheckpointStatsTracker();
+  private coordinator: CheckpointCoordinator | undefined;
+  private readonly checkpointing: CheckpointCoordinatorConfig | undefined;
 
   constructor(
     readonly jobGraph: JobGraph,
     readonly config: Configuration,
-    options: LocalExecutorOptions = {},
+    private readonly options: LocalExecutorOptions = {},
   ) {
     this.clock = options.clock ?? systemClock;
+    this.random = options.random ?? Math.random;
     this.jobId = options.jobId ?? randomBytes(16).toString('hex');
+    this.log = options.log ?? ((m) => process.stderr.write(`[sluice] ${m}\n`));
+    this.checkpointing = config.getOptionalNumber('execution.checkpointing.interval') === undefined ? undefined : checkpointCoordinatorConfig(config);
   }
 
   async run(): Promise<JobResult> {
     const startedMs = Date.now();
     const scheduler = new TaskScheduler();
+    const storage = await this.createStorage();
+    const strategy = createRestartStrategy(this.config, this.checkpointing !== undefined, this.random);
+    const initialSplits = await this.createSplits();
+    let restore: Map<string, SubtaskRestore> | undefined;
+    let retained: CompletedCheckpointInfo[] = [];
+    let nextCheckpointId = 1;
+    for (let attempt = 0; ; attempt++) {
+      const result = await this.runAttempt(attempt, scheduler, storage, initialSplits, restore, retained, nextCheckpointId);
+      if (result.ok) {
+        return {
+          jobId: this.jobId,
+          jobName: this.jobGraph.jobName,
+          status: this.canceled ? 'CANCELED' : 'FINISHED',
+          durationMs: Date.now() - startedMs,
+          numRestarts: this.numRestarts,
+          completedCheckpoints: this.checkpointStats.counts.completed,
+          vertices: this.vertexResults(),
+        };
+      }
+      const cause = result.error;
+      if (this.canceled) {
+        return {
+          jobId: this.jobId,
+          jobName: this.jobGraph.jobName,
+          status: 'CANCELED',
+          durationMs: Date.now() - startedMs,
+          numRestarts: this.numRestarts,
+          completedCheckpoints: this.checkpointStats.counts.completed,
+          vertices: this.vertexResults(),
+        };
+      }
+      retained = result.retained;
+      nextCheckpointId = result.nextCheckpointId;
+      strategy.notifyFailure(cause, this.clock.nowMs());
+      if (!strategy.canRestart()) {
+        const why = strategy.givingUpReason() ?? `restart strategy ${strategy.describe()} does not restart`;
+        throw new JobExecutionError(`job '${this.jobGraph.jobName}' failed: ${cause.message} (${why})`, { cause });
+      }
+      const delayMs = strategy.getBackoffTimeMs();
+      this.log(`job ${this.jobId}: ${cause.message}; restarting in ${delayMs} ms (${strategy.describe()})`);
+      await new Promise<void>((r) => this.clock.schedule(delayMs, r));
+      if (this.canceled) throw new JobExecutionError(`job '${this.jobGraph.jobName}' was canceled`, { cause });
+      restore = storage === undefined ? undefined : await this.loadLatest(storage, retained);
+      this.numRestarts++;
+    }
+  }
+
+  private async createStorage(): Promise<CheckpointStorage | undefined> {
+    if (this.checkpointing === undefined) return undefined;
+    const storage = this.config.getString('execution.checkpointing.storage') as 'jobmanager' | 'filesystem' | undefined;
+    const dir = this.config.getString('execution.checkpointing.dir');
+    return createCheckpointStorage({
+      jobId: this.jobId,
+      ...(storage === undefined ? {} : { storage }),
+      ...(dir === undefined ? {} : { checkpointsDir: dir }),
+      dataInlineThresholdBytes: this.config.getNumber('execution.checkpointing.data-inline-threshold'),
+    });
+  }
+
+  private async createSplits(): Promise<Map<JobVertex, unknown[][]>> {
+    const out = new Map<JobVertex, unknown[][]>();
+    for (const v of this.jobGraph.vertices) {
+      const source = v.nodes[0]!.source;
+      if (source === undefined) continue;
+      const splits = await source.createSplits(v.parallelism);
+      const perSubtask: unknown[][] = Array.from({ length: v.parallelism }, () => []);
+      splits.forEach((s, i) => perSubtask[source.assignSplit?.(s, i, v.parallelism) ?? i % v.parallelism]!.push(s));
+      out.set(v, perSubtask);
+    }
+    return out;
+  }
+
+  /** The newest readable retained checkpoint, redistributed to the job; older ones when it cannot be read. */
+  private async loadLatest(storage: CheckpointStorage, retained: readonly CompletedCheckpointInfo[]): Promise<Map<string, SubtaskRestore> | undefined> {
+    const candidates = [...retained].sort((a, b) => b.checkpointId - a.checkpointId);
+    const tried: { checkpointId: number; readable: boolean | Error }[] = [];
+    for (const c of candidates) {
+      try {
+        const metadata = await storage.readMetadata(c.pointer);
+        const assignments = await restoreAssignments(metadata, this.jobGraph, storage, c, { allowNonRestoredState: false });
+        tried.push({ checkpointId: c.checkpointId, readable: true });
+        for (const line of describeFallbacks(chooseCheckpointToRestore(tried))) this.log(line);
+        this.log(`job ${this.jobId}: restoring from checkpoint ${c.checkpointId} (${c.pointer})`);
+        this.checkpointStats.counts.restored++;
+        this.checkpointStats.latestRestored = { id: c.checkpointId, restoreTimestampMs: this.clock.nowMs(), externalPath: c.pointer };
+        return assignments;
+      } catch (e) {
+        tried.push({ checkpointId: c.checkpointId, readable: e as Error });
+      }
+    }
+    if (tried.length > 0) for (const line of describeFallbacks(chooseCheckpointToRestore(tried))) this.log(line);
+    this.log(`job ${this.jobId}: no completed checkpoint to restore; starting from the beginning`);
+    return undefined;
+  }
+
+  private async runAttempt(
+    attempt: number,
+    scheduler: TaskScheduler,
+    storage: CheckpointStorage | undefined,
+    initialSplits: Map<JobVertex, unknown[][]>,
+    restore: Map<string, SubtaskRestore> | undefined,
+    retained: CompletedCheckpointInfo[],
+    nextCheckpointId: number,
+  ): Promise<{ ok: true } | { ok: false; error: Error; retained: CompletedCheckpointInfo[]; nextCheckpointId: number }> {
     const exclusive = this.config.getNumber('taskmanager.network.memory.buffers-per-channel');
     const floating = this.config.getNumber('taskmanager.network.memory.floating-buffers-per-gate');
     const batchSizeRecords = this.config.getNumber('execution.buffer-batch-size');
+    const finalCheckpoint = this.config.getBoolean('execution.checkpointing.checkpoints-after-tasks-finish');
 
-    // channels[edge][producer][consumer]
+    // channels: outputs[vertex][producer] by edge; inputs[vertex][consumer][input]
     const outputs = new Map<JobVertex, Map<StreamEdge, OutputChannel[]>[]>();
     const inputs = new Map<JobVertex, InputChannel[][][]>();
+    const localInputs = new Map<JobVertex, LocalChannel[][][]>();
     for (const v of this.jobGraph.vertices) {
       outputs.set(v, Array.from({ length: v.parallelism }, () => new Map()));
       const numInputs = v.inputs.some((e) => e.streamEdge.typeNumber === 2) ? 2 : v.inputs.length > 0 ? 1 : 0;
-      inputs.set(v, Array.from({ length: v.parallelism }, () => Array.from({ length: numInputs }, () => [])));
+      const perSubtask = Array.from({ length: v.parallelism }, () => Array.from({ length: numInputs }, () => [] as LocalChannel[]));
+      inputs.set(v, perSubtask);
+      localInputs.set(v, perSubtask);
     }
     for (const v of this.jobGraph.vertices) {
       const channelsPerInput = new Map<number, number>();
@@ -93,71 +242,124 @@ export class LocalExecutor {
             if (pointwise && p !== c) continue;
             const ch = new LocalChannel(capacity);
             producerChannels.push(ch);
-            inputs.get(v)![c]![t - 1]!.push(ch);
+            localInputs.get(v)![c]![t - 1]!.push(ch);
           }
           outputs.get(e.source)![p]!.set(e.streamEdge, producerChannels);
         }
       }
     }
 
+    let failAttempt!: (e: Error) => void;
+    const attemptFailed = new Promise<never>((_, reject) => (failAttempt = reject));
+    attemptFailed.catch(() => {});
+    const tasks: StreamTask[] = [];
+    const sourceTasks: SourceStreamTask[] = [];
+    let coordinator: CheckpointCoordinator | undefined;
+    if (this.checkpointing !== undefined && storage !== undefined) {
+      coordinator = new CheckpointCoordinator({
+        jobId: this.jobId,
+        graph: this.jobGraph,
+        config: this.checkpointing,
+        storage,
+        clock: this.clock,
+        random: this.random,
+        retained,
+        nextCheckpointId,
+        finalCheckpoint,
+        stats: this.checkpointStats,
+        gateway: {
+          triggerSources: (barrier: CheckpointBarrier) => {
+            for (const t of sourceTasks) t.triggerCheckpoint(barrier);
+          },
+          notifyComplete: (id) => {
+            for (const t of tasks) t.notifyCheckpointComplete(id);
+          },
+          notifyAborted: (id, reason) => {
+            for (const t of tasks) t.notifyCheckpointAborted(id, reason);
+          },
+          failJob: (reason) => failAttempt(new Error(reason)),
+          log: this.log,
+        },
+      });
+    }
+    const checkpointing: TaskCheckpointing | undefined =
+      coordinator === undefined
+        ? undefined
+        : { mode: this.checkpointing!.mode === 'AT_LEAST_ONCE' ? 'at-least-once' : 'exactly-once', responder: coordinator, finalCheckpoint };
+
     for (const v of this.jobGraph.vertices) {
       const head = v.nodes[0]!;
-      let splitsPerSubtask: unknown[][] | undefined;
-      if (head.source !== undefined) {
-        const splits = await head.source.createSplits(v.parallelism);
-        splitsPerSubtask = Array.from({ length: v.parallelism }, () => []);
-        splits.forEach((s, i) => {
-          const target = head.source!.assignSplit?.(s, i, v.parallelism) ?? i % v.parallelism;
-          splitsPerSubtask![target]!.push(s);
-        });
-      }
       for (let i = 0; i < v.parallelism; i++) {
+        const subtaskRestore = restore?.get(subtaskKey(v.id, i));
         const d: TaskDeployment = {
           vertex: v,
           subtaskIndex: i,
-          attemptNumber: 0,
+          attemptNumber: attempt,
           outputs: outputs.get(v)![i]!,
           scheduler,
           clock: this.clock,
           batchSizeRecords,
-          checkpointing: undefined,
-          restore: undefined,
+          checkpointing,
+          restore: subtaskRestore,
         };
-        const task =
-          head.source !== undefined ? new SourceStreamTask(d, head.source, splitsPerSubtask![i]!) : new InputStreamTask(d, inputs.get(v)![i]!);
-        this.tasks.push(task);
+        if (head.source !== undefined) {
+          const t = new SourceStreamTask(d, head.source, initialSplits.get(v)![i]!);
+          sourceTasks.push(t);
+          tasks.push(t);
+        } else {
+          // In-flight records of an unaligned checkpoint are replayed first.
+          for (const b of subtaskRestore?.inFlight ?? []) {
+            localInputs.get(v)![i]![b.input]![b.channel]!.push({ kind: 'batch', values: [...b.values], timestamps: [...b.timestamps] });
+          }
+          tasks.push(new InputStreamTask(d, inputs.get(v)![i]!));
+        }
       }
     }
+    this.tasks = tasks;
+    this.coordinator = coordinator;
+    this.cancelAttempt = failAttempt;
 
-    try {
-      await Promise.all(this.tasks.map((t) => t.initialize()));
-    } catch (e) {
-      for (const t of this.tasks) t.cancel();
-      throw new JobExecutionError(`job '${this.jobGraph.jobName}' failed to start: ${(e as Error).message}`, { cause: e });
-    }
-    for (const t of this.tasks) t.start();
-
-    try {
-      await firstFailure(this.tasks);
-    } catch (e) {
-      for (const t of this.tasks) t.cancel();
-      throw new JobExecutionError(`job '${this.jobGraph.jobName}' failed: ${(e as Error).message}`, { cause: e });
-    }
-    return {
-      jobId: this.jobId,
-      jobName: this.jobGraph.jobName,
-      status: this.canceled ? 'CANCELED' : 'FINISHED',
-      durationMs: Date.now() - startedMs,
-      vertices: this.jobGraph.vertices.map((v) => {
-        const ts = this.tasks.filter((t) => t.vertex === v);
-        return {
-          name: v.name,
-          parallelism: v.parallelism,
-          recordsIn: ts.reduce((a, t) => a + t.recordsIn, 0),
-          recordsOut: ts.reduce((a, t) => a + t.recordsOut(), 0),
-        };
-      }),
+    const shutdown = async (): Promise<{ retained: CompletedCheckpointInfo[]; nextCheckpointId: number }> => {
+      for (const t of tasks) t.cancel();
+      if (coordinator === undefined) return { retained, nextCheckpointId };
+      await coordinator.stop();
+      return { retained: coordinator.retainedCheckpoints(), nextCheckpointId: coordinator.nextCheckpointId };
     };
+
+    try {
+      try {
+        await Promise.race([Promise.all(tasks.map((t) => t.initialize())), attemptFailed]);
+      } catch (e) {
+        throw new Error(`job '${this.jobGraph.jobName}' failed to start: ${(e as Error).message}`, { cause: e });
+      }
+      for (const t of tasks) t.start();
+      coordinator?.start();
+      this.options.onAttemptStarted?.({ attemptNumber: attempt, tasks, coordinator });
+      await Promise.race([allDone(tasks), attemptFailed]);
+      await coordinator?.stop();
+      return { ok: true };
+    } catch (e) {
+      const error = e instanceof Error ? e : new Error(String(e));
+      return { ok: false, error, ...(await shutdown()) };
+    }
+  }
+
+  private vertexResults(): VertexResult[] {
+    return this.jobGraph.vertices.map((v) => {
+      const ts = this.tasks.filter((t) => t.vertex === v);
+      return {
+        name: v.name,
+        parallelism: v.parallelism,
+        recordsIn: ts.reduce((a, t) => a + t.recordsIn, 0),
+        recordsOut: ts.reduce((a, t) => a + t.recordsOut(), 0),
+      };
+    });
+  }
+
+  /** A manual checkpoint of the running job (`sluice checkpoint`). */
+  triggerCheckpoint(full = false): Promise<CompletedCheckpointInfo> {
+    if (this.coordinator === undefined) return Promise.reject(new Error('checkpointing is not enabled for this job (set execution.checkpointing.interval)'));
+    return this.coordinator.triggerCheckpoint(full ? 'FULL' : 'CONFIGURED');
   }
 
   progress(): JobProgress {
@@ -174,17 +376,24 @@ export class LocalExecutor {
       }
     }
     const valid = Number.isFinite(watermark) && watermark > Number.MIN_SAFE_INTEGER;
-    return { sourceRecords, sinkRecords, watermarkMs: valid ? watermark : undefined, runningTasks: running };
+    return {
+      sourceRecords,
+      sinkRecords,
+      watermarkMs: valid ? watermark : undefined,
+      runningTasks: running,
+      numRestarts: this.numRestarts,
+      completedCheckpoints: this.checkpointStats.counts.completed,
+    };
   }
 
   cancel(): void {
     this.canceled = true;
-    for (const t of this.tasks) t.cancel();
+    this.cancelAttempt?.(new Error('canceled'));
   }
 }
 
 /** Resolves when every task is done; rejects with the first failure. */
-function firstFailure(tasks: readonly StreamTask[]): Promise<void> {
+function allDone(tasks: readonly StreamTask[]): Promise<void> {
   return new Promise<void>((resolve, reject) => {
     let remaining = tasks.length;
     if (remaining === 0) resolve();

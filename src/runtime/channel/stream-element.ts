@@ -49,12 +49,20 @@ export interface CancelCheckpointMarker {
   readonly checkpointId: number;
 }
 
+/**
+ * The producer has emitted its last record (and the final watermark); the channel stays open
+ * for the final checkpoint's barrier, then ends with end-of-partition.
+ */
+export interface EndOfData {
+  readonly kind: 'end-of-data';
+}
+
 /** The producer of this channel has finished; nothing follows. */
 export interface EndOfPartition {
   readonly kind: 'end-of-partition';
 }
 
-export type StreamEvent = WatermarkEvent | WatermarkStatusEvent | CheckpointBarrier | CancelCheckpointMarker | EndOfPartition;
+export type StreamEvent = WatermarkEvent | WatermarkStatusEvent | CheckpointBarrier | CancelCheckpointMarker | EndOfData | EndOfPartition;
 export type ChannelElement = RecordBatch | StreamEvent;
 export type ChannelElementKind = ChannelElement['kind'];
 
@@ -66,6 +74,7 @@ export function newRecordBatch(): RecordBatch {
 }
 
 export const END_OF_PARTITION: EndOfPartition = Object.freeze({ kind: 'end-of-partition' });
+export const END_OF_DATA: EndOfData = Object.freeze({ kind: 'end-of-data' });
 
 export function watermarkEvent(timestampMs: number): WatermarkEvent {
   return { kind: 'watermark', timestampMs };

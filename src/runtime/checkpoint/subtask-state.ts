@@ -1,5 +1,6 @@
 import type { KeyedStateSnapshot } from '../state/keyed-state-snapshot.js';
 import type { OperatorStateEntry } from '../state/operator-state-backend.js';
+import type { CheckpointFailureReason } from './coordinator-decisions.js';
 
 /** The state one operator of a subtask contributes to a checkpoint. */
 export interface OperatorSubtaskState {
@@ -39,7 +40,9 @@ export interface SubtaskCheckpointMetrics {
 /** Where subtasks report checkpoint results: the coordinator, or its remote gateway. */
 export interface CheckpointResponder {
   acknowledge(vertexId: number, subtaskIndex: number, checkpointId: number, state: SubtaskState, metrics: SubtaskCheckpointMetrics): void;
-  decline(vertexId: number, subtaskIndex: number, checkpointId: number, reason: string): void;
+  decline(vertexId: number, subtaskIndex: number, checkpointId: number, reason: CheckpointFailureReason, message: string): void;
+  /** A source subtask emitted its last record and waits for a final checkpoint. */
+  dataFinished(vertexId: number, subtaskIndex: number): void;
 }
 
 /** What a subtask starts from after a restore, already redistributed to it. */

@@ -3,6 +3,7 @@ import type { KeyType } from '../state/key-group.js';
 import { StreamOperator } from '../task/stream-operator.js';
 import { RecordContext, keyedRuntimeContext, runtimeContext } from './contexts.js';
 import { KeyedOperator, perSubtask } from './keyed-operator.js';
+import { NO_TIMESTAMP } from '../channel/stream-element.js';
 import { TimestampedCollector } from './timestamped-collector.js';
 
 /** Two inputs, one function: connect(...).process(...). */
@@ -86,7 +87,9 @@ export class KeyedCoProcessOperator<K extends KeyType, IN1, IN2, OUT> extends Ke
     if (this.fn.onTimer === undefined) return;
     this.ctx.timestampMs = timestampMs;
     this.ctx.domain = domain;
-    this.collector.timestampMs = timestampMs;
+    // As Flink: output of an event-time timer carries the timer's time; output of a
+    // processing-time timer has no event timestamp (side outputs carry the timer's time).
+    this.collector.timestampMs = domain === 'EVENT_TIME' ? timestampMs : NO_TIMESTAMP;
     this.fn.onTimer(timestampMs, this.ctx, this.collector);
     this.ctx.domain = 'EVENT_TIME';
   }

@@ -2,6 +2,7 @@ import type { KeyedProcessFunction } from '../../api/functions.js';
 import type { KeyType } from '../state/key-group.js';
 import { RecordContext, keyedRuntimeContext } from './contexts.js';
 import { KeyedOperator, perSubtask } from './keyed-operator.js';
+import { NO_TIMESTAMP } from '../channel/stream-element.js';
 import { TimestampedCollector } from './timestamped-collector.js';
 
 export class KeyedProcessOperator<K extends KeyType, IN, OUT> extends KeyedOperator<OUT> {
@@ -40,7 +41,9 @@ export class KeyedProcessOperator<K extends KeyType, IN, OUT> extends KeyedOpera
     if (this.fn.onTimer === undefined) return;
     this.ctx.timestampMs = timestampMs;
     this.ctx.domain = domain;
-    this.collector.timestampMs = timestampMs;
+    // As Flink: output of an event-time timer carries the timer's time; output of a
+    // processing-time timer has no event timestamp (side outputs carry the timer's time).
+    this.collector.timestampMs = domain === 'EVENT_TIME' ? timestampMs : NO_TIMESTAMP;
     this.fn.onTimer(timestampMs, this.ctx, this.collector);
     this.ctx.domain = 'EVENT_TIME';
   }

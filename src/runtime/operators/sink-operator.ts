@@ -16,7 +16,7 @@ export class SinkOperator<T> extends StreamOperator<never> {
     const rt = this.runtime;
     this.writerState = rt.operatorState.getListState(operatorListState<unknown>('_sink-writer-state'));
     this.writer = await this.sink.createWriter(
-      { subtaskIndex: rt.subtaskIndex, parallelism: rt.parallelism, attemptNumber: rt.attemptNumber },
+      { subtaskIndex: rt.subtaskIndex, parallelism: rt.parallelism, attemptNumber: rt.attemptNumber, checkpointing: rt.checkpointing },
       this.writerState.get(),
     );
   }

@@ -14,7 +14,7 @@ import { windowStartWithOffset, type TimeWindow, type WindowAssigner } from '../
 import type { KeyType } from '../state/key-group.js';
 import type { InternalState } from '../state/keyed-state-backend.js';
 import { keyedRuntimeContext } from './contexts.js';
-import { KeyedOperator } from './keyed-operator.js';
+import { KeyedOperator, perSubtask } from './keyed-operator.js';
 import { TimestampedCollector } from './timestamped-collector.js';
 
 export interface WindowOperatorOptions {
@@ -40,8 +40,14 @@ export class WindowOperator extends KeyedOperator<unknown> {
   private windowCtx!: MutableWindowContext;
   numLateRecordsDropped = 0;
 
-  constructor(private readonly o: WindowOperatorOptions) {
+  private readonly o: WindowOperatorOptions;
+
+  constructor(options: WindowOperatorOptions) {
     super();
+    const fn = options.fn;
+    // this subtask's own window function object (what open() stores on `this` stays here)
+    this.o = fn.process === undefined ? options : { ...options, fn: { ...fn, process: perSubtask(fn.process) } as WindowFunctionSpec };
+    const o = this.o;
     this.eventTime = o.assigner.time === 'event-time';
     if (!(o.allowedLatenessMs >= 0)) throw new RangeError(`allowed lateness must be >= 0 ms, got ${o.allowedLatenessMs}`);
   }
@@ -82,7 +88,9 @@ export class WindowOperator extends KeyedOperator<unknown> {
         assigned = true;
         this.addToWindow(value, start, end);
       }
-      if (!assigned) this.late(value, timestampMs);
+      // As Flink: a record is late when it was skipped by every window *and* is itself late;
+      // with size < slide a record may fall between windows, which is not lateness.
+      if (!assigned && this.isLate(t + 1)) this.late(value, timestampMs);
     } else {
       this.addToSession(value, timestampMs, t, a.gapMs);
     }

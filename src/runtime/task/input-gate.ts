@@ -10,6 +10,8 @@ export class InputGate {
   private readonly blocked: boolean[];
   private readonly finished: boolean[];
   private numFinished = 0;
+  private readonly dataEnded: boolean[];
+  private numDataEnded = 0;
   /** The channel of the element most recently returned by poll(). */
   lastChannel = -1;
 
@@ -19,6 +21,18 @@ export class InputGate {
   ) {
     this.blocked = channels.map(() => false);
     this.finished = channels.map(() => false);
+    this.dataEnded = channels.map(() => false);
+  }
+
+  /** Every channel delivered end-of-data (or ended without it). */
+  get isDataEnded(): boolean {
+    return this.numDataEnded === this.channels.length;
+  }
+
+  markDataEnded(channel: number): void {
+    if (this.dataEnded[channel]) return;
+    this.dataEnded[channel] = true;
+    this.numDataEnded++;
   }
 
   get isFinished(): boolean {
@@ -45,6 +59,7 @@ export class InputGate {
     if (this.finished[channel]) throw new Error(`channel ${channel} of input ${this.inputIndex} finished twice`);
     this.finished[channel] = true;
     this.numFinished++;
+    this.markDataEnded(channel);
   }
 
   setBlocked(channel: number, blocked: boolean): void {

@@ -25,6 +25,7 @@ export class InputStreamTask extends StreamTask {
   private readonly offsets: number[];
   /** Flat channel -> checkpoint whose in-flight data it is being captured for. */
   private readonly capturing = new Map<number, number>();
+  private dataEndedReported = false;
 
   constructor(d: TaskDeployment, inputs: readonly (readonly InputChannel[])[]) {
     super(d);
@@ -88,7 +89,7 @@ export class InputStreamTask extends StreamTask {
             abort: (id, reason) => {
               this.pendingSnapshots.delete(id);
               for (const [flat, cid] of this.capturing) if (cid === id) this.capturing.delete(flat);
-              cp.responder.decline(this.d.vertex.id, this.d.subtaskIndex, id, `${this.name}: ${reason}`);
+              cp.responder.decline(this.d.vertex.id, this.d.subtaskIndex, id, 'CHECKPOINT_DECLINED_SUBSUMED', `${this.name}: ${reason}`);
             },
             schedule: (delayMs, fn) => this.processingTime.registerTimer(d.clock.nowMs() + delayMs, fn),
             nowMs: () => d.clock.nowMs(),
@@ -118,6 +119,10 @@ export class InputStreamTask extends StreamTask {
       'cancel-checkpoint': (e) => {
         const g = this.currentGate;
         this.barrierHandler?.onCancelMarker(this.offsets[g]! + this.gates[g]!.lastChannel, e.checkpointId);
+      },
+      'end-of-data': () => {
+        const gate = this.gates[this.currentGate]!;
+        gate.markDataEnded(gate.lastChannel);
       },
       'end-of-partition': () => {
         const gate = this.gates[this.currentGate]!;
@@ -199,8 +204,19 @@ export class InputStreamTask extends StreamTask {
         continue;
       }
       const element = this.pollElement();
-      if (element === undefined) return this.gates.every((g) => g.isFinished) ? 'end' : 'wait';
+      if (element === undefined) {
+        if (this.gates.every((g) => g.isFinished)) return 'end';
+        if (!this.dataEndedReported && this.gates.every((g) => g.isDataEnded)) {
+          this.dataEndedReported = true;
+          return 'end-of-data';
+        }
+        return 'wait';
+      }
       (this.handlers[element.kind] as (e: ChannelElement) => void)(element);
+      if (!this.dataEndedReported && element.kind !== 'batch' && this.gates.every((g) => g.isDataEnded)) {
+        this.dataEndedReported = true;
+        return 'end-of-data';
+      }
     }
     return 'more';
   }

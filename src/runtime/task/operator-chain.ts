@@ -17,6 +17,7 @@ export interface ChainEnvironment {
   readonly writerFor: (edge: StreamEdge) => RecordWriter;
   readonly waitFor: (promise: Promise<void>) => void;
   readonly restore: SubtaskRestore | undefined;
+  readonly checkpointing: boolean;
 }
 
 export interface ChainedOperator {
@@ -84,6 +85,7 @@ export class OperatorChain {
         parallelism: node.parallelism,
         maxParallelism: node.maxParallelism,
         attemptNumber: env.attemptNumber,
+        checkpointing: env.checkpointing,
         processingTime: env.processingTime,
         operatorState,
         keyedBackend,

@@ -11,6 +11,8 @@ export interface OperatorRuntime {
   readonly parallelism: number;
   readonly maxParallelism: number;
   readonly attemptNumber: number;
+  /** Whether the job takes checkpoints. */
+  readonly checkpointing: boolean;
   readonly processingTime: ProcessingTimeService;
   readonly operatorState: OperatorStateStore;
   /** Present for operators on keyed streams. */

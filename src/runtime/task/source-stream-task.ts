@@ -19,6 +19,9 @@ export class SourceStreamTask extends StreamTask {
   private readonly output: SourceOutput;
   private awaitingAvailability = false;
   private ended = false;
+  /** The first checkpoint taken after the end of data; the task ends once it completed. */
+  private finalCheckpointId: number | undefined;
+  private finalCheckpointDone = false;
 
   constructor(
     d: TaskDeployment,
@@ -49,10 +52,11 @@ export class SourceStreamTask extends StreamTask {
    */
   triggerCheckpoint(barrier: CheckpointBarrier): void {
     this.enqueueMail(() => {
-      if (this.state !== 'running' || this.ended) {
-        this.d.checkpointing?.responder.decline(this.d.vertex.id, this.d.subtaskIndex, barrier.checkpointId, `${this.name} has finished`);
+      if (this.state !== 'running') {
+        this.d.checkpointing?.responder.decline(this.d.vertex.id, this.d.subtaskIndex, barrier.checkpointId, 'CHECKPOINT_DECLINED_TASK_CLOSING', `${this.name} is not running`);
         return;
       }
+      if (this.dataPhase === 'finished' && this.finalCheckpointId === undefined) this.finalCheckpointId = barrier.checkpointId;
       this.performCheckpoint(barrier, barrier.options.unaligned && barrier.options.alignedCheckpointTimeoutMs <= 0, this.reader.snapshotState(barrier.checkpointId));
     });
   }
@@ -60,6 +64,19 @@ export class SourceStreamTask extends StreamTask {
   protected override onCheckpointComplete(checkpointId: number): void {
     const r = this.reader.notifyCheckpointComplete?.(checkpointId);
     if (r !== undefined) r.catch((e: unknown) => this.fail(e));
+    if (this.finalCheckpointId !== undefined && checkpointId >= this.finalCheckpointId) {
+      this.finalCheckpointDone = true;
+      this.wake();
+    }
+  }
+
+  protected override onCheckpointAborted(checkpointId: number): void {
+    // The next checkpoint after the end of data becomes the final one.
+    if (this.finalCheckpointId === checkpointId) this.finalCheckpointId = undefined;
+  }
+
+  protected override onDataFinished(): void {
+    if (this.d.checkpointing?.finalCheckpoint === true) this.d.checkpointing.responder.dataFinished(this.d.vertex.id, this.d.subtaskIndex);
   }
 
   get isRunning(): boolean {
@@ -67,6 +84,10 @@ export class SourceStreamTask extends StreamTask {
   }
 
   protected processInput(budgetRecords: number): InputResult {
+    if (this.ended) {
+      const waitForFinal = this.d.checkpointing?.finalCheckpoint === true;
+      return !waitForFinal || this.finalCheckpointDone ? 'end' : 'wait';
+    }
     const reader = this.reader;
     const output = this.output;
     const start = output.count;
@@ -76,7 +97,7 @@ export class SourceStreamTask extends StreamTask {
         this.ended = true;
         this.recordsIn += output.count - start;
         this.chain.sourceOutput!.emitWatermark(MAX_WATERMARK);
-        return 'end';
+        return 'end-of-data';
       }
       if (status === 'nothing') {
         this.recordsIn += output.count - start;

@@ -4,7 +4,7 @@ import { OutputAvailability, RecordWriter } from '../channel/record-writer.js';
 import { channelSelector } from '../channel/partitioner.js';
 import type { OutputChannel } from '../channel/channel.js';
 import { RingQueue } from '../channel/ring-queue.js';
-import { END_OF_PARTITION } from '../channel/stream-element.js';
+import { END_OF_DATA, END_OF_PARTITION } from '../channel/stream-element.js';
 import type { Clock } from './clock.js';
 import { OperatorChain } from './operator-chain.js';
 import { blamedOperator } from './stream-operator.js';
@@ -18,6 +18,8 @@ import { assertTransition, isTerminal, type TaskState } from './task-state.js';
 export interface TaskCheckpointing {
   readonly mode: BarrierMode;
   readonly responder: CheckpointResponder;
+  /** Wait for a checkpoint after the end of data before ending (checkpoints-after-tasks-finish). */
+  readonly finalCheckpoint: boolean;
 }
 
 export interface TaskDeployment {
@@ -50,7 +52,7 @@ export interface PendingSnapshot {
   readonly sourceSplits: readonly unknown[] | undefined;
 }
 
-export type InputResult = 'more' | 'wait' | 'end';
+export type InputResult = 'more' | 'wait' | 'end-of-data' | 'end';
 
 /** Records a subtask processes before it lets the others run. */
 const SLICE_BUDGET_RECORDS = 4096;
@@ -71,6 +73,8 @@ export abstract class StreamTask implements Schedulable {
   protected pendingAsync: Promise<void> | null = null;
   private readonly mailbox = new RingQueue<() => void>();
   private finishing = false;
+  /** End of data: 'running' until the last record, then operators finish, then 'finished'. */
+  protected dataPhase: 'running' | 'finishing' | 'finished' = 'running';
   private resolveDone!: () => void;
   private rejectDone!: (e: Error) => void;
   /** Settles when the task is finished, failed or canceled. */
@@ -106,6 +110,7 @@ export abstract class StreamTask implements Schedulable {
       },
       waitFor: (p) => this.waitFor(p),
       restore: d.restore,
+      checkpointing: d.checkpointing !== undefined,
     });
   }
 
@@ -177,10 +182,15 @@ export abstract class StreamTask implements Schedulable {
         this.mailbox.shift()!();
         if (this.state !== 'running') return false;
       }
-      if (this.finishing || this.pendingAsync !== null) return false;
+      if (this.finishing || this.pendingAsync !== null || this.dataPhase === 'finishing') return false;
       if (this.availability.blocked && !this.availability.recheck()) return false;
       const result = this.processInput(SLICE_BUDGET_RECORDS);
       for (const w of this.writers) w.flushAll();
+      if (result === 'end-of-data') {
+        this.dataPhase = 'finishing';
+        void this.finishData();
+        return false;
+      }
       if (result === 'end') {
         this.finishing = true;
         void this.endOfInput();
@@ -195,11 +205,33 @@ export abstract class StreamTask implements Schedulable {
 
   protected abstract processInput(budgetRecords: number): InputResult;
 
-  /** All input consumed: finish operators, close the channels, report finished. */
-  private async endOfInput(): Promise<void> {
+  /**
+   * The last record went through: operators finish (flush what they buffer), end-of-data
+   * goes downstream. The subtask stays up for a final checkpoint, then ends with the input.
+   */
+  private async finishData(): Promise<void> {
     try {
       await this.drainPending();
       await this.chain.finish();
+      await this.drainPending();
+      for (const w of this.writers) w.broadcastEvent(END_OF_DATA);
+      this.dataPhase = 'finished';
+      this.onDataFinished();
+      this.wake();
+    } catch (e) {
+      this.fail(e);
+    }
+  }
+
+  protected onDataFinished(): void {}
+
+  /** All input consumed and closed: close the channels, report finished. */
+  private async endOfInput(): Promise<void> {
+    try {
+      if (this.dataPhase === 'running') {
+        this.dataPhase = 'finishing';
+        await this.finishData();
+      }
       await this.drainPending();
       for (const w of this.writers) w.broadcastEvent(END_OF_PARTITION);
       await this.closeInput();
@@ -268,7 +300,7 @@ export abstract class StreamTask implements Schedulable {
         this.maybeAcknowledge(pending);
       } catch (e) {
         if (this.pendingSnapshots.delete(barrier.checkpointId) && !isTerminal(this.state)) {
-          cp.responder.decline(this.d.vertex.id, this.d.subtaskIndex, barrier.checkpointId, `${this.name}: asynchronous part failed: ${(e as Error).message}`);
+          cp.responder.decline(this.d.vertex.id, this.d.subtaskIndex, barrier.checkpointId, 'CHECKPOINT_ASYNC_EXCEPTION', `${this.name}: asynchronous part failed: ${(e as Error).message}`);
         }
       }
     })();

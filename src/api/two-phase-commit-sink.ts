@@ -1,0 +1,121 @@
+import type { Sink, SinkWriter, SinkWriterContext } from './sink.js';
+
+/** What a two-phase-commit sink keeps in a checkpoint: its pre-committed and its open transaction. */
+export interface TwoPhaseCommitState<Txn> {
+  /** Pre-committed transactions by checkpoint id, waiting for the checkpoint to complete. */
+  readonly pending: readonly [checkpointId: number, txn: Txn][];
+  /** The transaction open at the checkpoint (records after the barrier): aborted on restore. */
+  readonly current: Txn | undefined;
+}
+
+export interface TwoPhaseCommitContext extends SinkWriterContext {
+  /** Whether the job checkpoints; without checkpoints a transaction commits at the end of input. */
+  readonly checkpointing: boolean;
+}
+
+/**
+ * Flink's TwoPhaseCommitSinkFunction: a transaction per checkpoint. At the barrier the open
+ * transaction is pre-committed (flushed: from then on commit must succeed) and kept in state
+ * under the checkpoint's id, and a new one begins; when the checkpoint completes, every
+ * pending transaction up to it commits. After a restore the pending transactions found in
+ * state are committed again (commit must be idempotent) and the open one is aborted.
+ * Transactions are kept in checkpoints, so `Txn` must be plain data.
+ */
+export abstract class TwoPhaseCommitSink<T, Txn> implements Sink<T> {
+  abstract beginTransaction(ctx: TwoPhaseCommitContext): Txn | Promise<Txn>;
+  abstract invoke(txn: Txn, value: T, timestampMs: number | undefined): void | Promise<void>;
+  /** Flush everything of the transaction; after this, commit must not fail for lack of data. */
+  abstract preCommit(txn: Txn): void | Promise<void>;
+  /** Make the transaction visible. Must be idempotent: it may run again after a restore. */
+  abstract commit(txn: Txn): void | Promise<void>;
+  abstract abort(txn: Txn): void | Promise<void>;
+
+  /** A pre-committed transaction found in state after a restore. */
+  recoverAndCommit(txn: Txn): void | Promise<void> {
+    return this.commit(txn);
+  }
+
+  /** The transaction that was open at the restored checkpoint. */
+  recoverAndAbort(txn: Txn): void | Promise<void> {
+    return this.abort(txn);
+  }
+
+  /** Whether the job checkpoints; set by the runtime through `checkpointing` of the context. */
+  protected checkpointingEnabled(ctx: SinkWriterContext): boolean {
+    return (ctx as Partial<TwoPhaseCommitContext>).checkpointing ?? false;
+  }
+
+  async createWriter(ctx: SinkWriterContext, restoredState: readonly unknown[]): Promise<SinkWriter<T>> {
+    const tctx: TwoPhaseCommitContext = { ...ctx, checkpointing: this.checkpointingEnabled(ctx) };
+    for (const s of restoredState as TwoPhaseCommitState<Txn>[]) {
+      for (const [, txn] of s.pending) await this.recoverAndCommit(txn);
+      if (s.current !== undefined) await this.recoverAndAbort(s.current);
+    }
+    return new TwoPhaseCommitWriter<T, Txn>(this, tctx, await this.beginTransaction(tctx));
+  }
+}
+
+class TwoPhaseCommitWriter<T, Txn> implements SinkWriter<T> {
+  private readonly pending: [number, Txn][] = [];
+  private current: Txn | undefined;
+  private beginning: Promise<void> | undefined;
+
+  constructor(
+    private readonly sink: TwoPhaseCommitSink<T, Txn>,
+    private readonly ctx: TwoPhaseCommitContext,
+    first: Txn,
+  ) {
+    this.current = first;
+  }
+
+  write(value: T, timestampMs: number | undefined): void | Promise<void> {
+    if (this.current === undefined) return this.beginning!.then(() => this.sink.invoke(this.current!, value, timestampMs));
+    return this.sink.invoke(this.current, value, timestampMs);
+  }
+
+  prepareCommit(checkpointId: number): Promise<void> {
+    const txn = this.current;
+    if (txn === undefined) throw new Error('two-phase-commit sink: a checkpoint arrived while no transaction was open');
+    this.pending.push([checkpointId, txn]);
+    // Records after the barrier go to a new transaction.
+    const next = this.sink.beginTransaction(this.ctx);
+    if (next instanceof Promise) {
+      this.current = undefined;
+      this.beginning = next.then((t) => {
+        this.current = t;
+      });
+    } else {
+      this.current = next;
+    }
+    return Promise.resolve(this.sink.preCommit(txn)).then(() => this.beginning);
+  }
+
+  snapshotState(): unknown[] {
+    const state: TwoPhaseCommitState<Txn> = { pending: this.pending.map(([id, t]) => [id, t]), current: this.current };
+    return [state];
+  }
+
+  async notifyCheckpointComplete(checkpointId: number): Promise<void> {
+    while (this.pending.length > 0 && this.pending[0]![0] <= checkpointId) {
+      const [, txn] = this.pending[0]!;
+      await this.sink.commit(txn);
+      this.pending.shift();
+    }
+  }
+
+  async flush(endOfInput: boolean): Promise<void> {
+    if (!endOfInput || this.ctx.checkpointing) return; // with checkpoints, the final checkpoint commits
+    await this.beginning;
+    const txn = this.current!;
+    await this.sink.preCommit(txn);
+    await this.sink.commit(txn);
+    this.current = await this.sink.beginTransaction(this.ctx);
+  }
+
+  async close(): Promise<void> {
+    // An open transaction that nothing will commit: abort it (pending ones stay for recovery).
+    const txn = this.current;
+    this.current = undefined;
+    if (txn !== undefined) await this.sink.abort(txn);
+  }
+}

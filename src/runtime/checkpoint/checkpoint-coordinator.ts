@@ -1,0 +1,345 @@
+import { randomBytes } from 'node:crypto';
+import type { JobGraph } from '../../graph/job-graph.js';
+import type { CheckpointBarrier } from '../channel/stream-element.js';
+import type { CheckpointStorage, CheckpointStorageLocation } from '../storage/checkpoint-storage.js';
+import type { SubtaskSnapshot } from '../storage/snapshot-format.js';
+import { stateSizeBytes } from '../storage/snapshot-format.js';
+import type { Clock } from '../task/clock.js';
+import { checkpointTypeName, CheckpointStatsTracker } from './checkpoint-stats.js';
+import {
+  decideTrigger,
+  dispatchDecision,
+  enqueueRequest,
+  failureReasonInfo,
+  initialCoordinatorState,
+  onAcknowledge,
+  onCoordinatorFailure,
+  onDecline,
+  onTaskFailure,
+  onTimeout,
+  setTasksRunning,
+  startPeriodicScheduling,
+  stopPeriodicScheduling,
+  type CheckpointCoordinatorConfig,
+  type CheckpointFailureReason,
+  type CoordinatorState,
+  type Decision,
+  type ManualCheckpointType,
+  type Outcome,
+  type RetainedCheckpoint,
+} from './coordinator-decisions.js';
+import { checkpointMetadata, subtaskKey, writeSubtaskState } from './state-persistence.js';
+import type { CheckpointResponder, SubtaskCheckpointMetrics, SubtaskState } from './subtask-state.js';
+
+/** What the coordinator does to the running job. */
+export interface CoordinatorGateway {
+  /** Inject the barrier at every source subtask (through their mailboxes). */
+  triggerSources(barrier: CheckpointBarrier): void;
+  notifyComplete(checkpointId: number): void;
+  notifyAborted(checkpointId: number, reason: string): void;
+  /** Too many failed checkpoints: the job fails over. */
+  failJob(reason: string): void;
+  log(message: string): void;
+}
+
+export interface CompletedCheckpointInfo {
+  readonly checkpointId: number;
+  readonly pointer: string;
+}
+
+interface InFlight {
+  readonly location: Promise<CheckpointStorageLocation>;
+  readonly timestampMs: number;
+  readonly snapshots: Map<string, Map<string, SubtaskSnapshot>>;
+  readonly unaligned: boolean;
+  cancelTimeout: () => void;
+}
+
+/**
+ * The checkpoint coordinator's I/O edge: timers, barriers, storage writes and notifications
+ * around the pure decisions of coordinator-decisions.ts. Events are handled one at a time
+ * in arrival order, so a completion's `_metadata` write finishes before the next event.
+ */
+export class CheckpointCoordinator implements CheckpointResponder {
+  private state: CoordinatorState;
+  private readonly inFlight = new Map<number, InFlight>();
+  private readonly requests = new Map<string, { resolve: (c: CompletedCheckpointInfo) => void; reject: (e: Error) => void }>();
+  private readonly completed = new Map<number, CompletedCheckpointInfo>();
+  private events: Promise<void> = Promise.resolve();
+  private cancelSchedule: (() => void) | undefined;
+  private readonly finishedSources = new Set<string>();
+  private readonly sourceSubtasks: Set<string>;
+  private stopped = false;
+  readonly stats: CheckpointStatsTracker;
+
+  constructor(
+    private readonly o: {
+      readonly jobId: string;
+      readonly graph: JobGraph;
+      readonly config: CheckpointCoordinatorConfig;
+      readonly storage: CheckpointStorage;
+      readonly clock: Clock;
+      readonly random: () => number;
+      readonly gateway: CoordinatorGateway;
+      /** Completed checkpoints kept from before a restart (failover keeps the store). */
+      readonly retained?: readonly CompletedCheckpointInfo[];
+      readonly nextCheckpointId?: number;
+      /** Whether the job waits for a checkpoint after its sources end. */
+      readonly finalCheckpoint: boolean;
+      /** Shared across restarts of the job. */
+      readonly stats?: CheckpointStatsTracker;
+    },
+  ) {
+    this.stats = o.stats ?? new CheckpointStatsTracker();
+    const subtasks: string[] = [];
+    const sources = new Set<string>();
+    for (const v of o.graph.vertices) {
+      for (let i = 0; i < v.parallelism; i++) {
+        subtasks.push(subtaskKey(v.id, i));
+        if (v.inputs.length === 0) sources.add(subtaskKey(v.id, i));
+      }
+    }
+    this.sourceSubtasks = sources;
+    for (const c of o.retained ?? []) this.completed.set(c.checkpointId, c);
+    const restored: RetainedCheckpoint[] = (o.retained ?? []).map((c) => ({ checkpointId: c.checkpointId, isSavepoint: false }));
+    this.state = initialCoordinatorState({
+      subtasks,
+      allTasksRunning: false,
+      restored,
+      ...(o.nextCheckpointId === undefined ? {} : { nextCheckpointId: o.nextCheckpointId }),
+    });
+  }
+
+  get nextCheckpointId(): number {
+    return this.state.nextCheckpointId;
+  }
+
+  /** Completed checkpoints in the store, oldest first. */
+  retainedCheckpoints(): CompletedCheckpointInfo[] {
+    return this.state.retained.map((r) => this.completed.get(r.checkpointId)).filter((c): c is CompletedCheckpointInfo => c !== undefined);
+  }
+
+  /** All tasks are running: periodic checkpoints may start. */
+  start(): void {
+    this.enqueue(() => {
+      this.state = setTasksRunning(this.state, true);
+      if (this.o.config.intervalMs !== undefined) this.apply(startPeriodicScheduling(this.state, this.o.config, this.o.clock.nowMs(), this.o.random));
+      this.decide();
+    });
+  }
+
+  /** Stops triggering; pending checkpoints are aborted, queued requests declined. */
+  stop(): Promise<void> {
+    this.enqueue(() => {
+      if (this.stopped) return;
+      this.stopped = true;
+      this.cancelSchedule?.();
+      if (this.o.config.intervalMs !== undefined || this.state.queued.length > 0) this.apply(stopPeriodicScheduling(this.state, this.o.config));
+      const failure = onTaskFailure(this.state, this.o.config);
+      this.state = failure.state;
+      for (const d of failure.decisions) if (d.kind === 'abort') this.handleAbort(d.checkpointId, d.requestId, 'the job is stopping');
+    });
+    return this.events;
+  }
+
+  /** A task failed: pending checkpoints abort (not counted). */
+  taskFailed(): Promise<void> {
+    this.enqueue(() => this.apply(onTaskFailure(this.state, this.o.config)));
+    return this.events;
+  }
+
+  /** A manual checkpoint (`sluice checkpoint`, REST): resolves when it completed. */
+  triggerCheckpoint(checkpointType: ManualCheckpointType = 'CONFIGURED'): Promise<CompletedCheckpointInfo> {
+    const requestId = randomBytes(8).toString('hex');
+    const done = new Promise<CompletedCheckpointInfo>((resolve, reject) => this.requests.set(requestId, { resolve, reject }));
+    this.enqueue(() => {
+      this.apply(enqueueRequest(this.state, this.o.config, { kind: 'checkpoint', requestId, requestedAtMs: this.o.clock.nowMs(), checkpointType }));
+      this.decide();
+    });
+    return done;
+  }
+
+  acknowledge(vertexId: number, subtaskIndex: number, checkpointId: number, state: SubtaskState, metrics: SubtaskCheckpointMetrics): void {
+    const key = subtaskKey(vertexId, subtaskIndex);
+    const f = this.inFlight.get(checkpointId);
+    if (f === undefined) return; // aborted or unknown: its state is dropped
+    const vertex = this.o.graph.vertices[vertexId]!;
+    // Write the subtask's state while other events go on; the acknowledgement counts once written.
+    const written = f.location.then((location) => writeSubtaskState(vertex, subtaskIndex, state, location));
+    written.catch(() => {});
+    this.enqueue(async () => {
+      let snapshots;
+      try {
+        snapshots = await written;
+      } catch (e) {
+        if (!this.inFlight.has(checkpointId)) return;
+        this.apply(onDecline(this.state, this.o.config, checkpointId, 'CHECKPOINT_ASYNC_EXCEPTION', key));
+        this.o.gateway.log(`checkpoint ${checkpointId}: writing the state of subtask ${key} failed: ${(e as Error).message}`);
+        return;
+      }
+      if (!this.inFlight.has(checkpointId)) return;
+      f.snapshots.set(key, snapshots);
+      let size = 0;
+      for (const s of snapshots.values()) {
+        for (const k of s.keyedState) size += k.data.kind === 'inline' ? k.data.bytes.length : k.data.sizeBytes;
+      }
+      this.stats.acknowledged(checkpointId, { ...metrics, subtask: key, ackTimestampMs: this.o.clock.nowMs(), stateSizeBytes: size });
+      const before = this.state;
+      const outcome = onAcknowledge(this.state, this.o.config, checkpointId, key, this.o.clock.nowMs());
+      await this.applyAsync(outcome, before);
+    });
+  }
+
+  decline(vertexId: number, subtaskIndex: number, checkpointId: number, reason: CheckpointFailureReason, message: string): void {
+    this.enqueue(() => {
+      if (!this.inFlight.has(checkpointId)) return;
+      this.o.gateway.log(`checkpoint ${checkpointId} declined by subtask ${subtaskKey(vertexId, subtaskIndex)}: ${message}`);
+      const f = this.inFlight.get(checkpointId);
+      if (f !== undefined) this.stats.failed(checkpointId, this.o.clock.nowMs(), message);
+      this.apply(onDecline(this.state, this.o.config, checkpointId, reason, subtaskKey(vertexId, subtaskIndex)));
+      this.decide();
+    });
+  }
+
+  dataFinished(vertexId: number, subtaskIndex: number): void {
+    this.enqueue(() => {
+      this.finishedSources.add(subtaskKey(vertexId, subtaskIndex));
+      if (!this.o.finalCheckpoint || this.finishedSources.size < this.sourceSubtasks.size) return;
+      // Every source has emitted its last record: the final checkpoint now, not at the next interval.
+      void this.triggerCheckpoint('CONFIGURED').catch((e: unknown) => this.o.gateway.log(`final checkpoint failed: ${(e as Error).message}`));
+    });
+  }
+
+  private enqueue(event: () => void | Promise<void>): void {
+    this.events = this.events.then(event).catch((e: unknown) => {
+      this.o.gateway.failJob(`checkpoint coordinator failed: ${(e as Error).stack ?? String(e)}`);
+    });
+  }
+
+  private decide(): void {
+    if (this.stopped) return;
+    this.apply(decideTrigger(this.state, this.o.config, this.o.clock.nowMs()));
+  }
+
+  private apply(outcome: Outcome): void {
+    this.state = outcome.state;
+    for (const d of outcome.decisions) this.handle(d);
+  }
+
+  /** Like apply, but a `complete` writes `_metadata` before the decisions after it run. */
+  private async applyAsync(outcome: Outcome, before: CoordinatorState): Promise<void> {
+    const completeAt = outcome.decisions.findIndex((d) => d.kind === 'complete');
+    if (completeAt < 0) {
+      this.apply(outcome);
+      this.decide();
+      return;
+    }
+    const complete = outcome.decisions[completeAt] as Extract<Decision, { kind: 'complete' }>;
+    const f = this.inFlight.get(complete.checkpointId)!;
+    let info: CompletedCheckpointInfo;
+    let size = 0;
+    try {
+      const metadata = checkpointMetadata(this.o.jobId, complete.checkpointId, f.timestampMs, this.o.graph, f.snapshots);
+      size = stateSizeBytes(metadata);
+      const handle = await this.o.storage.finalizeCheckpoint(metadata);
+      info = { checkpointId: complete.checkpointId, pointer: handle.pointer };
+    } catch (e) {
+      this.o.gateway.log(`checkpoint ${complete.checkpointId}: writing _metadata failed: ${(e as Error).message}`);
+      this.state = before;
+      this.apply(onCoordinatorFailure(this.state, this.o.config, complete.checkpointId, 'IO_EXCEPTION'));
+      this.decide();
+      return;
+    }
+    this.completed.set(info.checkpointId, info);
+    f.cancelTimeout();
+    this.inFlight.delete(info.checkpointId);
+    this.stats.completed(info.checkpointId, this.o.clock.nowMs(), info.pointer, size);
+    this.state = outcome.state;
+    for (const [i, d] of outcome.decisions.entries()) {
+      if (i === completeAt) {
+        for (const id of complete.dropRetained) {
+          this.completed.delete(id);
+          void this.o.storage.discardCheckpoint(id).catch((e: unknown) => this.o.gateway.log(`discarding checkpoint ${id} failed: ${(e as Error).message}`));
+        }
+        if (complete.requestId !== undefined) {
+          this.requests.get(complete.requestId)?.resolve(info);
+          this.requests.delete(complete.requestId);
+        }
+        continue;
+      }
+      this.handle(d);
+    }
+    this.decide();
+  }
+
+  private handle(d: Decision): void {
+    dispatchDecision<void>(d, {
+      trigger: (t) => {
+        const unaligned = t.alignment === 'UNALIGNED' || t.alignedCheckpointTimeoutMs !== undefined;
+        const barrier: CheckpointBarrier = {
+          kind: 'barrier',
+          checkpointId: t.checkpointId,
+          timestampMs: t.timestampMs,
+          options: {
+            type: t.isSavepoint ? (t.snapshotType === 'SYNC_SAVEPOINT' ? 'sync-savepoint' : 'savepoint') : 'checkpoint',
+            unaligned,
+            alignedCheckpointTimeoutMs: t.alignedCheckpointTimeoutMs ?? 0,
+          },
+        };
+        const location = this.o.storage.createCheckpointLocation(t.checkpointId);
+        location.catch(() => {});
+        const cancelTimeout = this.o.clock.schedule(t.timeoutAtMs - this.o.clock.nowMs(), () =>
+          this.enqueue(() => {
+            const f = this.inFlight.get(t.checkpointId);
+            if (f !== undefined) this.stats.failed(t.checkpointId, this.o.clock.nowMs(), 'Checkpoint expired before completing.');
+            this.apply(onTimeout(this.state, this.o.config, t.checkpointId, this.o.clock.nowMs()));
+            this.decide();
+          }),
+        );
+        this.inFlight.set(t.checkpointId, { location, timestampMs: t.timestampMs, snapshots: new Map(), unaligned, cancelTimeout });
+        this.stats.started({
+          id: t.checkpointId,
+          isSavepoint: t.isSavepoint,
+          checkpointType: checkpointTypeName(t.snapshotType, t.alignment === 'UNALIGNED'),
+          triggerTimestampMs: t.timestampMs,
+          numSubtasks: t.subtasks.length,
+        });
+        this.o.gateway.triggerSources(barrier);
+      },
+      schedule: (s) => {
+        this.cancelSchedule?.();
+        this.cancelSchedule = this.o.clock.schedule(s.atMs - this.o.clock.nowMs(), () => this.enqueue(() => this.decide()));
+      },
+      'await-pending': () => {},
+      idle: () => {},
+      'decline-request': (r) => {
+        if (r.requestId === undefined) return;
+        this.requests.get(r.requestId)?.reject(new Error(`checkpoint request declined: ${r.message}`));
+        this.requests.delete(r.requestId);
+      },
+      'ack-recorded': () => {},
+      ignore: () => {},
+      complete: () => {
+        throw new Error('a complete decision outside an acknowledgement');
+      },
+      abort: (a) => this.handleAbort(a.checkpointId, a.requestId, a.message || failureReasonInfo(a.reason).message),
+      'notify-complete': (n) => this.o.gateway.notifyComplete(n.checkpointId),
+      'notify-aborted': (n) => this.o.gateway.notifyAborted(n.checkpointId, `checkpoint ${n.checkpointId} was aborted`),
+      'fail-job': (f) => this.o.gateway.failJob(f.reason),
+    });
+  }
+
+  private handleAbort(checkpointId: number, requestId: string | undefined, message: string): void {
+    const f = this.inFlight.get(checkpointId);
+    if (f !== undefined) {
+      f.cancelTimeout();
+      this.inFlight.delete(checkpointId);
+      this.stats.failed(checkpointId, this.o.clock.nowMs(), message);
+      void f.location.then(() => this.o.storage.abortCheckpoint(checkpointId)).catch(() => {});
+    }
+    if (requestId !== undefined) {
+      this.requests.get(requestId)?.reject(new Error(`checkpoint ${checkpointId} aborted: ${message}`));
+      this.requests.delete(requestId);
+    }
+  }
+}

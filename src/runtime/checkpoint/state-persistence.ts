@@ -1,0 +1,231 @@
+import type { JobGraph, JobVertex } from '../../graph/job-graph.js';
+import { keyGroupRangeForOperator, type KeyGroupRange } from '../state/key-group.js';
+import type { KeyedStateSnapshot, StateSnapshot } from '../state/keyed-state-snapshot.js';
+import type { OperatorStateEntry } from '../state/operator-state-backend.js';
+import { redistributeOperatorList } from '../state/redistribution.js';
+import { createStatePackr } from '../state/serializer.js';
+import type { CheckpointRef, CheckpointStorage, CheckpointStorageLocation } from '../storage/checkpoint-storage.js';
+import { keyGroupSlices } from '../storage/key-group-slices.js';
+import type { CheckpointMetadata, KeyGroupsStateHandle, OperatorSnapshot, StateHandle, SubtaskSnapshot } from '../storage/snapshot-format.js';
+import type { InFlightBatch, SubtaskRestore, SubtaskState } from './subtask-state.js';
+
+const packr = createStatePackr();
+
+/**
+ * Keyed state as one file per subtask: the key groups of its range one after another, each
+ * a packed list of its states' entries and timers, with the offset of every key group in the
+ * handle, so a restore at another parallelism reads only the key groups it owns.
+ */
+export async function writeKeyedState(s: KeyedStateSnapshot, location: CheckpointStorageLocation): Promise<KeyGroupsStateHandle> {
+  const { startKeyGroup, endKeyGroup } = s.keyGroupRange;
+  const segments: Uint8Array[] = [];
+  const offsets: number[] = [];
+  let at = 0;
+  for (let kg = startKeyGroup; kg <= endKeyGroup; kg++) {
+    const states: [string, string, boolean, Uint8Array][] = [];
+    for (const st of s.states) {
+      const bytes = st.groups.get(kg);
+      if (bytes !== undefined) states.push([st.name, st.kind, st.namespaced, bytes]);
+    }
+    const timers = s.timers.get(kg);
+    offsets.push(at);
+    if (states.length === 0 && timers === undefined) continue; // empty key group: zero bytes
+    const segment = packr.pack([states, timers ?? null]);
+    segments.push(segment);
+    at += segment.length;
+  }
+  const data = new Uint8Array(at);
+  let pos = 0;
+  for (const seg of segments) {
+    data.set(seg, pos);
+    pos += seg.length;
+  }
+  return { kind: 'key-groups', keyGroupRange: s.keyGroupRange, keyGroupOffsetsBytes: offsets, data: await location.writeStateFile(data) };
+}
+
+/** The key groups of `range` found in a handle, as a snapshot the heap backend restores from. */
+export async function readKeyedState(
+  handle: KeyGroupsStateHandle,
+  range: KeyGroupRange,
+  maxParallelism: number,
+  storage: CheckpointStorage,
+  ref: CheckpointRef,
+): Promise<KeyedStateSnapshot | undefined> {
+  const slices = keyGroupSlices(handle, range).filter((s) => s.endByte > s.startByte);
+  if (slices.length === 0) return undefined;
+  const data = await storage.readStateHandle(handle.data, ref);
+  const states = new Map<string, { kind: string; namespaced: boolean; groups: Map<number, Uint8Array> }>();
+  const timers = new Map<number, Uint8Array>();
+  for (const slice of slices) {
+    const [entries, timerBytes] = packr.unpack(data.subarray(slice.startByte, slice.endByte)) as [[string, string, boolean, Uint8Array][], Uint8Array | null];
+    for (const [name, kind, namespaced, bytes] of entries) {
+      let st = states.get(name);
+      if (st === undefined) states.set(name, (st = { kind, namespaced, groups: new Map() }));
+      st.groups.set(slice.keyGroup, bytes);
+    }
+    if (timerBytes !== null) timers.set(slice.keyGroup, timerBytes);
+  }
+  const stateList: StateSnapshot[] = [...states].map(([name, st]) => ({ name, ...st }));
+  return { formatVersion: 1, maxParallelism, keyGroupRange: range, states: stateList, timers };
+}
+
+async function writeBlob(value: unknown, location: CheckpointStorageLocation): Promise<StateHandle> {
+  return location.writeStateFile(packr.pack(value));
+}
+
+async function readBlob<T>(handle: StateHandle | undefined, storage: CheckpointStorage, ref: CheckpointRef): Promise<T | undefined> {
+  if (handle === undefined) return undefined;
+  return packr.unpack(await storage.readStateHandle(handle, ref)) as T;
+}
+
+/** One subtask's acknowledged state as snapshots per operator uid of its chain. */
+export async function writeSubtaskState(
+  vertex: JobVertex,
+  subtaskIndex: number,
+  state: SubtaskState,
+  location: CheckpointStorageLocation,
+): Promise<Map<string, SubtaskSnapshot>> {
+  const out = new Map<string, SubtaskSnapshot>();
+  const byUid = new Map(state.operators.map((o) => [o.operatorUid, o]));
+  for (const [i, node] of vertex.nodes.entries()) {
+    const op = byUid.get(node.operatorUid);
+    const keyedState = op?.keyed === undefined ? [] : [await writeKeyedState(op.keyed, location)];
+    const operatorState = op === undefined || op.operatorState.length === 0 ? undefined : await writeBlob(op.operatorState, location);
+    const head = i === 0;
+    const sourceSplits = head && state.sourceSplits !== undefined ? await writeBlob(state.sourceSplits, location) : undefined;
+    const inputChannelState = head && state.inFlight.length > 0 ? await writeBlob(state.inFlight, location) : undefined;
+    out.set(node.operatorUid, { subtaskIndex, keyedState, operatorState, sourceSplits, inputChannelState, outputChannelState: undefined });
+  }
+  return out;
+}
+
+/** Assembles `_metadata` from every subtask's snapshots. */
+export function checkpointMetadata(
+  jobId: string,
+  checkpointId: number,
+  timestampMs: number,
+  graph: JobGraph,
+  subtasks: ReadonlyMap<string, ReadonlyMap<string, SubtaskSnapshot>>,
+): CheckpointMetadata {
+  const operators: OperatorSnapshot[] = [];
+  for (const v of graph.vertices) {
+    for (const node of v.nodes) {
+      const snaps: SubtaskSnapshot[] = [];
+      for (let i = 0; i < v.parallelism; i++) {
+        const s = subtasks.get(subtaskKey(v.id, i))?.get(node.operatorUid);
+        if (s === undefined) throw new Error(`checkpoint ${checkpointId}: no state from subtask ${i} of '${v.name}'`);
+        snaps.push(s);
+      }
+      operators.push({ operatorUid: node.operatorUid, parallelism: node.parallelism, maxParallelism: node.maxParallelism, subtasks: snaps });
+    }
+  }
+  return { formatVersion: 1, jobId, checkpointId, timestampMs, type: 'checkpoint', operators };
+}
+
+export function subtaskKey(vertexId: number, subtaskIndex: number): string {
+  return `${vertexId}/${subtaskIndex}`;
+}
+
+export class StateMappingError extends Error {
+  override readonly name = 'StateMappingError';
+}
+
+/**
+ * What every subtask of the job restores from a snapshot, redistributed to the job's current
+ * parallelism: key groups to their new owners, operator list state split evenly or unioned,
+ * source splits dealt out again, in-flight data to the same subtask (same parallelism only).
+ */
+export async function restoreAssignments(
+  metadata: CheckpointMetadata,
+  graph: JobGraph,
+  storage: CheckpointStorage,
+  ref: CheckpointRef,
+  options: { allowNonRestoredState: boolean },
+): Promise<Map<string, SubtaskRestore>> {
+  const byUid = new Map(metadata.operators.map((o) => [o.operatorUid, o]));
+  const matched = new Set<string>();
+  const result = new Map<string, SubtaskRestore>();
+  for (const v of graph.vertices) {
+    const perSubtask = Array.from({ length: v.parallelism }, () => ({
+      operators: new Map<string, { keyed: KeyedStateSnapshot[]; operatorState: OperatorStateEntry[] }>(),
+      sourceSplits: undefined as unknown[] | undefined,
+      inFlight: [] as InFlightBatch[],
+    }));
+    for (const [nodeIndex, node] of v.nodes.entries()) {
+      const old = byUid.get(node.operatorUid);
+      if (old === undefined) continue;
+      matched.add(node.operatorUid);
+      if (old.maxParallelism !== node.maxParallelism && old.subtasks.some((s) => s.keyedState.length > 0)) {
+        throw new StateMappingError(
+          `operator '${node.name}' (uid ${node.operatorUid}): the snapshot has max parallelism ${old.maxParallelism}, the job now ${node.maxParallelism}; ` +
+            'keyed state cannot move to another number of key groups: set setMaxParallelism(' + old.maxParallelism + ') on the operator',
+        );
+      }
+      // Operator list state: gather every old subtask's lists by name, then redistribute.
+      const lists = new Map<string, { mode: OperatorStateEntry['mode']; perOld: unknown[][] }>();
+      for (const s of old.subtasks) {
+        const entries = (await readBlob<OperatorStateEntry[]>(s.operatorState, storage, ref)) ?? [];
+        for (const e of entries) {
+          let l = lists.get(e.name);
+          if (l === undefined) lists.set(e.name, (l = { mode: e.mode, perOld: old.subtasks.map(() => []) }));
+          l.perOld[s.subtaskIndex] = [...e.values];
+        }
+      }
+      for (const [name, l] of lists) {
+        const shares = redistributeOperatorList(l.mode, l.perOld, v.parallelism);
+        for (let i = 0; i < v.parallelism; i++) opEntry(perSubtask[i]!.operators, node.operatorUid).operatorState.push({ name, mode: l.mode, values: shares[i]! });
+      }
+      // Keyed state: each new subtask reads its key groups from every old handle.
+      for (let i = 0; i < v.parallelism; i++) {
+        const range = keyGroupRangeForOperator(node.maxParallelism, v.parallelism, i);
+        for (const s of old.subtasks) {
+          for (const h of s.keyedState) {
+            const snap = await readKeyedState(h, range, node.maxParallelism, storage, ref);
+            if (snap !== undefined) opEntry(perSubtask[i]!.operators, node.operatorUid).keyed.push(snap);
+          }
+        }
+      }
+      if (nodeIndex !== 0) continue;
+      // Source splits: the same subtask at the same parallelism, else dealt out again.
+      const splitsPerOld: unknown[][] = [];
+      for (const s of old.subtasks) splitsPerOld[s.subtaskIndex] = (await readBlob<unknown[]>(s.sourceSplits, storage, ref)) ?? [];
+      if (node.source !== undefined && old.subtasks.some((s) => s.sourceSplits !== undefined)) {
+        const shares = old.parallelism === v.parallelism ? splitsPerOld : redistributeOperatorList('split', splitsPerOld, v.parallelism);
+        for (let i = 0; i < v.parallelism; i++) perSubtask[i]!.sourceSplits = shares[i] ?? [];
+      }
+      for (const s of old.subtasks) {
+        const inFlight = (await readBlob<InFlightBatch[]>(s.inputChannelState, storage, ref)) ?? [];
+        if (inFlight.length === 0) continue;
+        if (old.parallelism !== v.parallelism) {
+          throw new StateMappingError(
+            `operator '${node.name}' has in-flight data from an unaligned checkpoint, which can only be restored at the same parallelism (${old.parallelism}); ` +
+              'restore from an aligned checkpoint or a savepoint to change the parallelism',
+          );
+        }
+        perSubtask[s.subtaskIndex]!.inFlight.push(...inFlight);
+      }
+    }
+    perSubtask.forEach((r, i) => result.set(subtaskKey(v.id, i), r));
+  }
+  const unmatched = metadata.operators.filter((o) => !matched.has(o.operatorUid) && o.subtasks.some(hasState));
+  if (unmatched.length > 0 && !options.allowNonRestoredState) {
+    throw new StateMappingError(
+      `the snapshot has state for operators that are not in the job: ${unmatched.map((o) => o.operatorUid).join(', ')}; ` +
+        'give the operators the same uid() as before, or allow dropping that state (--allow-non-restored-state)',
+    );
+  }
+  return result;
+}
+
+function hasState(s: SubtaskSnapshot): boolean {
+  return s.keyedState.length > 0 || s.operatorState !== undefined || s.sourceSplits !== undefined || s.inputChannelState !== undefined;
+}
+
+function opEntry(
+  map: Map<string, { keyed: KeyedStateSnapshot[]; operatorState: OperatorStateEntry[] }>,
+  uid: string,
+): { keyed: KeyedStateSnapshot[]; operatorState: OperatorStateEntry[] } {
+  let e = map.get(uid);
+  if (e === undefined) map.set(uid, (e = { keyed: [], operatorState: [] }));
+  return e;
+}

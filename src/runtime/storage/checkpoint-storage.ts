@@ -1,0 +1,56 @@
+import type { CheckpointMetadata, StateHandle } from './snapshot-format.js';
+
+/**
+ * Where completed checkpoints live (Flink's CheckpointStorage): `jobmanager` keeps them in
+ * memory (memory-checkpoint-storage.ts), `filesystem` under `<dir>/<jobId>/chk-N/`
+ * (filesystem-checkpoint-storage.ts). Both pass checkpoint-storage.conformance.ts.
+ * Savepoints always go to a directory: see savepoint-directory.ts.
+ *
+ * Protocol for one checkpoint: createCheckpointLocation(id) -> tasks call writeStateFile
+ * for each state chunk and put the returned handles into their acknowledgement ->
+ * finalizeCheckpoint(metadata) writes `_metadata` last, which is what makes it complete;
+ * or abortCheckpoint(id) removes what was written.
+ */
+export interface CheckpointStorage {
+  readonly kind: CheckpointStorageKind;
+  readonly jobId: string;
+  /** State chunks smaller than this are inlined into `_metadata` (Infinity: always inlined). */
+  readonly dataInlineThresholdBytes: number;
+
+  /** Ids strictly increase across calls; an id that goes backwards is a bug and throws. */
+  createCheckpointLocation(checkpointId: number): Promise<CheckpointStorageLocation>;
+  /** Writes `_metadata` last and atomically; `metadata.checkpointId` names the location. */
+  finalizeCheckpoint(metadata: CheckpointMetadata): Promise<CompletedCheckpointHandle>;
+  /** Removes what an unfinished checkpoint wrote; writes still in flight fail. Idempotent. */
+  abortCheckpoint(checkpointId: number): Promise<void>;
+  /** Removes a completed checkpoint (`_metadata` first, so it is never listed half-deleted). Idempotent. */
+  discardCheckpoint(checkpointId: number): Promise<void>;
+  /** Completed checkpoints of this job, newest first; a checkpoint without `_metadata` is not listed. */
+  listRetainedCheckpoints(): Promise<CompletedCheckpointHandle[]>;
+
+  /** Reads and checks `_metadata` of a pointer: this storage's own, or a checkpoint/savepoint directory. */
+  readMetadata(pointer: string): Promise<CheckpointMetadata>;
+  /** The state bytes of a handle from the snapshot `checkpoint`, checked against its checksum. */
+  readStateHandle(handle: StateHandle, checkpoint: CheckpointRef): Promise<Uint8Array>;
+}
+
+export type CheckpointStorageKind = 'jobmanager' | 'filesystem';
+
+/** Where the tasks of one checkpoint write their state. */
+export interface CheckpointStorageLocation {
+  readonly checkpointId: number;
+  /** Inline below the data-inline threshold, else a checksummed file written durably. */
+  writeStateFile(bytes: Uint8Array): Promise<StateHandle>;
+}
+
+/** Names a snapshot whose state files can be read: its pointer and its checkpoint id. */
+export interface CheckpointRef {
+  /** A snapshot directory (or its `_metadata` file), or a `jobmanager://` pointer. */
+  readonly pointer: string;
+  /** Named in errors. */
+  readonly checkpointId: number;
+}
+
+export interface CompletedCheckpointHandle extends CheckpointRef {
+  readonly jobId: string;
+}

@@ -1,0 +1,140 @@
+import { stat } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { encode, recordedChecksum, CHECKSUMMED_FILE_HEADER_BYTES } from './checksummed-file.js';
+import { METADATA_FILE_NAME, stateFileName } from './checkpoint-paths.js';
+import { fsyncDirectory, writeFileDurably } from './durable-file.js';
+import { encodeMetadata } from './metadata-codec.js';
+import { randomHex, type RandomBytes } from './random-bytes.js';
+import { stateHandlesOf, type CheckpointMetadata, type FileStateHandle, type StateHandle } from './snapshot-format.js';
+import { CheckpointStorageError, isNotFound, storageWriteError, type DirectoryRole } from './storage-errors.js';
+
+export interface SnapshotDirectoryWriterOptions {
+  /** The snapshot directory; it exists already. */
+  readonly dir: string;
+  readonly role: DirectoryRole;
+  /** Names the snapshot in messages: "checkpoint 12", "savepoint /sp/savepoint-...". */
+  readonly label: string;
+  /** The job's shared/ directory, or undefined when shared files are not allowed (savepoints). */
+  readonly sharedDir: string | undefined;
+  /** State smaller than this is returned inline instead of written to a file. */
+  readonly dataInlineThresholdBytes: number;
+  readonly random: RandomBytes;
+}
+
+type WriterState = 'open' | 'finalizing' | 'finalized' | 'aborted';
+
+/**
+ * Writes one snapshot into its directory: state files while it is open, then `_metadata`
+ * last. Lifecycle: open -> finalizing -> finalized, or open -> aborted; a failed finalize
+ * returns to open so the caller can abort. Used by filesystem checkpoints and savepoints.
+ */
+export class SnapshotDirectoryWriter {
+  private state: WriterState = 'open';
+  private readonly inFlight = new Set<Promise<unknown>>();
+
+  constructor(private readonly options: SnapshotDirectoryWriterOptions) {}
+
+  get dir(): string {
+    return this.options.dir;
+  }
+
+  get isFinalized(): boolean {
+    return this.state === 'finalized';
+  }
+
+  /** Inline below the threshold, otherwise a checksummed file `<dir>/<uuid>` (temp file, fsync, rename). */
+  async writeStateFile(bytes: Uint8Array): Promise<StateHandle> {
+    this.assertState('open', 'write state');
+    const o = this.options;
+    if (bytes.length < o.dataInlineThresholdBytes) return { kind: 'inline', bytes: new Uint8Array(bytes) };
+    const name = stateFileName(o.random(16));
+    const encoded = encode(bytes, 'state');
+    const write = writeFileDurably(join(o.dir, name), encoded, randomHex(o.random, 8));
+    this.inFlight.add(write);
+    try {
+      await write;
+    } catch (e) {
+      if (this.state === 'aborted') throw new CheckpointStorageError('io', `${o.label} was aborted while state was being written`, { cause: e });
+      throw storageWriteError(e, o.dir, o.role);
+    } finally {
+      this.inFlight.delete(write);
+    }
+    const handle: FileStateHandle = { kind: 'file', scope: 'exclusive', path: name, sizeBytes: bytes.length, checksum: recordedChecksum(encoded) };
+    return handle;
+  }
+
+  /**
+   * Checks `metadata`, checks that every file it references exists with the right size,
+   * makes the state files durable (directory fsync), then writes `_metadata` atomically
+   * (temp file, fsync, rename, directory fsync), then fsyncs the parent so the snapshot
+   * directory's own entry survives a crash. Returns the size of `_metadata`.
+   */
+  async finalize(metadata: CheckpointMetadata): Promise<number> {
+    this.assertState('open', 'finalize');
+    this.state = 'finalizing';
+    const o = this.options;
+    try {
+      const encoded = encodeMetadata(metadata);
+      await this.checkReferencedFiles(metadata);
+      const metadataPath = join(o.dir, METADATA_FILE_NAME);
+      if (await exists(metadataPath)) throw new Error(`${o.label} already has ${metadataPath}; a snapshot is finalized once`);
+      try {
+        await fsyncDirectory(o.dir);
+        await writeFileDurably(metadataPath, encoded, randomHex(o.random, 8));
+        await fsyncDirectory(o.dir);
+        await fsyncDirectory(dirname(o.dir)); // the entry of the snapshot directory itself
+      } catch (e) {
+        throw storageWriteError(e, o.dir, o.role);
+      }
+      this.state = 'finalized';
+      return encoded.length;
+    } finally {
+      if (this.state === 'finalizing') this.state = 'open';
+    }
+  }
+
+  /** Stops accepting writes and waits for the writes in flight; the caller removes the directory. */
+  async abort(): Promise<void> {
+    if (this.state === 'finalized') throw new Error(`${this.options.label} is complete; discard it instead of aborting it`);
+    this.state = 'aborted';
+    await Promise.allSettled([...this.inFlight]);
+  }
+
+  private assertState(expected: WriterState, action: string): void {
+    if (this.state !== expected) throw new Error(`cannot ${action}: ${this.options.label} is ${this.state}`);
+  }
+
+  private async checkReferencedFiles(metadata: CheckpointMetadata): Promise<void> {
+    const o = this.options;
+    for (const h of stateHandlesOf(metadata)) {
+      if (h.kind !== 'file') continue;
+      let base: string;
+      if (h.scope === 'exclusive') base = o.dir;
+      else if (o.sharedDir !== undefined) base = o.sharedDir;
+      else throw new Error(`${o.label} references shared file ${h.path}, but it has no shared directory`);
+      const path = join(base, h.path);
+      let sizeBytes: number;
+      try {
+        sizeBytes = (await stat(path)).size;
+      } catch (e) {
+        if (isNotFound(e)) {
+          throw new CheckpointStorageError('io', `${o.label} references state file ${path}, which does not exist (removed while the checkpoint ran?)`, { cause: e });
+        }
+        throw e;
+      }
+      if (sizeBytes !== CHECKSUMMED_FILE_HEADER_BYTES + h.sizeBytes) {
+        throw new Error(`${o.label} references ${path} as ${h.sizeBytes} state bytes, but the file has ${sizeBytes - CHECKSUMMED_FILE_HEADER_BYTES}`);
+      }
+    }
+  }
+}
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await stat(path);
+    return true;
+  } catch (e) {
+    if (isNotFound(e)) return false;
+    throw e;
+  }
+}
