@@ -1,7 +1,7 @@
 /** Sluice: the public API for job authors. */
 export { defineJob, isJobDefinition, type JobDefinition } from './api/define-job.js';
 export { StreamExecutionEnvironment, type CheckpointingMode } from './api/environment.js';
-export { DataStream, SingleOutputStream } from './api/data-stream.js';
+export { DataStream, SingleOutputStream, DataStreamSink } from './api/data-stream.js';
 export { KeyedStream } from './api/keyed-stream.js';
 export { WindowedStream } from './api/windowed-stream.js';
 export { ConnectedStreams, ConnectedKeyedStreams } from './api/connected-streams.js';

@@ -1117,11 +1117,9 @@ describe('functions are per subtask', () => {
     expectSameMultiset(sink.values, expected);
   });
 
-  // BUG (src/runtime/operators/process-operator.ts, not owned here): a non-keyed
-  // ProcessFunction is one object shared by all subtasks, so what open() stores on `this`
-  // is overwritten by the last subtask to open. Remove `.fails` once ProcessOperator gives
-  // each subtask its own object, as the keyed operators now do.
-  it.fails('what a ProcessFunction stores in open() belongs to its subtask', async () => {
+  // A non-keyed ProcessFunction object is given to every subtask; each works on its own
+  // copy (perSubtask), so what open() stores on `this` stays per subtask.
+  it('what a ProcessFunction stores in open() belongs to its subtask', async () => {
     const env = StreamExecutionEnvironment.create({ 'parallelism.default': 3 });
     const sink = new CollectSink<[number, number]>();
     const fn: ProcessFunction<number, [number, number]> & { idx: number } = {
@@ -1140,5 +1138,31 @@ describe('functions are per subtask', () => {
       .sinkTo(sink);
     await env.execute();
     for (const [sub, values] of sink.bySubtask) for (const [, idx] of values) expect(idx).toBe(sub);
+  });
+});
+
+describe('two-input operators and idleness', () => {
+  it('an idle input does not hold back the watermark of the other input, and idle is only emitted when both are idle', async () => {
+    const { StreamOperator } = await import('../src/runtime/task/stream-operator.js');
+    class Probe extends StreamOperator<unknown> {
+      processElement(): void {}
+    }
+    const events: string[] = [];
+    const op = new Probe();
+    op.setup({} as never, {
+      collect() {},
+      collectSide() {},
+      emitWatermark: (w: number) => events.push(`wm ${w}`),
+      emitWatermarkStatus: (idle: boolean) => events.push(idle ? 'idle' : 'active'),
+    });
+    op.processWatermarkStatus2(true);
+    op.processWatermark1(100);
+    op.processWatermark1(200);
+    expect(events).toEqual(['wm 100', 'wm 200']);
+    op.processWatermarkStatus1(true);
+    expect(events.at(-1)).toBe('idle');
+    op.processWatermarkStatus2(false);
+    op.processWatermark2(300);
+    expect(events.slice(-2)).toEqual(['active', 'wm 300']);
   });
 });

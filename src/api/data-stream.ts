@@ -76,8 +76,9 @@ export class DataStream<T> {
     return this.partition({ kind: 'forward' });
   }
 
-  sinkTo(sink: Sink<T>, name = 'Sink'): SingleOutputStream<never> {
-    return this.transform<never>(name, () => new SinkOperator(sink));
+  /** Ends the stream in a sink; the result only takes settings (uid, name, parallelism). */
+  sinkTo(sink: Sink<T>, name = 'Sink'): DataStreamSink {
+    return new DataStreamSink(this.transform<never>(name, () => new SinkOperator(sink)));
   }
 
   protected partition(partitioning: Partitioning): DataStream<T> {
@@ -133,5 +134,35 @@ export class SingleOutputStream<T> extends DataStream<T> {
   getSideOutput<X>(tag: OutputTag<X>): DataStream<X> {
     const t = this.env.addTransformation({ kind: 'side-output', name: `side-output:${tag.id}`, input: this.transformation, tag: tag as OutputTag<unknown> });
     return new DataStream<X>(this.env, t);
+  }
+}
+
+/** The end of a stream: a sink's settings, and nothing can follow it. */
+export class DataStreamSink {
+  constructor(private readonly stream: SingleOutputStream<never>) {}
+
+  uid(uid: string): this {
+    this.stream.uid(uid);
+    return this;
+  }
+
+  name(name: string): this {
+    this.stream.name(name);
+    return this;
+  }
+
+  setParallelism(parallelism: number): this {
+    this.stream.setParallelism(parallelism);
+    return this;
+  }
+
+  setMaxParallelism(maxParallelism: number): this {
+    this.stream.setMaxParallelism(maxParallelism);
+    return this;
+  }
+
+  disableChaining(): this {
+    this.stream.disableChaining();
+    return this;
   }
 }

@@ -81,26 +81,27 @@ export interface OnTimerContext<K extends KeyType> extends KeyedProcessContext<K
   timeDomain(): TimeDomain;
 }
 
+/** Properties, not methods, so a function's `open` is checked strictly against its context type. */
 interface Lifecycle<C> {
-  open?(ctx: C): void | Promise<void>;
-  close?(): void | Promise<void>;
+  open?: (ctx: C) => void | Promise<void>;
+  close?: () => void | Promise<void>;
 }
 
-export interface ProcessFunction<IN, OUT> extends Lifecycle<RuntimeContext> {
+export interface ProcessFunction<in IN, out OUT> extends Lifecycle<RuntimeContext> {
   processElement(value: IN, ctx: ProcessContext, out: Collector<OUT>): void;
 }
 
-export interface KeyedProcessFunction<K extends KeyType, IN, OUT> extends Lifecycle<KeyedRuntimeContext<K>> {
+export interface KeyedProcessFunction<in K extends KeyType, in IN, out OUT> extends Lifecycle<KeyedRuntimeContext<K>> {
   processElement(value: IN, ctx: KeyedProcessContext<K>, out: Collector<OUT>): void;
   onTimer?(timestampMs: number, ctx: OnTimerContext<K>, out: Collector<OUT>): void;
 }
 
-export interface CoProcessFunction<IN1, IN2, OUT> extends Lifecycle<RuntimeContext> {
+export interface CoProcessFunction<in IN1, in IN2, out OUT> extends Lifecycle<RuntimeContext> {
   processElement1(value: IN1, ctx: ProcessContext, out: Collector<OUT>): void;
   processElement2(value: IN2, ctx: ProcessContext, out: Collector<OUT>): void;
 }
 
-export interface KeyedCoProcessFunction<K extends KeyType, IN1, IN2, OUT> extends Lifecycle<KeyedRuntimeContext<K>> {
+export interface KeyedCoProcessFunction<in K extends KeyType, in IN1, in IN2, out OUT> extends Lifecycle<KeyedRuntimeContext<K>> {
   processElement1(value: IN1, ctx: KeyedProcessContext<K>, out: Collector<OUT>): void;
   processElement2(value: IN2, ctx: KeyedProcessContext<K>, out: Collector<OUT>): void;
   onTimer?(timestampMs: number, ctx: OnTimerContext<K>, out: Collector<OUT>): void;

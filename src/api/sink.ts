@@ -15,7 +15,7 @@ export interface SinkWriterContext {
  * records after the barrier), then `snapshotState` (the writer's state, e.g. its pending
  * transactions, kept in the checkpoint and handed back to `createWriter` on restore).
  */
-export interface SinkWriter<T> {
+export interface SinkWriter<in T> {
   write(value: T, timestampMs: number | undefined): void | Promise<void>;
   /** Push out what is buffered; `endOfInput` when no record follows. */
   flush?(endOfInput: boolean): void | Promise<void>;
@@ -27,7 +27,7 @@ export interface SinkWriter<T> {
   close?(): void | Promise<void>;
 }
 
-export interface Sink<T> {
+export interface Sink<in T> {
   /** `restoredState`: what writers' `snapshotState` returned, redistributed to this subtask (empty on a fresh start). */
   createWriter(ctx: SinkWriterContext, restoredState: readonly unknown[]): SinkWriter<T> | Promise<SinkWriter<T>>;
 }

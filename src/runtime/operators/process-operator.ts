@@ -1,14 +1,18 @@
 import type { ProcessFunction } from '../../api/functions.js';
 import { StreamOperator } from '../task/stream-operator.js';
 import { RecordContext, runtimeContext } from './contexts.js';
+import { perSubtask } from './keyed-operator.js';
 import { TimestampedCollector } from './timestamped-collector.js';
 
 export class ProcessOperator<IN, OUT> extends StreamOperator<OUT> {
   private ctx!: RecordContext<never>;
   private collector!: TimestampedCollector<OUT>;
 
-  constructor(private readonly fn: ProcessFunction<IN, OUT>) {
+  private readonly fn: ProcessFunction<IN, OUT>;
+
+  constructor(fn: ProcessFunction<IN, OUT>) {
     super();
+    this.fn = perSubtask(fn);
   }
 
   override open(): void | Promise<void> {

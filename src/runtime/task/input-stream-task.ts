@@ -41,7 +41,7 @@ export class InputStreamTask extends StreamTask {
         new WatermarkValve(
           channels.length,
           (wm) => (twoInputs ? (i === 0 ? head.processWatermark1(wm) : head.processWatermark2(wm)) : head.processWatermark(wm)),
-          (idle) => head.processWatermarkStatus(idle),
+          (idle) => (twoInputs ? (i === 0 ? head.processWatermarkStatus1(idle) : head.processWatermarkStatus2(idle)) : head.processWatermarkStatus(idle)),
         ),
     );
     this.offsets = [];

@@ -14,6 +14,9 @@ export abstract class StreamOperator<OUT = unknown> {
   protected currentWatermark = MIN_WATERMARK;
   private input1Watermark = MIN_WATERMARK;
   private input2Watermark = MIN_WATERMARK;
+  private input1Idle = false;
+  private input2Idle = false;
+  private outputIdle = false;
 
   setup(runtime: OperatorRuntime, output: Output<OUT>): void {
     this.runtime = runtime;
@@ -39,12 +42,39 @@ export abstract class StreamOperator<OUT = unknown> {
 
   processWatermark1(watermarkMs: number): void {
     this.input1Watermark = watermarkMs;
-    this.processWatermark(Math.min(this.input1Watermark, this.input2Watermark));
+    this.combineInputWatermarks();
   }
 
   processWatermark2(watermarkMs: number): void {
     this.input2Watermark = watermarkMs;
-    this.processWatermark(Math.min(this.input1Watermark, this.input2Watermark));
+    this.combineInputWatermarks();
+  }
+
+  /** Two inputs: the minimum over the inputs that are not idle (Flink's AbstractStreamOperator). */
+  private combineInputWatermarks(): void {
+    const w1 = this.input1Idle ? Number.POSITIVE_INFINITY : this.input1Watermark;
+    const w2 = this.input2Idle ? Number.POSITIVE_INFINITY : this.input2Watermark;
+    const combined = Math.min(w1, w2);
+    if (Number.isFinite(combined)) this.processWatermark(combined);
+  }
+
+  processWatermarkStatus1(idle: boolean): void {
+    this.input1Idle = idle;
+    this.combineInputStatus();
+  }
+
+  processWatermarkStatus2(idle: boolean): void {
+    this.input2Idle = idle;
+    this.combineInputStatus();
+  }
+
+  private combineInputStatus(): void {
+    const idle = this.input1Idle && this.input2Idle;
+    if (idle !== this.outputIdle) {
+      this.outputIdle = idle;
+      this.output.emitWatermarkStatus(idle);
+    }
+    if (!idle) this.combineInputWatermarks();
   }
 
   /** Event time advanced: fire timers before the watermark moves on. */
