@@ -81,8 +81,19 @@ export interface OnTimerContext<K extends KeyType> extends KeyedProcessContext<K
   timeDomain(): TimeDomain;
 }
 
+/**
+ * Checkpoint hooks of a function (Flink's CheckpointedFunction and CheckpointListener):
+ * `snapshotState` runs at the barrier (a returned promise must settle before the checkpoint
+ * is acknowledged), the notifications when the checkpoint completed or was aborted.
+ */
+export interface CheckpointListener {
+  snapshotState?: (checkpointId: number) => void | Promise<void>;
+  notifyCheckpointComplete?: (checkpointId: number) => void | Promise<void>;
+  notifyCheckpointAborted?: (checkpointId: number) => void | Promise<void>;
+}
+
 /** Properties, not methods, so a function's `open` is checked strictly against its context type. */
-interface Lifecycle<C> {
+interface Lifecycle<C> extends CheckpointListener {
   open?: (ctx: C) => void | Promise<void>;
   close?: () => void | Promise<void>;
 }

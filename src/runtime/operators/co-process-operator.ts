@@ -36,6 +36,18 @@ export class CoProcessOperator<IN1, IN2, OUT> extends StreamOperator<OUT> {
     this.fn.processElement2(value as IN2, this.ctx, this.collector);
   }
 
+  override snapshotState(checkpointId: number): void | Promise<void> {
+    return this.fn.snapshotState?.(checkpointId);
+  }
+
+  override notifyCheckpointComplete(checkpointId: number): void | Promise<void> {
+    return this.fn.notifyCheckpointComplete?.(checkpointId);
+  }
+
+  override notifyCheckpointAborted(checkpointId: number): void | Promise<void> {
+    return this.fn.notifyCheckpointAborted?.(checkpointId);
+  }
+
   override close(): void | Promise<void> {
     return this.fn.close?.();
   }
@@ -92,6 +104,18 @@ export class KeyedCoProcessOperator<K extends KeyType, IN1, IN2, OUT> extends Ke
     this.collector.timestampMs = domain === 'EVENT_TIME' ? timestampMs : NO_TIMESTAMP;
     this.fn.onTimer(timestampMs, this.ctx, this.collector);
     this.ctx.domain = 'EVENT_TIME';
+  }
+
+  override snapshotState(checkpointId: number): void | Promise<void> {
+    return this.fn.snapshotState?.(checkpointId);
+  }
+
+  override notifyCheckpointComplete(checkpointId: number): void | Promise<void> {
+    return this.fn.notifyCheckpointComplete?.(checkpointId);
+  }
+
+  override notifyCheckpointAborted(checkpointId: number): void | Promise<void> {
+    return this.fn.notifyCheckpointAborted?.(checkpointId);
   }
 
   override close(): void | Promise<void> {

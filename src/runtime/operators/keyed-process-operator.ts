@@ -48,6 +48,18 @@ export class KeyedProcessOperator<K extends KeyType, IN, OUT> extends KeyedOpera
     this.ctx.domain = 'EVENT_TIME';
   }
 
+  override snapshotState(checkpointId: number): void | Promise<void> {
+    return this.fn.snapshotState?.(checkpointId);
+  }
+
+  override notifyCheckpointComplete(checkpointId: number): void | Promise<void> {
+    return this.fn.notifyCheckpointComplete?.(checkpointId);
+  }
+
+  override notifyCheckpointAborted(checkpointId: number): void | Promise<void> {
+    return this.fn.notifyCheckpointAborted?.(checkpointId);
+  }
+
   override close(): void | Promise<void> {
     return this.fn.close?.();
   }

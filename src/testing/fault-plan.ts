@@ -1,0 +1,150 @@
+import type { ProcessFunction } from '../api/functions.js';
+import type { Sink, SinkWriter } from '../api/sink.js';
+import { seededRandom } from './seeded-random.js';
+
+/** One planned fault. Record counts are cumulative over restarts, so every fault fires once. */
+export type Fault =
+  /** The failing operator throws when it has processed `afterRecords` records in all. */
+  | { readonly kind: 'record'; readonly afterRecords: number }
+  /** The failing operator throws in the synchronous part of its `n`-th snapshot: the subtask fails. */
+  | { readonly kind: 'snapshot-sync'; readonly nthSnapshot: number }
+  /** The asynchronous part of its `n`-th snapshot fails: the checkpoint is declined. */
+  | { readonly kind: 'snapshot-async'; readonly nthSnapshot: number }
+  /** The wrapped sink throws while committing its `n`-th completed checkpoint: recovery commits again. */
+  | { readonly kind: 'commit'; readonly nthCommit: number };
+
+export interface FaultPlanOptions {
+  readonly seed: number;
+  /** Number of record faults. */
+  readonly recordFaults?: number;
+  /** Record faults are placed in [1, recordRange]. */
+  readonly recordRange?: number;
+  readonly snapshotSyncFaults?: number;
+  readonly snapshotAsyncFaults?: number;
+  readonly commitFaults?: number;
+  /** Snapshot and commit faults are placed in [1, checkpointRange]. */
+  readonly checkpointRange?: number;
+}
+
+export class InjectedFault extends Error {
+  override readonly name = 'InjectedFault';
+}
+
+/**
+ * A seeded plan of failures to test a job's fault tolerance, replayable from its seed (print
+ * `plan.describe()` with a failing test). Put `plan.failingProcess()` into the job where
+ * records and snapshots should fail, and wrap the sink with `plan.wrapSink(sink)` for commit
+ * failures. Counters live in the plan, so one plan belongs to one job run.
+ */
+export class FaultPlan {
+  readonly faults: readonly Fault[];
+  private records = 0;
+  private snapshots = 0;
+  private commits = 0;
+  private readonly firedFaults = new Set<Fault>();
+
+  constructor(
+    readonly seed: number,
+    faults: readonly Fault[],
+  ) {
+    this.faults = faults;
+  }
+
+  static seeded(o: FaultPlanOptions): FaultPlan {
+    const rnd = seededRandom(o.seed);
+    const faults: Fault[] = [];
+    const distinct = (n: number, range: number): number[] => {
+      const picked = new Set<number>();
+      while (picked.size < Math.min(n, range)) picked.add(1 + Math.floor(rnd() * range));
+      return [...picked].sort((a, b) => a - b);
+    };
+    for (const r of distinct(o.recordFaults ?? 0, o.recordRange ?? 1)) faults.push({ kind: 'record', afterRecords: r });
+    const range = o.checkpointRange ?? 10;
+    for (const n of distinct(o.snapshotSyncFaults ?? 0, range)) faults.push({ kind: 'snapshot-sync', nthSnapshot: n });
+    for (const n of distinct(o.snapshotAsyncFaults ?? 0, range)) faults.push({ kind: 'snapshot-async', nthSnapshot: n });
+    for (const n of distinct(o.commitFaults ?? 0, range)) faults.push({ kind: 'commit', nthCommit: n });
+    return new FaultPlan(o.seed, faults);
+  }
+
+  /** Faults that fired so far. */
+  get fired(): readonly Fault[] {
+    return this.faults.filter((f) => this.firedFaults.has(f));
+  }
+
+  describe(): string {
+    const parts = this.faults.map((f) => {
+      switch (f.kind) {
+        case 'record':
+          return `record ${f.afterRecords}`;
+        case 'snapshot-sync':
+          return `sync snapshot #${f.nthSnapshot}`;
+        case 'snapshot-async':
+          return `async snapshot #${f.nthSnapshot}`;
+        case 'commit':
+          return `commit #${f.nthCommit}`;
+      }
+    });
+    return `fault plan seed ${this.seed}: ${parts.join(', ') || 'no faults'}`;
+  }
+
+  private fire(f: Fault | undefined, what: string): void {
+    if (f === undefined || this.firedFaults.has(f)) return;
+    this.firedFaults.add(f);
+    throw new InjectedFault(`injected fault: ${what} (${this.describe()})`);
+  }
+
+  /** A pass-through function that fails at the planned records and snapshots. */
+  failingProcess<T>(): ProcessFunction<T, T> {
+    return {
+      processElement: (value, _ctx, out) => {
+        this.records++;
+        this.fire(
+          this.faults.find((f) => f.kind === 'record' && f.afterRecords === this.records),
+          `failure after ${this.records} records`,
+        );
+        out.collect(value);
+      },
+      snapshotState: (checkpointId) => {
+        this.snapshots++;
+        const n = this.snapshots;
+        this.fire(
+          this.faults.find((f) => f.kind === 'snapshot-sync' && f.nthSnapshot === n),
+          `synchronous snapshot failure (checkpoint ${checkpointId})`,
+        );
+        const asyncFault = this.faults.find((f) => f.kind === 'snapshot-async' && f.nthSnapshot === n);
+        if (asyncFault !== undefined && !this.firedFaults.has(asyncFault)) {
+          this.firedFaults.add(asyncFault);
+          return Promise.reject(new InjectedFault(`injected fault: asynchronous snapshot failure (checkpoint ${checkpointId})`));
+        }
+      },
+    };
+  }
+
+  /** The sink, failing while it commits the planned checkpoints. */
+  wrapSink<T>(sink: Sink<T>): Sink<T> {
+    return {
+      createWriter: async (ctx, restored): Promise<SinkWriter<T>> => {
+        const w = await sink.createWriter(ctx, restored);
+        const wrapped: SinkWriter<T> = {
+          write: (v, t) => w.write(v, t),
+          notifyCheckpointComplete: async (id) => {
+            this.commits++;
+            const n = this.commits;
+            // Fail after the real commit started, as a crash in the middle of a commit would.
+            const fault = this.faults.find((f) => f.kind === 'commit' && f.nthCommit === n);
+            if (fault !== undefined && !this.firedFaults.has(fault)) {
+              this.fire(fault, `failure while committing checkpoint ${id}`);
+            }
+            await w.notifyCheckpointComplete?.(id);
+          },
+        };
+        if (w.flush) wrapped.flush = (e) => w.flush!(e);
+        if (w.prepareCommit) wrapped.prepareCommit = (id) => w.prepareCommit!(id);
+        if (w.snapshotState) wrapped.snapshotState = (id) => w.snapshotState!(id);
+        if (w.notifyCheckpointAborted) wrapped.notifyCheckpointAborted = (id) => w.notifyCheckpointAborted!(id);
+        if (w.close) wrapped.close = () => w.close!();
+        return wrapped;
+      },
+    };
+  }
+}

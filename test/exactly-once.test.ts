@@ -1,0 +1,143 @@
+import { describe, expect, it } from 'vitest';
+import {
+  StreamExecutionEnvironment,
+  valueState,
+  type Collector,
+  type KeyedProcessContext,
+  type KeyedProcessFunction,
+  type KeyedRuntimeContext,
+  type ValueState,
+} from '../src/index.js';
+import { numberSource } from '../src/connectors/generator/sources.js';
+import { FaultPlan } from '../src/testing/fault-plan.js';
+import { compareMultisets, TxnStore, TxnStoreSink } from './support/txn-store-sink.js';
+
+const KEYS = 13;
+
+/** Counts records per key; emits "key:count" (exactly-once check) or the record (at-least-once check). */
+class CountPerKey implements KeyedProcessFunction<number, number, string> {
+  private count!: ValueState<number>;
+  constructor(private readonly emitRecord: boolean) {}
+  open(ctx: KeyedRuntimeContext<number>): void {
+    this.count = ctx.getState(valueState<number>('count'));
+  }
+  processElement(n: number, ctx: KeyedProcessContext<number>, out: Collector<string>): void {
+    const c = (this.count.value() ?? 0) + 1;
+    this.count.update(c);
+    out.collect(this.emitRecord ? String(n) : `${ctx.getCurrentKey()}:${c}`);
+  }
+}
+
+function countReference(n: number): string[] {
+  const perKey = new Map<number, number>();
+  const out: string[] = [];
+  for (let i = 0; i < n; i++) {
+    const c = (perKey.get(i % KEYS) ?? 0) + 1;
+    perKey.set(i % KEYS, c);
+    out.push(`${i % KEYS}:${c}`);
+  }
+  return out;
+}
+
+interface RunOptions {
+  readonly parallelism: number;
+  readonly config: Record<string, string | number | boolean>;
+  readonly plan: FaultPlan;
+  readonly records: number;
+  readonly emitRecord?: boolean;
+}
+
+async function runCountingJob(o: RunOptions) {
+  const store = new TxnStore<string>();
+  const logs: string[] = [];
+  const env = StreamExecutionEnvironment.create({
+    'parallelism.default': o.parallelism,
+    'execution.checkpointing.interval': 20,
+    'restart-strategy.type': 'fixed-delay',
+    'restart-strategy.fixed-delay.attempts': 50,
+    'restart-strategy.fixed-delay.delay': 5,
+    ...o.config,
+  });
+  env
+    .fromSource(numberSource({ count: o.records, eventsPerSecond: 40_000 }), 'numbers')
+    .process(o.plan.failingProcess<number>())
+    .name('faults')
+    .keyBy((n) => n % KEYS)
+    .process(new CountPerKey(o.emitRecord ?? false))
+    .uid('count')
+    .sinkTo(o.plan.wrapSink(new TxnStoreSink(store)));
+  const result = await env.executeAsync(undefined, { log: (m) => logs.push(m) }).result;
+  return { result, committed: store.committed, logs };
+}
+
+const modes = [
+  { name: 'aligned exactly-once', config: {} },
+  { name: 'unaligned exactly-once', config: { 'execution.checkpointing.unaligned.enabled': true } },
+] as const;
+
+describe('exactly-once under injected failures (two-phase-commit sink)', () => {
+  for (const mode of modes) {
+    for (const parallelism of [1, 2, 3, 4]) {
+      it(`${mode.name}, parallelism ${parallelism}: >= 5 failures, output equals the reference`, async () => {
+        const records = 12_000;
+        const seed = 1000 * parallelism + (mode.name.startsWith('aligned') ? 1 : 2);
+        const plan = FaultPlan.seeded({ seed, recordFaults: 5, recordRange: records });
+        const { result, committed } = await runCountingJob({ parallelism, config: mode.config, plan, records });
+        const diff = compareMultisets(committed, countReference(records));
+        expect(result.numRestarts, plan.describe()).toBeGreaterThanOrEqual(5);
+        expect(diff, plan.describe()).toEqual({ duplicates: 0, missing: 0, unexpected: 0 });
+        expect(committed.length, plan.describe()).toBe(records);
+      });
+    }
+  }
+
+  for (const parallelism of [1, 3]) {
+    it(`at-least-once, parallelism ${parallelism}: >= 5 failures, no record lost`, async () => {
+      const records = 12_000;
+      const plan = FaultPlan.seeded({ seed: 77 + parallelism, recordFaults: 5, recordRange: records });
+      const { result, committed } = await runCountingJob({
+        parallelism,
+        config: { 'execution.checkpointing.mode': 'AT_LEAST_ONCE' },
+        plan,
+        records,
+        emitRecord: true,
+      });
+      expect(result.numRestarts, plan.describe()).toBeGreaterThanOrEqual(5);
+      const seen = new Set(committed);
+      const lost = Array.from({ length: records }, (_, i) => String(i)).filter((r) => !seen.has(r));
+      expect(lost.length, plan.describe()).toBe(0);
+    });
+  }
+
+  it('failures in the synchronous and asynchronous snapshot phases and while committing: restored, still exact', async () => {
+    const records = 12_000;
+    const plan = FaultPlan.seeded({ seed: 4242, recordFaults: 2, recordRange: records, snapshotSyncFaults: 2, snapshotAsyncFaults: 2, commitFaults: 2, checkpointRange: 12 });
+    const { result, committed, logs } = await runCountingJob({ parallelism: 2, config: {}, plan, records });
+    expect(plan.fired.length, `${plan.describe()}\n${logs.join('\n')}`).toBe(plan.faults.length);
+    expect(result.numRestarts, plan.describe()).toBeGreaterThanOrEqual(plan.faults.length);
+    expect(compareMultisets(committed, countReference(records)), plan.describe()).toEqual({ duplicates: 0, missing: 0, unexpected: 0 });
+  });
+
+  it('tolerable failed checkpoints: declined checkpoints within the budget cause no restart', async () => {
+    const records = 12_000;
+    const plan = FaultPlan.seeded({ seed: 9, snapshotAsyncFaults: 3, checkpointRange: 10 });
+    const { result, committed } = await runCountingJob({
+      parallelism: 2,
+      config: { 'execution.checkpointing.tolerable-failed-checkpoints': 5 },
+      plan,
+      records,
+    });
+    expect(plan.fired.length, plan.describe()).toBe(3);
+    expect(result.numRestarts, plan.describe()).toBe(0);
+    expect(compareMultisets(committed, countReference(records))).toEqual({ duplicates: 0, missing: 0, unexpected: 0 });
+  });
+
+  it('with no tolerable failures, a declined checkpoint fails the job over', async () => {
+    const records = 8_000;
+    const plan = FaultPlan.seeded({ seed: 11, snapshotAsyncFaults: 1, checkpointRange: 4 });
+    const { result, committed, logs } = await runCountingJob({ parallelism: 2, config: {}, plan, records });
+    expect(result.numRestarts, logs.join('\n')).toBe(1);
+    expect(logs.some((l) => /Exceeded checkpoint tolerable failure threshold/.test(l)), logs.join('\n')).toBe(true);
+    expect(compareMultisets(committed, countReference(records))).toEqual({ duplicates: 0, missing: 0, unexpected: 0 });
+  });
+});
