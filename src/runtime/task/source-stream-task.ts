@@ -56,7 +56,13 @@ export class SourceStreamTask extends StreamTask {
         this.d.checkpointing?.responder.decline(this.d.vertex.id, this.d.subtaskIndex, barrier.checkpointId, 'CHECKPOINT_DECLINED_TASK_CLOSING', `${this.name} is not running`);
         return;
       }
-      if (this.dataPhase === 'finished' && this.finalCheckpointId === undefined) this.finalCheckpointId = barrier.checkpointId;
+      if (this.dataPhase === 'finished') {
+        if (this.finalCheckpointId === undefined) this.finalCheckpointId = barrier.checkpointId;
+        // After the end of data the barrier goes behind everything in the channels (aligned):
+        // downstream subtasks then finish their data before they snapshot, so nothing they
+        // emit falls after the final checkpoint.
+        barrier = { ...barrier, options: { ...barrier.options, unaligned: false, alignedCheckpointTimeoutMs: 0 } };
+      }
       this.performCheckpoint(barrier, barrier.options.unaligned && barrier.options.alignedCheckpointTimeoutMs <= 0, this.reader.snapshotState(barrier.checkpointId));
     });
   }

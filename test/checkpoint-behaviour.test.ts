@@ -1,0 +1,224 @@
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { StreamExecutionEnvironment, valueState, type KeyedProcessFunction, type ValueState } from '../src/index.js';
+import type { Sink } from '../src/api/sink.js';
+import { numberSource } from '../src/connectors/generator/sources.js';
+import type { CheckpointStatsEntry } from '../src/runtime/checkpoint/checkpoint-stats.js';
+import type { RunningAttempt } from '../src/runtime/local-executor.js';
+import { LocalExecutor } from '../src/runtime/local-executor.js';
+import { FaultPlan } from '../src/testing/fault-plan.js';
+import { compareMultisets, TxnStore, TxnStoreSink } from './support/txn-store-sink.js';
+
+/** Passes records on, taking 1 ms for every `every` records: backpressure upstream. */
+function slowly<T>(inner: Sink<T>, every: number): Sink<T> {
+  return {
+    createWriter: async (ctx, restored) => {
+      const w = await inner.createWriter(ctx, restored);
+      let n = 0;
+      return {
+        ...w,
+        write: (v, t) => {
+          const r = w.write(v, t);
+          if (++n % every === 0) return Promise.resolve(r).then(() => new Promise<void>((res) => setTimeout(res, 1)));
+          return r;
+        },
+        prepareCommit: w.prepareCommit?.bind(w),
+        snapshotState: w.snapshotState?.bind(w),
+        notifyCheckpointComplete: w.notifyCheckpointComplete?.bind(w),
+        notifyCheckpointAborted: w.notifyCheckpointAborted?.bind(w),
+        flush: w.flush?.bind(w),
+        close: w.close?.bind(w),
+      };
+    },
+  };
+}
+
+const KEYS = 7;
+const counting: KeyedProcessFunction<number, number, string> & { c?: ValueState<number> } = {
+  open(ctx) {
+    this.c = ctx.getState(valueState<number>('c'));
+  },
+  processElement(n, ctx, out) {
+    const c = (this.c!.value() ?? 0) + 1;
+    this.c!.update(c);
+    out.collect(`${ctx.getCurrentKey()}:${c}`);
+  },
+};
+
+function reference(records: number): string[] {
+  const per = new Map<number, number>();
+  return Array.from({ length: records }, (_, i) => {
+    const c = (per.get(i % KEYS) ?? 0) + 1;
+    per.set(i % KEYS, c);
+    return `${i % KEYS}:${c}`;
+  });
+}
+
+interface Run {
+  readonly committed: string[];
+  readonly stats: readonly CheckpointStatsEntry[];
+  readonly numRestarts: number;
+  readonly logs: string[];
+}
+
+async function run(config: Record<string, string | number | boolean>, o: { records: number; slowEvery?: number; plan?: FaultPlan; onStart?: (a: RunningAttempt, x: LocalExecutor) => void; hook?: (n: number) => void }): Promise<Run> {
+  const store = new TxnStore<string>();
+  const env = StreamExecutionEnvironment.create({
+    'parallelism.default': 2,
+    'restart-strategy.type': 'fixed-delay',
+    'restart-strategy.fixed-delay.attempts': 20,
+    'restart-strategy.fixed-delay.delay': 5,
+    ...config,
+  });
+  const plan = o.plan ?? new FaultPlan(0, []);
+  let seen = 0;
+  let sink: Sink<string> = new TxnStoreSink(store);
+  if (o.slowEvery !== undefined) sink = slowly(sink, o.slowEvery);
+  env
+    .fromSource(numberSource({ count: o.records }), 'numbers')
+    .map((n) => {
+      o.hook?.(++seen);
+      return n;
+    })
+    .process(plan.failingProcess<number>())
+    .keyBy((n) => n % KEYS)
+    .process(counting)
+    .sinkTo(sink);
+  const logs: string[] = [];
+  const executor = new LocalExecutor(env.getJobGraph(), env.config, {
+    log: (m) => logs.push(m),
+    onAttemptStarted: (a) => o.onStart?.(a, executor),
+  });
+  const result = await executor.run();
+  return { committed: store.committed, stats: executor.checkpointStats.entries(), numRestarts: result.numRestarts, logs };
+}
+
+const p50 = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+describe('checkpoint behaviour', () => {
+  it('unaligned checkpoints complete under backpressure by persisting in-flight data; aligned ones wait for the queued data', async () => {
+    const common = { 'execution.checkpointing.interval': 50, 'execution.buffer-batch-size': 64 };
+    const aligned = await run(common, { records: 20_000, slowEvery: 20 });
+    const unaligned = await run({ ...common, 'execution.checkpointing.unaligned.enabled': true }, { records: 20_000, slowEvery: 20 });
+    for (const r of [aligned, unaligned]) expect(compareMultisets(r.committed, reference(20_000))).toEqual({ duplicates: 0, missing: 0, unexpected: 0 });
+    const done = (r: Run) => r.stats.filter((e) => e.status === 'COMPLETED' && e.checkpointType !== 'SAVEPOINT');
+    expect(done(aligned).length).toBeGreaterThan(1);
+    expect(done(unaligned).length).toBeGreaterThan(1);
+    expect(done(aligned).every((e) => e.persistedInFlightRecords === 0)).toBe(true);
+    expect(done(unaligned).some((e) => e.persistedInFlightRecords > 0)).toBe(true);
+    expect(done(unaligned).every((e) => e.checkpointType === 'UNALIGNED_CHECKPOINT')).toBe(true);
+    const alignedP50 = p50(done(aligned).map((e) => e.endToEndDurationMs!));
+    const unalignedP50 = p50(done(unaligned).map((e) => e.endToEndDurationMs!));
+    expect(unalignedP50, `aligned p50 ${alignedP50} ms, unaligned p50 ${unalignedP50} ms`).toBeLessThan(alignedP50);
+  });
+
+  it('in-flight data of an unaligned checkpoint is restored after failures: still exactly-once', async () => {
+    const records = 20_000;
+    const plan = FaultPlan.seeded({ seed: 31, recordFaults: 5, recordRange: records });
+    const r = await run(
+      { 'execution.checkpointing.interval': 30, 'execution.buffer-batch-size': 64, 'execution.checkpointing.unaligned.enabled': true },
+      { records, slowEvery: 20, plan },
+    );
+    expect(r.numRestarts, plan.describe()).toBeGreaterThanOrEqual(5);
+    expect(r.stats.some((e) => e.persistedInFlightRecords > 0), plan.describe()).toBe(true);
+    expect(compareMultisets(r.committed, reference(records)), plan.describe()).toEqual({ duplicates: 0, missing: 0, unexpected: 0 });
+  });
+
+  it('aligned checkpoints with a timeout switch to unaligned when the alignment takes too long', async () => {
+    const r = await run(
+      {
+        'execution.checkpointing.interval': 50,
+        'execution.buffer-batch-size': 64,
+        'execution.checkpointing.unaligned.enabled': true,
+        'execution.checkpointing.aligned-checkpoint-timeout': 1,
+      },
+      { records: 20_000, slowEvery: 10 },
+    );
+    expect(compareMultisets(r.committed, reference(20_000))).toEqual({ duplicates: 0, missing: 0, unexpected: 0 });
+    const switched = r.stats.filter((e) => e.status === 'COMPLETED' && e.subtasks.some((s) => s.unaligned));
+    expect(switched.length).toBeGreaterThan(0);
+  });
+
+  it('min-pause and max-concurrent are obeyed', async () => {
+    const minPauseMs = 40;
+    const r = await run(
+      { 'execution.checkpointing.interval': 10, 'execution.checkpointing.min-pause': minPauseMs, 'execution.buffer-batch-size': 64 },
+      { records: 20_000, slowEvery: 40 },
+    );
+    const done = [...r.stats].filter((e) => e.status === 'COMPLETED').sort((a, b) => a.id - b.id);
+    expect(done.length).toBeGreaterThan(2);
+    // min-pause counts from the completion (the last acknowledgement) of the previous checkpoint.
+    // The final checkpoint (the last) is requested when the sources end and does not wait.
+    for (let i = 1; i < done.length - 1; i++) {
+      expect(done[i]!.triggerTimestampMs - done[i - 1]!.latestAckTimestampMs!).toBeGreaterThanOrEqual(minPauseMs);
+    }
+    // max-concurrent 1: no two checkpoints overlap.
+    const all = [...r.stats].sort((a, b) => a.id - b.id);
+    for (let i = 1; i < all.length; i++) {
+      const prev = all[i - 1]!;
+      expect(all[i]!.triggerTimestampMs).toBeGreaterThanOrEqual(prev.triggerTimestampMs + (prev.endToEndDurationMs ?? 0));
+    }
+  });
+
+  it('falls back to an older retained checkpoint when the latest cannot be read, and logs why', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sluice-fallback-'));
+    try {
+      let executor: LocalExecutor | undefined;
+      let corrupted = false;
+      const records = 30_000;
+      const r = await run(
+        {
+          // Periodic checkpoints effectively off: the test triggers them, so none is pending at the crash.
+          'execution.checkpointing.interval': 600_000,
+          'execution.checkpointing.dir': dir,
+          'execution.checkpointing.num-retained': 3,
+          'execution.checkpointing.data-inline-threshold': 0,
+          'execution.buffer-batch-size': 64,
+        },
+        {
+          records,
+          slowEvery: 50,
+          onStart: (_a, x) => {
+            executor = x;
+          },
+          hook: (n) => {
+            if (corrupted) return;
+            if (n === 3_000 || n === 8_000 || n === 13_000) void executor!.triggerCheckpoint();
+            if (n < 20_000) return;
+            const done = executor!.checkpointStats.entries().filter((e) => e.status === 'COMPLETED');
+            if (done.length < 3 || executor!.checkpointStats.counts.inProgress > 0) return;
+            // Flip one byte of every state file of the newest completed checkpoint, then fail.
+            const newest = done[0]!;
+            const chk = newest.externalPath!;
+            for (const f of readdirSync(chk)) {
+              if (f === '_metadata') continue;
+              const p = join(chk, f);
+              const bytes = readFileSync(p);
+              bytes[bytes.length - 1] ^= 0xff;
+              writeFileSync(p, bytes);
+            }
+            corrupted = true;
+            throw new Error(`crash after corrupting checkpoint ${newest.id}`);
+          },
+        },
+      );
+      expect(corrupted).toBe(true);
+      expect(r.logs.some((l) => /checkpoint \d+ cannot be read \(.*corrupt.*\), falling back to checkpoint \d+/.test(l)), r.logs.join('\n')).toBe(true);
+      // The corrupted checkpoint had completed, so its transactions were committed: replaying from
+      // an older checkpoint writes their records again (as in Flink). Nothing is lost.
+      const diff = compareMultisets(r.committed, reference(records));
+      expect({ missing: diff.missing, unexpected: diff.unexpected }).toEqual({ missing: 0, unexpected: 0 });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('the final checkpoint commits the last records of a bounded job', async () => {
+    // A long interval: without the final checkpoint, nothing would ever be committed.
+    const r = await run({ 'execution.checkpointing.interval': 60_000 }, { records: 5_000 });
+    expect(compareMultisets(r.committed, reference(5_000))).toEqual({ duplicates: 0, missing: 0, unexpected: 0 });
+    expect(r.stats.filter((e) => e.status === 'COMPLETED').length).toBe(1);
+  });
+});
