@@ -8,6 +8,7 @@ import { LocalExecutor, type JobProgress, type JobResult, type LocalExecutorOpti
 import { DataStream, SingleOutputStream } from './data-stream.js';
 import type { KeySelector } from './functions.js';
 import type { Source } from './source.js';
+import type { CheckpointStatsEntry } from '../runtime/checkpoint/checkpoint-stats.js';
 import { CollectionSource } from '../connectors/collection-source.js';
 
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
@@ -21,6 +22,10 @@ export interface JobClient {
   readonly jobId: string;
   readonly result: Promise<JobResult>;
   progress(): JobProgress;
+  /** Checkpoint statistics, newest first. */
+  checkpoints(): readonly CheckpointStatsEntry[];
+  /** Triggers a checkpoint now (`sluice checkpoint`); resolves when it completed. */
+  triggerCheckpoint(full?: boolean): Promise<{ checkpointId: number; pointer: string }>;
   cancel(): void;
 }
 
@@ -129,6 +134,8 @@ export class StreamExecutionEnvironment {
       jobId: executor.jobId,
       result,
       progress: () => executor.progress(),
+      checkpoints: () => executor.checkpointStats.entries(),
+      triggerCheckpoint: (full) => executor.triggerCheckpoint(full),
       cancel: () => executor.cancel(),
     };
   }

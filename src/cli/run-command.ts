@@ -5,6 +5,13 @@ import { JobExecutionError } from '../runtime/local-executor.js';
 import { CliError } from './cli-error.js';
 import { loadJob } from './job-loader.js';
 import { ProgressLine } from './progress-line.js';
+import { checkpointTable } from './checkpoint-table.js';
+
+function printCheckpoints(entries: ReturnType<import('../api/environment.js').JobClient['checkpoints']>): void {
+  if (entries.length === 0) return;
+  const shown = entries.slice(0, 20);
+  process.stderr.write(`Checkpoints (${entries.length}${entries.length > shown.length ? `, newest ${shown.length} shown` : ''}):\n${checkpointTable(shown)}\n`);
+}
 
 export const RUN_USAGE = `usage: sluice run [-p N] [-D key=value]... [--no-typecheck] [--progress|--no-progress] <job.ts> [job args...]`;
 
@@ -83,10 +90,13 @@ export async function runCommand(argv: readonly string[]): Promise<number> {
   try {
     const result = await client.result;
     line?.stop();
-    process.stderr.write(`Job ${result.jobId} ${result.status.toLowerCase()} in ${result.durationMs} ms\n`);
+    printCheckpoints(client.checkpoints());
+    const restarts = result.numRestarts > 0 ? `, ${result.numRestarts} restart(s)` : '';
+    process.stderr.write(`Job ${result.jobId} ${result.status.toLowerCase()} in ${result.durationMs} ms${restarts}\n`);
     return 0;
   } catch (e) {
     line?.stop();
+    printCheckpoints(client.checkpoints());
     if (e instanceof JobExecutionError) {
       process.stderr.write(`Job ${client.jobId} failed: ${e.message}\n`);
       let cause = e.cause;

@@ -4,6 +4,13 @@ export { numberSource, nexmarkSource, type NumberSourceOptions, type NexmarkSour
 export * from './generator/nexmark/index.js';
 export { FileSource, type FileSplit, type FileSourceOptions } from './file/file-source.js';
 export { FileSink, type FileSinkOptions } from './file/file-sink.js';
+export {
+  ExactlyOnceFileSink,
+  readCommittedLines,
+  committedFileName,
+  type ExactlyOnceFileSinkOptions,
+  type FileTransaction,
+} from './file/exactly-once-file-sink.js';
 export { CollectSink } from './collect-sink.js';
 export { DiscardingSink } from './discarding-sink.js';
 export { PrintSink, type PrintSinkOptions } from './print-sink.js';

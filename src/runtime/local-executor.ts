@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { Configuration } from '../config/configuration.js';
+import { ConfigError, type Configuration } from '../config/configuration.js';
 import type { JobGraph, JobVertex } from '../graph/job-graph.js';
 import type { StreamEdge } from '../graph/stream-graph.js';
 import type { InputChannel, OutputChannel } from './channel/channel.js';
@@ -101,6 +101,18 @@ export class LocalExecutor {
     this.jobId = options.jobId ?? randomBytes(16).toString('hex');
     this.log = options.log ?? ((m) => process.stderr.write(`[sluice] ${m}\n`));
     this.checkpointing = config.getOptionalNumber('execution.checkpointing.interval') === undefined ? undefined : checkpointCoordinatorConfig(config);
+    if (this.checkpointing?.unaligned === true) {
+      if (this.checkpointing.mode !== 'EXACTLY_ONCE') {
+        throw new ConfigError(
+          `execution.checkpointing.unaligned.enabled needs execution.checkpointing.mode EXACTLY_ONCE (it is ${this.checkpointing.mode}): turn one of them off`,
+        );
+      }
+      if (this.checkpointing.maxConcurrentCheckpoints > 1) {
+        throw new ConfigError(
+          `unaligned checkpoints need execution.checkpointing.max-concurrent-checkpoints 1 (it is ${this.checkpointing.maxConcurrentCheckpoints})`,
+        );
+      }
+    }
   }
 
   async run(): Promise<JobResult> {
@@ -115,6 +127,7 @@ export class LocalExecutor {
     for (let attempt = 0; ; attempt++) {
       const result = await this.runAttempt(attempt, scheduler, storage, initialSplits, restore, retained, nextCheckpointId);
       if (result.ok) {
+        await this.cleanUpCheckpoints(storage, result.retained, 'FINISHED');
         return {
           jobId: this.jobId,
           jobName: this.jobGraph.jobName,
@@ -127,6 +140,7 @@ export class LocalExecutor {
       }
       const cause = result.error;
       if (this.canceled) {
+        await this.cleanUpCheckpoints(storage, result.retained, 'CANCELED');
         return {
           jobId: this.jobId,
           jobName: this.jobGraph.jobName,
@@ -141,6 +155,7 @@ export class LocalExecutor {
       nextCheckpointId = result.nextCheckpointId;
       strategy.notifyFailure(cause, this.clock.nowMs());
       if (!strategy.canRestart()) {
+        await this.cleanUpCheckpoints(storage, result.retained, 'FAILED');
         const why = strategy.givingUpReason() ?? `restart strategy ${strategy.describe()} does not restart`;
         throw new JobExecutionError(`job '${this.jobGraph.jobName}' failed: ${cause.message} (${why})`, { cause });
       }
@@ -150,6 +165,31 @@ export class LocalExecutor {
       if (this.canceled) throw new JobExecutionError(`job '${this.jobGraph.jobName}' was canceled`, { cause });
       restore = storage === undefined ? undefined : await this.loadLatest(storage, retained);
       this.numRestarts++;
+    }
+  }
+
+  /**
+   * What happens to retained checkpoints when the job ends, as Flink's CheckpointProperties:
+   * a finished job discards them; a canceled one keeps them with RETAIN_ON_CANCELLATION; a
+   * failed one keeps them unless checkpoints are not externalized.
+   */
+  private async cleanUpCheckpoints(storage: CheckpointStorage | undefined, retained: readonly CompletedCheckpointInfo[], status: 'FINISHED' | 'CANCELED' | 'FAILED'): Promise<void> {
+    if (storage === undefined || retained.length === 0) return;
+    const retention = this.config.getString('execution.checkpointing.externalized-checkpoint-retention');
+    const discard =
+      status === 'FINISHED' ||
+      (status === 'CANCELED' && retention !== 'RETAIN_ON_CANCELLATION') ||
+      (status === 'FAILED' && retention === 'NO_EXTERNALIZED_CHECKPOINTS');
+    if (!discard) {
+      this.log(`job ${this.jobId} ${status.toLowerCase()}: keeping ${retained.length} checkpoint(s): ${retained.map((c) => c.pointer).join(', ')}`);
+      return;
+    }
+    for (const c of retained) {
+      try {
+        await storage.discardCheckpoint(c.checkpointId);
+      } catch (e) {
+        this.log(`discarding checkpoint ${c.checkpointId} failed: ${(e as Error).message}`);
+      }
     }
   }
 
@@ -209,7 +249,7 @@ export class LocalExecutor {
     restore: Map<string, SubtaskRestore> | undefined,
     retained: CompletedCheckpointInfo[],
     nextCheckpointId: number,
-  ): Promise<{ ok: true } | { ok: false; error: Error; retained: CompletedCheckpointInfo[]; nextCheckpointId: number }> {
+  ): Promise<{ ok: true; retained: CompletedCheckpointInfo[] } | { ok: false; error: Error; retained: CompletedCheckpointInfo[]; nextCheckpointId: number }> {
     const exclusive = this.config.getNumber('taskmanager.network.memory.buffers-per-channel');
     const floating = this.config.getNumber('taskmanager.network.memory.floating-buffers-per-gate');
     const batchSizeRecords = this.config.getNumber('execution.buffer-batch-size');
@@ -337,7 +377,7 @@ export class LocalExecutor {
       this.options.onAttemptStarted?.({ attemptNumber: attempt, tasks, coordinator });
       await Promise.race([allDone(tasks), attemptFailed]);
       await coordinator?.stop();
-      return { ok: true };
+      return { ok: true, retained: coordinator?.retainedCheckpoints() ?? [] };
     } catch (e) {
       const error = e instanceof Error ? e : new Error(String(e));
       return { ok: false, error, ...(await shutdown()) };
