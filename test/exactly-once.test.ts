@@ -109,12 +109,12 @@ describe('exactly-once under injected failures (two-phase-commit sink)', () => {
     });
   }
 
-  it('failures in the synchronous and asynchronous snapshot phases and while committing: restored, still exact', async () => {
+  it('failures in the synchronous and asynchronous snapshot phases and while committing: restored, still exact', { timeout: 20_000 }, async () => {
     const records = 12_000;
     const plan = FaultPlan.seeded({ seed: 4242, recordFaults: 2, recordRange: records, snapshotSyncFaults: 2, snapshotAsyncFaults: 2, commitFaults: 2, checkpointRange: 12 });
     const { result, committed, logs } = await runCountingJob({ parallelism: 2, config: {}, plan, records });
     expect(plan.fired.length, `${plan.describe()}\n${logs.join('\n')}`).toBe(plan.faults.length);
-    expect(result.numRestarts, plan.describe()).toBeGreaterThanOrEqual(plan.faults.length);
+    expect(result.numRestarts, plan.describe()).toBeGreaterThanOrEqual(plan.faults.filter((f) => f.kind !== 'snapshot-async').length);
     expect(compareMultisets(committed, countReference(records)), plan.describe()).toEqual({ duplicates: 0, missing: 0, unexpected: 0 });
   });
 

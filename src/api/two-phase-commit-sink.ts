@@ -22,7 +22,12 @@ export interface TwoPhaseCommitContext extends SinkWriterContext {
  * Transactions are kept in checkpoints, so `Txn` must be plain data.
  */
 export abstract class TwoPhaseCommitSink<T, Txn> implements Sink<T> {
-  abstract beginTransaction(ctx: TwoPhaseCommitContext): Txn | Promise<Txn>;
+  /**
+   * Starts a transaction and returns its (plain data) handle, synchronously: records after a
+   * barrier must have their transaction at once, and the handle is kept in the checkpoint.
+   * Do the external I/O lazily (first invoke) or in preCommit.
+   */
+  abstract beginTransaction(ctx: TwoPhaseCommitContext): Txn;
   abstract invoke(txn: Txn, value: T, timestampMs: number | undefined): void | Promise<void>;
   /** Flush everything of the transaction; after this, commit must not fail for lack of data. */
   abstract preCommit(txn: Txn): void | Promise<void>;
@@ -51,14 +56,13 @@ export abstract class TwoPhaseCommitSink<T, Txn> implements Sink<T> {
       for (const [, txn] of s.pending) await this.recoverAndCommit(txn);
       if (s.current !== undefined) await this.recoverAndAbort(s.current);
     }
-    return new TwoPhaseCommitWriter<T, Txn>(this, tctx, await this.beginTransaction(tctx));
+    return new TwoPhaseCommitWriter<T, Txn>(this, tctx, this.beginTransaction(tctx));
   }
 }
 
 class TwoPhaseCommitWriter<T, Txn> implements SinkWriter<T> {
   private readonly pending: [number, Txn][] = [];
-  private current: Txn | undefined;
-  private beginning: Promise<void> | undefined;
+  private current: Txn;
 
   constructor(
     private readonly sink: TwoPhaseCommitSink<T, Txn>,
@@ -69,25 +73,15 @@ class TwoPhaseCommitWriter<T, Txn> implements SinkWriter<T> {
   }
 
   write(value: T, timestampMs: number | undefined): void | Promise<void> {
-    if (this.current === undefined) return this.beginning!.then(() => this.sink.invoke(this.current!, value, timestampMs));
     return this.sink.invoke(this.current, value, timestampMs);
   }
 
-  prepareCommit(checkpointId: number): Promise<void> {
+  prepareCommit(checkpointId: number): void | Promise<void> {
     const txn = this.current;
-    if (txn === undefined) throw new Error('two-phase-commit sink: a checkpoint arrived while no transaction was open');
     this.pending.push([checkpointId, txn]);
     // Records after the barrier go to a new transaction.
-    const next = this.sink.beginTransaction(this.ctx);
-    if (next instanceof Promise) {
-      this.current = undefined;
-      this.beginning = next.then((t) => {
-        this.current = t;
-      });
-    } else {
-      this.current = next;
-    }
-    return Promise.resolve(this.sink.preCommit(txn)).then(() => this.beginning);
+    this.current = this.sink.beginTransaction(this.ctx);
+    return this.sink.preCommit(txn);
   }
 
   snapshotState(): unknown[] {
@@ -95,6 +89,7 @@ class TwoPhaseCommitWriter<T, Txn> implements SinkWriter<T> {
     return [state];
   }
 
+  /** The runtime calls this in checkpoint order, one at a time. */
   async notifyCheckpointComplete(checkpointId: number): Promise<void> {
     while (this.pending.length > 0 && this.pending[0]![0] <= checkpointId) {
       const [, txn] = this.pending[0]!;
@@ -105,17 +100,14 @@ class TwoPhaseCommitWriter<T, Txn> implements SinkWriter<T> {
 
   async flush(endOfInput: boolean): Promise<void> {
     if (!endOfInput || this.ctx.checkpointing) return; // with checkpoints, the final checkpoint commits
-    await this.beginning;
-    const txn = this.current!;
+    const txn = this.current;
+    this.current = this.sink.beginTransaction(this.ctx);
     await this.sink.preCommit(txn);
     await this.sink.commit(txn);
-    this.current = await this.sink.beginTransaction(this.ctx);
   }
 
   async close(): Promise<void> {
-    // An open transaction that nothing will commit: abort it (pending ones stay for recovery).
-    const txn = this.current;
-    this.current = undefined;
-    if (txn !== undefined) await this.sink.abort(txn);
+    // The open transaction will never be committed: abort it (pending ones stay for recovery).
+    await this.sink.abort(this.current);
   }
 }

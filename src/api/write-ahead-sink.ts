@@ -155,6 +155,7 @@ class WriteAheadWriter<T> implements SinkWriter<T> {
     if (!endOfInput || this.checkpointing) return;
     const values = this.current;
     this.current = [];
+    if (values.length === 0) return;
     const p: PendingCheckpointValues<T> = { checkpointId: END_OF_INPUT_CHECKPOINT_ID, subtask: this.ctx.subtaskIndex, values };
     if (!(await this.sink.send(p))) {
       throw new Error(`write-ahead sink: subtask ${this.ctx.subtaskIndex} could not write its ${values.length} records at the end of input (sendValues returned false)`);

@@ -311,8 +311,8 @@ export class LocalExecutor {
           triggerSources: (barrier: CheckpointBarrier) => {
             for (const t of sourceTasks) t.triggerCheckpoint(barrier);
           },
-          notifyComplete: (id) => {
-            for (const t of tasks) t.notifyCheckpointComplete(id);
+          notifyComplete: (id, final) => {
+            for (const t of tasks) t.notifyCheckpointComplete(id, final);
           },
           notifyAborted: (id, reason) => {
             for (const t of tasks) t.notifyCheckpointAborted(id, reason);

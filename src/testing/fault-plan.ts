@@ -42,6 +42,8 @@ export class FaultPlan {
   private snapshots = 0;
   private commits = 0;
   private readonly firedFaults = new Set<Fault>();
+  /** The attempt in which the last fault fired: one fault per attempt, so each causes a restart. */
+  private lastFailedAttempt = -1;
 
   constructor(
     readonly seed: number,
@@ -87,33 +89,42 @@ export class FaultPlan {
     return `fault plan seed ${this.seed}: ${parts.join(', ') || 'no faults'}`;
   }
 
-  private fire(f: Fault | undefined, what: string): void {
-    if (f === undefined || this.firedFaults.has(f)) return;
+  private fire(f: Fault | undefined, what: string, attempt: number): void {
+    if (f === undefined || this.firedFaults.has(f) || attempt <= this.lastFailedAttempt) return;
     this.firedFaults.add(f);
+    this.lastFailedAttempt = attempt;
     throw new InjectedFault(`injected fault: ${what} (${this.describe()})`);
   }
 
   /** A pass-through function that fails at the planned records and snapshots. */
+  /**
+   * A pass-through function that fails at the planned records and snapshots. At most one fault
+   * that fails a subtask fires per attempt of the job; a fault whose moment passed during an
+   * attempt that already failed fires in the next attempt.
+   */
   failingProcess<T>(): ProcessFunction<T, T> {
+    const plan = this;
+    let attempt = 0;
+    const due = (kind: Fault['kind'], reached: (f: Fault) => boolean): Fault | undefined =>
+      plan.faults.find((f) => f.kind === kind && !plan.firedFaults.has(f) && reached(f));
     return {
+      open: (ctx) => {
+        attempt = ctx.attemptNumber;
+      },
       processElement: (value, _ctx, out) => {
-        this.records++;
-        this.fire(
-          this.faults.find((f) => f.kind === 'record' && f.afterRecords === this.records),
-          `failure after ${this.records} records`,
-        );
+        plan.records++;
+        const n = plan.records;
+        plan.fire(due('record', (f) => (f as { afterRecords: number }).afterRecords <= n), `failure after ${n} records`, attempt);
         out.collect(value);
       },
       snapshotState: (checkpointId) => {
-        this.snapshots++;
-        const n = this.snapshots;
-        this.fire(
-          this.faults.find((f) => f.kind === 'snapshot-sync' && f.nthSnapshot === n),
-          `synchronous snapshot failure (checkpoint ${checkpointId})`,
-        );
-        const asyncFault = this.faults.find((f) => f.kind === 'snapshot-async' && f.nthSnapshot === n);
-        if (asyncFault !== undefined && !this.firedFaults.has(asyncFault)) {
-          this.firedFaults.add(asyncFault);
+        plan.snapshots++;
+        const n = plan.snapshots;
+        plan.fire(due('snapshot-sync', (f) => (f as { nthSnapshot: number }).nthSnapshot <= n), `synchronous snapshot failure (checkpoint ${checkpointId})`, attempt);
+        const asyncFault = due('snapshot-async', (f) => (f as { nthSnapshot: number }).nthSnapshot <= n);
+        // A declined checkpoint fails the job only beyond the tolerable failures: not limited per attempt.
+        if (asyncFault !== undefined) {
+          plan.firedFaults.add(asyncFault);
           return Promise.reject(new InjectedFault(`injected fault: asynchronous snapshot failure (checkpoint ${checkpointId})`));
         }
       },
@@ -130,11 +141,8 @@ export class FaultPlan {
           notifyCheckpointComplete: async (id) => {
             this.commits++;
             const n = this.commits;
-            // Fail after the real commit started, as a crash in the middle of a commit would.
-            const fault = this.faults.find((f) => f.kind === 'commit' && f.nthCommit === n);
-            if (fault !== undefined && !this.firedFaults.has(fault)) {
-              this.fire(fault, `failure while committing checkpoint ${id}`);
-            }
+            const fault = this.faults.find((f) => f.kind === 'commit' && !this.firedFaults.has(f) && f.nthCommit <= n);
+            this.fire(fault, `failure while committing checkpoint ${id}`, ctx.attemptNumber);
             await w.notifyCheckpointComplete?.(id);
           },
         };

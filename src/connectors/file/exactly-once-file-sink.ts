@@ -395,8 +395,9 @@ async function unlinkIfExists(path: string): Promise<void> {
   }
 }
 
-/** Makes renames in the directory durable. */
+/** Makes renames in the directory durable (Windows cannot open a directory for fsync; its renames are durable on return). */
 async function fsyncDir(dir: string): Promise<void> {
+  if (process.platform === 'win32') return;
   const handle = await open(dir, 'r');
   try {
     await handle.sync();

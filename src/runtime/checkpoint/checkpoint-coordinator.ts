@@ -35,7 +35,8 @@ import type { CheckpointResponder, SubtaskCheckpointMetrics, SubtaskState } from
 export interface CoordinatorGateway {
   /** Inject the barrier at every source subtask (through their mailboxes). */
   triggerSources(barrier: CheckpointBarrier): void;
-  notifyComplete(checkpointId: number): void;
+  /** `final`: the checkpoint was taken after every source emitted its last record. */
+  notifyComplete(checkpointId: number, final: boolean): void;
   notifyAborted(checkpointId: number, reason: string): void;
   /** Too many failed checkpoints: the job fails over. */
   failJob(reason: string): void;
@@ -68,6 +69,8 @@ export class CheckpointCoordinator implements CheckpointResponder {
   private events: Promise<void> = Promise.resolve();
   private cancelSchedule: (() => void) | undefined;
   private readonly finishedSources = new Set<string>();
+  /** Set when every source has finished its data: checkpoints from this id on are final. */
+  private finalFromId: number | undefined;
   private readonly sourceSubtasks: Set<string>;
   private stopped = false;
   readonly stats: CheckpointStatsTracker;
@@ -204,8 +207,11 @@ export class CheckpointCoordinator implements CheckpointResponder {
   dataFinished(vertexId: number, subtaskIndex: number): void {
     this.enqueue(() => {
       this.finishedSources.add(subtaskKey(vertexId, subtaskIndex));
-      if (!this.o.finalCheckpoint || this.finishedSources.size < this.sourceSubtasks.size) return;
-      // Every source has emitted its last record: the final checkpoint now, not at the next interval.
+      if (!this.o.finalCheckpoint || this.finishedSources.size < this.sourceSubtasks.size || this.finalFromId !== undefined) return;
+      // Every source has emitted its last record: the next checkpoint is final; take it now,
+      // not at the next interval. A checkpoint already running may have started before some
+      // source finished, so it does not count.
+      this.finalFromId = this.state.nextCheckpointId;
       void this.triggerCheckpoint('CONFIGURED').catch((e: unknown) => this.o.gateway.log(`final checkpoint failed: ${(e as Error).message}`));
     });
   }
@@ -323,7 +329,7 @@ export class CheckpointCoordinator implements CheckpointResponder {
         throw new Error('a complete decision outside an acknowledgement');
       },
       abort: (a) => this.handleAbort(a.checkpointId, a.requestId, a.message || failureReasonInfo(a.reason).message),
-      'notify-complete': (n) => this.o.gateway.notifyComplete(n.checkpointId),
+      'notify-complete': (n) => this.o.gateway.notifyComplete(n.checkpointId, this.finalFromId !== undefined && n.checkpointId >= this.finalFromId),
       'notify-aborted': (n) => this.o.gateway.notifyAborted(n.checkpointId, `checkpoint ${n.checkpointId} was aborted`),
       'fail-job': (f) => this.o.gateway.failJob(f.reason),
     });

@@ -19,8 +19,7 @@ export class SourceStreamTask extends StreamTask {
   private readonly output: SourceOutput;
   private awaitingAvailability = false;
   private ended = false;
-  /** The first checkpoint taken after the end of data; the task ends once it completed. */
-  private finalCheckpointId: number | undefined;
+  /** A checkpoint taken after every source finished its data completed: the task may end. */
   private finalCheckpointDone = false;
 
   constructor(
@@ -57,7 +56,6 @@ export class SourceStreamTask extends StreamTask {
         return;
       }
       if (this.dataPhase === 'finished') {
-        if (this.finalCheckpointId === undefined) this.finalCheckpointId = barrier.checkpointId;
         // After the end of data the barrier goes behind everything in the channels (aligned):
         // downstream subtasks then finish their data before they snapshot, so nothing they
         // emit falls after the final checkpoint.
@@ -67,18 +65,12 @@ export class SourceStreamTask extends StreamTask {
     });
   }
 
-  protected override onCheckpointComplete(checkpointId: number): void {
-    const r = this.reader.notifyCheckpointComplete?.(checkpointId);
-    if (r !== undefined) r.catch((e: unknown) => this.fail(e));
-    if (this.finalCheckpointId !== undefined && checkpointId >= this.finalCheckpointId) {
+  protected override async onCheckpointComplete(checkpointId: number, final: boolean): Promise<void> {
+    await this.reader.notifyCheckpointComplete?.(checkpointId);
+    if (final && this.dataPhase === 'finished') {
       this.finalCheckpointDone = true;
       this.wake();
     }
-  }
-
-  protected override onCheckpointAborted(checkpointId: number): void {
-    // The next checkpoint after the end of data becomes the final one.
-    if (this.finalCheckpointId === checkpointId) this.finalCheckpointId = undefined;
   }
 
   protected override onDataFinished(): void {

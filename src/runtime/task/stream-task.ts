@@ -82,6 +82,8 @@ export abstract class StreamTask implements Schedulable {
   recordsIn = 0;
   failureCause: Error | undefined;
   protected readonly pendingSnapshots = new Map<number, PendingSnapshot>();
+  /** Checkpoint notifications still running (commits), in order. */
+  private notifications: Promise<void> = Promise.resolve();
 
   constructor(protected readonly d: TaskDeployment) {
     this.name = `${d.vertex.name} (${d.subtaskIndex + 1}/${d.vertex.parallelism})`;
@@ -233,6 +235,9 @@ export abstract class StreamTask implements Schedulable {
         await this.finishData();
       }
       await this.drainPending();
+      // Commits of the final checkpoint finish before the subtask (and its sink) closes.
+      await this.notifications;
+      if (this.state !== 'running') return;
       for (const w of this.writers) w.broadcastEvent(END_OF_PARTITION);
       await this.closeInput();
       await this.chain.close();
@@ -332,28 +337,30 @@ export abstract class StreamTask implements Schedulable {
     );
   }
 
-  /** The coordinator completed a checkpoint: operators may commit. */
-  notifyCheckpointComplete(checkpointId: number): void {
+  /**
+   * The coordinator completed a checkpoint: operators may commit. Notifications run one after
+   * another (a commit never overlaps the next), and the subtask does not end before they ran.
+   */
+  notifyCheckpointComplete(checkpointId: number, final: boolean): void {
     this.enqueueMail(() => {
-      for (const c of this.chain.operators) {
-        const r = c.operator.notifyCheckpointComplete(checkpointId);
-        if (r !== undefined) r.catch((e: unknown) => this.fail(e));
-      }
-      this.onCheckpointComplete(checkpointId);
+      for (const c of this.chain.operators) this.notifyInOrder(() => c.operator.notifyCheckpointComplete(checkpointId));
+      this.notifyInOrder(() => this.onCheckpointComplete(checkpointId, final));
     });
   }
 
-  protected onCheckpointComplete(_checkpointId: number): void {}
+  protected onCheckpointComplete(_checkpointId: number, _final: boolean): void | Promise<void> {}
 
   notifyCheckpointAborted(checkpointId: number, reason: string): void {
     this.enqueueMail(() => {
       this.pendingSnapshots.delete(checkpointId);
       this.onCheckpointAborted(checkpointId, reason);
-      for (const c of this.chain.operators) {
-        const r = c.operator.notifyCheckpointAborted(checkpointId);
-        if (r !== undefined) r.catch((e: unknown) => this.fail(e));
-      }
+      for (const c of this.chain.operators) this.notifyInOrder(() => c.operator.notifyCheckpointAborted(checkpointId));
     });
+  }
+
+  /** Runs checkpoint notifications of this subtask strictly in order; a failure fails the subtask. */
+  private notifyInOrder(fn: () => void | Promise<void>): void {
+    this.notifications = this.notifications.then(fn).catch((e: unknown) => this.fail(e));
   }
 
   protected onCheckpointAborted(_checkpointId: number, _reason: string): void {}
