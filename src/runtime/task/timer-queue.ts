@@ -52,25 +52,29 @@ export class TimerQueue {
   /**
    * Fires every timer with timestamp <= upToMs, one at a time (as Flink polls its queue):
    * timers added while firing fire too when due, and a timer deleted while its timestamp is
-   * firing does not fire.
+   * firing does not fire. One live Map iterator per timestamp keeps this linear (restarting
+   * iteration after each deletion would skip ever more holes).
    */
   fireUpTo(upToMs: number, fire: (timestampMs: number, key: KeyType, namespace: number) => void): void {
     for (;;) {
       const t = this.times.peek();
       if (t === undefined || t > upToMs) return;
       const byKey = this.byTime.get(t);
-      const first = byKey?.entries().next();
-      if (byKey === undefined || first === undefined || first.done === true) {
-        // every timer of this timestamp fired or was deleted
-        this.times.pop();
-        this.byTime.delete(t);
-        continue;
+      if (byKey !== undefined) {
+        const it = byKey.entries();
+        for (let r = it.next(); !r.done; r = it.next()) {
+          const [key, namespaces] = r.value;
+          while (namespaces.length > 0) {
+            const ns = namespaces.shift()!;
+            if (namespaces.length === 0) byKey.delete(key);
+            this.count--;
+            fire(t, key, ns);
+          }
+        }
       }
-      const [key, namespaces] = first.value;
-      const ns = namespaces.shift()!;
-      if (namespaces.length === 0) byKey.delete(key);
-      this.count--;
-      fire(t, key, ns);
+      // Every timer of this timestamp fired or was deleted (new ones were visited above).
+      if (this.times.peek() === t) this.times.pop();
+      if (this.byTime.get(t)?.size === 0 || this.byTime.get(t) === byKey) this.byTime.delete(t);
     }
   }
 
