@@ -5,6 +5,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { queries } from './queries.js';
+import { checkpointBenchmarks, meetsTarget } from './checkpoint-benchmarks.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const args = process.argv.slice(2);
@@ -16,7 +17,9 @@ const only = flag('--only')?.split(',');
 const runs = Number(flag('--runs') ?? 3);
 const eventsOverride = flag('--events');
 const names = Object.keys(queries).filter((n) => only === undefined || only.includes(n));
-if (only !== undefined) for (const n of only) if (!(n in queries)) throw new Error(`unknown benchmark '${n}'; known: ${Object.keys(queries).join(', ')}`);
+const checkpointNames = Object.keys(checkpointBenchmarks).filter((n) => only === undefined || only.includes(n));
+const known = [...Object.keys(queries), ...Object.keys(checkpointBenchmarks)];
+if (only !== undefined) for (const n of only) if (!known.includes(n)) throw new Error(`unknown benchmark '${n}'; known: ${known.join(', ')}`);
 
 const median = (xs) => {
   const s = [...xs].sort((a, b) => a - b);
@@ -66,6 +69,68 @@ for (const name of names) {
   console.error(`${name}: done`);
 }
 
+// Checkpointing and recovery benchmarks (bench/checkpoint-benchmarks.js): every step of a run
+// in a fresh process; each metric is the median over the runs.
+function runStep(name, step) {
+  const r = spawnSync(process.execPath, ['--max-old-space-size=4096', join(here, 'run-one.js'), name, step], { encoding: 'utf8', timeout: 120_000 });
+  if (r.status !== 0) throw new Error(`benchmark ${name} (step ${step}) failed${r.signal ? ` (${r.signal})` : ''}:\n${r.stderr}`);
+  return JSON.parse(r.stdout.trim().split('\n').pop());
+}
+
+const checkpointRows = [];
+for (const name of checkpointNames) {
+  const b = checkpointBenchmarks[name];
+  const perRun = [];
+  for (let i = 0; i < runs; i++) {
+    const samples = {};
+    for (const step of b.steps(i)) samples[step] = runStep(name, step);
+    const m = b.metrics(samples);
+    b.check?.(m);
+    perRun.push(m);
+  }
+  const metrics = {};
+  for (const k of Object.keys(perRun[0])) {
+    const v = median(perRun.map((m) => m[k]));
+    metrics[k] = Number.isInteger(v) ? v : Math.round(v * 1000) / 1000;
+  }
+  const result = {
+    name,
+    metrics,
+    parallelism: b.parallelism,
+    runs,
+    aggregate: 'median',
+    node: process.version,
+    commit,
+    at: new Date().toISOString(),
+    description: b.description,
+    config: b.config,
+    targets: b.target,
+    perRun,
+  };
+  writeFileSync(join(here, 'results', `${name}.json`), JSON.stringify(result, null, 2) + '\n');
+  checkpointRows.push({ name, b, metrics });
+  console.error(`${name}: done`);
+}
+
 const fmt = (n) => Math.round(n).toLocaleString('en-US');
-console.log(`\n${'benchmark'.padEnd(16)} ${'events/s/core p=1'.padStart(18)} ${'events/s/core p=2'.padStart(18)}   (median of ${runs}, one process)`);
-for (const [name, p1, p2] of rows) console.log(`${name.padEnd(16)} ${fmt(p1).padStart(18)} ${fmt(p2).padStart(18)}`);
+if (rows.length > 0) {
+  console.log(`\n${'benchmark'.padEnd(16)} ${'events/s/core p=1'.padStart(18)} ${'events/s/core p=2'.padStart(18)}   (median of ${runs}, one process)`);
+  for (const [name, p1, p2] of rows) console.log(`${name.padEnd(16)} ${fmt(p1).padStart(18)} ${fmt(p2).padStart(18)}`);
+}
+if (checkpointRows.length > 0) {
+  const num = (v) => (Math.abs(v) >= 1000 ? fmt(v) : String(Math.round(v * 1000) / 1000));
+  const detail = {
+    'checkpoint-overhead': (m) => `${fmt(m.eventsPerSecondWithCheckpoints)} vs ${fmt(m.eventsPerSecondWithoutCheckpoints)} events/s, ${m.completedCheckpoints} checkpoints`,
+    'checkpoint-backpressure': (m) => `${m.completedCheckpoints} checkpoints, ${fmt(m.persistedInFlightRecordsP50)} in-flight records p50`,
+    recovery: (m) => `restore loaded after ${num(m.failureToRestoreLoadedMs)} ms, tasks running after ${num(m.failureToAttemptStartedMs)} ms`,
+  };
+  console.log(`\n${'benchmark'.padEnd(34)} ${`headline (median of ${runs}, fresh processes)`.padEnd(42)} ${'target'.padEnd(24)} details`);
+  for (const { name, b, metrics } of checkpointRows) {
+    const headline = b.headline.map((k) => `${k} ${num(metrics[k])}`).join(', ');
+    const targets = Object.entries(b.target)
+      .map(([k, t]) => `${k} ${t}: ${meetsTarget(metrics[k], t) ? 'ok' : 'MISSED'}`)
+      .join(', ');
+    const d = Object.entries(detail).find(([prefix]) => name.startsWith(prefix))?.[1];
+    console.log(`${name.padEnd(34)} ${headline.padEnd(42)} ${(targets || '-').padEnd(24)} ${d ? d(metrics) : ''}`);
+  }
+}

@@ -325,9 +325,24 @@ describe('examples and docs', () => {
     expect(sorted(files)).toEqual(sorted([...TESTED]));
   });
 
-  it('docs/configuration.md lists every configuration key', () => {
+  it('docs/configuration.md lists every configuration key with its default', () => {
     const doc = readFileSync('docs/configuration.md', 'utf8');
-    const missing = OPTIONS.map((o) => o.key).filter((k) => !doc.includes(`| \`${k}\` |`));
-    expect(missing).toEqual([]);
+    const duration = (ms: number): string => {
+      for (const [unit, f] of [['d', 86_400_000], ['h', 3_600_000], ['min', 60_000], ['s', 1000]] as const) {
+        if (ms !== 0 && ms % f === 0) return `${ms / f} ${unit}`;
+      }
+      return `${ms} ms`;
+    };
+    const shown = (o: (typeof OPTIONS)[number]): string => {
+      if (o.defaultValue === undefined) return '(unset)';
+      if (o.spec.type === 'duration') return duration(o.defaultValue as number);
+      if (o.spec.type === 'bytes') return `${(o.defaultValue as number) / 1024} kb`;
+      return `\`${o.defaultValue}\``;
+    };
+    const wrong = OPTIONS.filter((o) => {
+      const row = doc.split('\n').find((l) => l.startsWith(`| \`${o.key}\` |`));
+      return row === undefined || row.split(' | ')[2] !== shown(o);
+    }).map((o) => `${o.key} (default ${shown(o)})`);
+    expect(wrong).toEqual([]);
   });
 });

@@ -1,11 +1,16 @@
 import { CliError } from './cli-error.js';
 import { RUN_USAGE, runCommand } from './run-command.js';
+import { CANCEL_USAGE, CHECKPOINT_USAGE, CHECKPOINTS_USAGE, LIST_USAGE, cancelCommand, checkpointCommand, checkpointsCommand, listCommand } from './job-commands.js';
 
 const USAGE = `sluice: a stream processor for TypeScript with Flink's fault-tolerance model
 
 commands:
-  run        run a job on the local embedded runtime
-             ${RUN_USAGE}
+  run          run a job on the local embedded runtime (serves the REST API for it)
+               ${RUN_USAGE}
+  list         the jobs of a running Sluice: ${LIST_USAGE}
+  cancel       ${CANCEL_USAGE}
+  checkpoint   trigger a checkpoint and wait for it: ${CHECKPOINT_USAGE}
+  checkpoints  a job's checkpoint history: ${CHECKPOINTS_USAGE}
   help       this text
 
 docs: docs/ in the Sluice repository`;
@@ -19,6 +24,14 @@ export async function main(argv: readonly string[]): Promise<number> {
     switch (verb) {
       case 'run':
         return await runCommand(rest);
+      case 'list':
+        return await listCommand(rest);
+      case 'cancel':
+        return await cancelCommand(rest);
+      case 'checkpoint':
+        return await checkpointCommand(rest);
+      case 'checkpoints':
+        return await checkpointsCommand(rest);
       case undefined:
       case 'help':
       case '--help':

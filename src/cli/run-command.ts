@@ -2,12 +2,15 @@ import { StreamExecutionEnvironment } from '../api/environment.js';
 import { Configuration, ConfigError } from '../config/configuration.js';
 import { GraphError } from '../graph/stream-graph.js';
 import { JobExecutionError } from '../runtime/local-executor.js';
+import type { Configuration as ConfigurationType } from '../config/configuration.js';
 import { CliError } from './cli-error.js';
 import { loadJob } from './job-loader.js';
 import { ProgressLine } from './progress-line.js';
+import { LocalExecutor } from '../runtime/local-executor.js';
+import { RestServer } from '../rest/rest-server.js';
 import { checkpointTable } from './checkpoint-table.js';
 
-function printCheckpoints(entries: ReturnType<import('../api/environment.js').JobClient['checkpoints']>): void {
+function printCheckpoints(entries: readonly import('../runtime/checkpoint/checkpoint-stats.js').CheckpointStatsEntry[]): void {
   if (entries.length === 0) return;
   const shown = entries.slice(0, 20);
   process.stderr.write(`Checkpoints (${entries.length}${entries.length > shown.length ? `, newest ${shown.length} shown` : ''}):\n${checkpointTable(shown)}\n`);
@@ -75,37 +78,62 @@ export async function runCommand(argv: readonly string[]): Promise<number> {
     throw e;
   }
   if (env.isEmpty) throw new CliError(`${args.jobPath} built no dataflow: add a source (env.fromSource) and a sink (sinkTo)`);
-  let client;
+  let executor: LocalExecutor;
   try {
-    client = env.executeAsync(args.config.getString('pipeline.name') ?? args.jobPath);
+    executor = new LocalExecutor(env.getJobGraph(args.config.getString('pipeline.name') ?? args.jobPath), env.config);
   } catch (e) {
-    if (e instanceof GraphError) throw new CliError(`${args.jobPath}: ${e.message}`);
+    if (e instanceof GraphError || e instanceof ConfigError) throw new CliError(`${args.jobPath}: ${e.message}`);
     throw e;
   }
+  const rest = args.config.getBoolean('rest.enabled') ? await startRest(args.config, executor) : undefined;
   const showProgress = args.progress ?? process.stderr.isTTY === true;
-  const line = showProgress ? new ProgressLine(() => client.progress()) : undefined;
+  const line = showProgress ? new ProgressLine(() => executor.progress()) : undefined;
   line?.start();
-  const onSignal = (): void => client.cancel();
+  const onSignal = (): void => executor.cancel();
   process.once('SIGINT', onSignal);
   try {
-    const result = await client.result;
+    const result = await executor.run();
     line?.stop();
-    printCheckpoints(client.checkpoints());
+    printCheckpoints(executor.checkpointStats.entries());
     const restarts = result.numRestarts > 0 ? `, ${result.numRestarts} restart(s)` : '';
     process.stderr.write(`Job ${result.jobId} ${result.status.toLowerCase()} in ${result.durationMs} ms${restarts}\n`);
     return 0;
   } catch (e) {
     line?.stop();
-    printCheckpoints(client.checkpoints());
+    printCheckpoints(executor.checkpointStats.entries());
     if (e instanceof JobExecutionError) {
-      process.stderr.write(`Job ${client.jobId} failed: ${e.message}\n`);
+      process.stderr.write(`Job ${executor.jobId} failed: ${e.message}\n`);
       let cause = e.cause;
       while (cause instanceof Error && cause.cause instanceof Error) cause = cause.cause;
       if (cause instanceof Error && cause.stack) process.stderr.write(`root cause: ${cause.stack}\n`);
       return 1;
     }
+    // Problems found when the job starts (configuration, storage, state): one clear line.
+    if (e instanceof Error) throw new CliError(`${args.jobPath}: ${e.message}`);
     throw e;
   } finally {
     process.off('SIGINT', onSignal);
+    await rest?.stop();
   }
+}
+
+/** Serves the REST API for the job: on rest.port, or a free port when that one is taken. */
+async function startRest(config: ConfigurationType, executor: LocalExecutor): Promise<RestServer> {
+  const options = {
+    address: config.getString('rest.address') ?? '127.0.0.1',
+    port: config.getNumber('rest.port'),
+    ...(config.getString('rest.auth.token') === undefined ? {} : { authToken: config.getString('rest.auth.token')! }),
+  };
+  let server = new RestServer(options);
+  let url: string;
+  try {
+    url = await server.start();
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw new CliError(`cannot serve the REST API on ${options.address}:${options.port}: ${(e as Error).message}`);
+    server = new RestServer({ ...options, port: 0 });
+    url = await server.start();
+  }
+  server.register(executor);
+  process.stderr.write(`Job ${executor.jobId} submitted; REST API at ${url}\n`);
+  return server;
 }

@@ -38,6 +38,11 @@ export const OPTIONS: readonly ConfigOption[] = [
   opt('execution.buffer-batch-size', { type: 'int', min: 1 }, 1024, 'Records per network buffer (batch) between subtasks.'),
   opt('taskmanager.network.memory.buffers-per-channel', { type: 'int', min: 1 }, 2, 'Buffers each channel may hold before the producer is backpressured (exclusive buffers).'),
   opt('taskmanager.network.memory.floating-buffers-per-gate', { type: 'int', min: 0 }, 8, 'Extra buffers shared by the channels of an input gate.'),
+  // REST
+  opt('rest.port', { type: 'int', min: 0 }, 8081, 'Port of the REST API (0: any free port). `sluice run` falls back to a free port when it is taken.'),
+  opt('rest.address', { type: 'string' }, '127.0.0.1', 'Address the REST API binds to.'),
+  opt('rest.auth.token', { type: 'string' }, undefined, 'When set, REST requests need the header Authorization: Bearer <token>.'),
+  opt('rest.enabled', { type: 'boolean' }, true, 'Whether `sluice run` serves the REST API for its job.'),
   // checkpointing
   opt('execution.checkpointing.interval', { type: 'duration' }, undefined, 'Base interval between checkpoints; unset = checkpointing off.'),
   opt('execution.checkpointing.mode', { type: 'enum', values: ['EXACTLY_ONCE', 'AT_LEAST_ONCE'] }, 'EXACTLY_ONCE', 'Checkpointing guarantee.'),

@@ -115,8 +115,29 @@ export class LocalExecutor {
     }
   }
 
+  /** Flink's job states that a local job goes through. */
+  status: 'INITIALIZING' | 'RUNNING' | 'RESTARTING' | 'FINISHED' | 'FAILED' | 'CANCELED' = 'INITIALIZING';
+  startTimeMs = Date.now();
+  endTimeMs: number | undefined;
+  /** Failures of the job, oldest first (REST /jobs/:id/exceptions). */
+  readonly exceptions: { timestampMs: number; message: string; stack: string | undefined; taskName: string | undefined }[] = [];
+
   async run(): Promise<JobResult> {
+    try {
+      const result = await this.runAttempts();
+      this.status = result.status;
+      return result;
+    } catch (e) {
+      this.status = this.canceled ? 'CANCELED' : 'FAILED';
+      throw e;
+    } finally {
+      this.endTimeMs = Date.now();
+    }
+  }
+
+  private async runAttempts(): Promise<JobResult> {
     const startedMs = Date.now();
+    this.startTimeMs = startedMs;
     const scheduler = new TaskScheduler();
     const storage = await this.createStorage();
     const strategy = createRestartStrategy(this.config, this.checkpointing !== undefined, this.random);
@@ -153,6 +174,8 @@ export class LocalExecutor {
       }
       retained = result.retained;
       nextCheckpointId = result.nextCheckpointId;
+      this.exceptions.push({ timestampMs: Date.now(), message: cause.message, stack: rootCause(cause).stack, taskName: undefined });
+      this.status = 'RESTARTING';
       strategy.notifyFailure(cause, this.clock.nowMs());
       if (!strategy.canRestart()) {
         await this.cleanUpCheckpoints(storage, result.retained, 'FAILED');
@@ -236,7 +259,14 @@ export class LocalExecutor {
         tried.push({ checkpointId: c.checkpointId, readable: e as Error });
       }
     }
-    if (tried.length > 0) for (const line of describeFallbacks(chooseCheckpointToRestore(tried))) this.log(line);
+    if (tried.length > 0) {
+      for (const line of describeFallbacks(chooseCheckpointToRestore(tried))) this.log(line);
+      // Starting from scratch would replay everything into sinks that already committed it.
+      throw new JobExecutionError(
+        `job '${this.jobGraph.jobName}': none of the ${tried.length} retained checkpoint(s) can be read; ` +
+          'restore it by hand from a savepoint or a readable checkpoint (sluice run -s <path>), or start it anew',
+      );
+    }
     this.log(`job ${this.jobId}: no completed checkpoint to restore; starting from the beginning`);
     return undefined;
   }
@@ -373,6 +403,7 @@ export class LocalExecutor {
         throw new Error(`job '${this.jobGraph.jobName}' failed to start: ${(e as Error).message}`, { cause: e });
       }
       for (const t of tasks) t.start();
+      this.status = 'RUNNING';
       coordinator?.start();
       this.options.onAttemptStarted?.({ attemptNumber: attempt, tasks, coordinator });
       await Promise.race([allDone(tasks), attemptFailed]);
@@ -398,7 +429,10 @@ export class LocalExecutor {
 
   /** A manual checkpoint of the running job (`sluice checkpoint`). */
   triggerCheckpoint(full = false): Promise<CompletedCheckpointInfo> {
-    if (this.coordinator === undefined) return Promise.reject(new Error('checkpointing is not enabled for this job (set execution.checkpointing.interval)'));
+    if (this.checkpointing === undefined) return Promise.reject(new Error('checkpointing is not enabled for this job (set execution.checkpointing.interval)'));
+    if (this.coordinator === undefined || this.status !== 'RUNNING') {
+      return Promise.reject(new Error(`job ${this.jobId} is ${this.status.toLowerCase()}, not running: no checkpoint now`));
+    }
     return this.coordinator.triggerCheckpoint(full ? 'FULL' : 'CONFIGURED');
   }
 
@@ -430,6 +464,12 @@ export class LocalExecutor {
     this.canceled = true;
     this.cancelAttempt?.(new Error('canceled'));
   }
+}
+
+function rootCause(e: Error): Error {
+  let c: Error = e;
+  while (c.cause instanceof Error) c = c.cause;
+  return c;
 }
 
 /** Resolves when every task is done; rejects with the first failure. */

@@ -10,8 +10,9 @@ export interface FileSinkOptions<T> {
 }
 
 /**
- * Writes records as lines into `<dir>/part-<subtask>`. At-least-once across failures; the
- * exactly-once file sink commits files per checkpoint instead.
+ * Writes records as lines into `<dir>/part-<subtask>`, flushed and synced at every checkpoint.
+ * At-least-once: after a restart the file is appended to, so records replayed from the last
+ * checkpoint appear again. The exactly-once file sink commits files per checkpoint instead.
  */
 export class FileSink<T> implements Sink<T> {
   constructor(
@@ -19,10 +20,11 @@ export class FileSink<T> implements Sink<T> {
     private readonly options: FileSinkOptions<T> = {},
   ) {}
 
-  async createWriter(ctx: { subtaskIndex: number }): Promise<SinkWriter<T>> {
+  async createWriter(ctx: { subtaskIndex: number; attemptNumber: number }): Promise<SinkWriter<T>> {
     const dir = resolve(this.dir);
     await mkdir(dir, { recursive: true });
-    const handle = await open(join(dir, `part-${ctx.subtaskIndex}`), 'w');
+    // A fresh job starts the file anew; a restarted attempt keeps what was written.
+    const handle = await open(join(dir, `part-${ctx.subtaskIndex}`), ctx.attemptNumber === 0 ? 'w' : 'a');
     return new FileWriter<T>(handle, this.options.format ?? defaultFormat, this.options.bufferBytes ?? 1 << 16);
   }
 }
@@ -46,6 +48,11 @@ class FileWriter<T> implements SinkWriter<T> {
     this.parts.push(line);
     this.size += line.length;
     if (this.size >= this.bufferBytes) return this.flush();
+  }
+
+  /** At a checkpoint: everything before the barrier is on disk. */
+  prepareCommit(): Promise<void> {
+    return this.flush(true);
   }
 
   async flush(endOfInput = false): Promise<void> {

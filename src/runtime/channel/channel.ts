@@ -28,5 +28,9 @@ export interface InputChannel {
   takeOvertaken(checkpointId: number): RecordBatch[];
   /** Called when an element arrives in an empty channel. */
   onReadable(listener: () => void): void;
+  /** Called when a priority event (an unaligned barrier) was put at the head of the channel. */
+  onPriorityEvent(listener: () => void): void;
+  /** The element poll() would return next, without taking it. */
+  peek(): ChannelElement | undefined;
   readonly queuedBuffers: number;
 }

@@ -14,6 +14,7 @@ export class LocalChannel implements OutputChannel, InputChannel {
   private buffers = 0;
   private writable: () => void = noop;
   private readable: () => void = noop;
+  private priority: () => void = noop;
   /** Batches overtaken by priority barriers, by checkpoint id, until the consumer takes them. */
   private readonly overtaken = new Map<number, RecordBatch[]>();
 
@@ -42,6 +43,7 @@ export class LocalChannel implements OutputChannel, InputChannel {
     if (element.kind === 'batch') this.buffers++;
     if (element.kind === 'barrier') this.overtaken.set(element.checkpointId, overtaken.filter((e): e is RecordBatch => e.kind === 'batch'));
     this.readable();
+    this.priority();
     return overtaken;
   }
 
@@ -79,6 +81,14 @@ export class LocalChannel implements OutputChannel, InputChannel {
 
   onWritable(listener: () => void): void {
     this.writable = listener;
+  }
+
+  onPriorityEvent(listener: () => void): void {
+    this.priority = listener;
+  }
+
+  peek(): ChannelElement | undefined {
+    return this.queue.peek();
   }
 
   onReadable(listener: () => void): void {

@@ -136,6 +136,12 @@ export class CheckpointCoordinator implements CheckpointResponder {
     this.enqueue(() => {
       if (this.stopped) return;
       this.stopped = true;
+      for (const [id, r] of this.requests) {
+        if (this.state.queued.some((q) => q.requestId === id)) {
+          r.reject(new Error('the job stopped before the checkpoint was taken'));
+          this.requests.delete(id);
+        }
+      }
       this.cancelSchedule?.();
       if (this.o.config.intervalMs !== undefined || this.state.queued.length > 0) this.apply(stopPeriodicScheduling(this.state, this.o.config));
       const failure = onTaskFailure(this.state, this.o.config);
@@ -156,6 +162,11 @@ export class CheckpointCoordinator implements CheckpointResponder {
     const requestId = randomBytes(8).toString('hex');
     const done = new Promise<CompletedCheckpointInfo>((resolve, reject) => this.requests.set(requestId, { resolve, reject }));
     this.enqueue(() => {
+      if (this.stopped) {
+        this.requests.get(requestId)?.reject(new Error('the job is not running (restarting or finished); try again when it runs'));
+        this.requests.delete(requestId);
+        return;
+      }
       this.apply(enqueueRequest(this.state, this.o.config, { kind: 'checkpoint', requestId, requestedAtMs: this.o.clock.nowMs(), checkpointType }));
       this.decide();
     });

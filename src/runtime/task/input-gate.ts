@@ -62,6 +62,10 @@ export class InputGate {
     this.markDataEnded(channel);
   }
 
+  isBlocked(channel: number): boolean {
+    return this.blocked[channel]! || this.finished[channel]!;
+  }
+
   setBlocked(channel: number, blocked: boolean): void {
     this.blocked[channel] = blocked;
   }

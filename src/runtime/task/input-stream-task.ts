@@ -26,6 +26,10 @@ export class InputStreamTask extends StreamTask {
   /** Flat channel -> checkpoint whose in-flight data it is being captured for. */
   private readonly capturing = new Map<number, number>();
   private dataEndedReported = false;
+  /** An unaligned barrier was put at the head of a channel: take it before the rest of the batch. */
+  private priorityPending = false;
+  /** The channel (gate, index) of the batch being processed. */
+  private batchChannel = 0;
 
   constructor(d: TaskDeployment, inputs: readonly (readonly InputChannel[])[]) {
     super(d);
@@ -34,7 +38,15 @@ export class InputStreamTask extends StreamTask {
     this.head = head;
     if (inputs.length < 1 || inputs.length > 2) throw new Error(`${this.name}: ${inputs.length} inputs (1 or 2 supported)`);
     this.gates = inputs.map((channels, i) => new InputGate(i, channels));
-    for (const channels of inputs) for (const c of channels) c.onReadable(() => this.wake());
+    for (const channels of inputs) {
+      for (const c of channels) {
+        c.onReadable(() => this.wake());
+        c.onPriorityEvent(() => {
+          this.priorityPending = true;
+          this.wake();
+        });
+      }
+    }
     const twoInputs = inputs.length === 2;
     this.valves = inputs.map(
       (channels, i) =>
@@ -66,6 +78,14 @@ export class InputStreamTask extends StreamTask {
             },
             snapshot: (barrier, unaligned) => {
               this.performCheckpoint(barrier, unaligned, undefined);
+              const b = this.batch;
+              if (unaligned && b !== null && this.batchIndex < b.values.length) {
+                // The rest of the batch being processed precedes the barrier on its channel
+                // but is processed after the snapshot: it is in-flight data too.
+                this.addInFlight(barrier.checkpointId, this.batchGate, this.batchChannel, [
+                  { kind: 'batch', values: b.values.slice(this.batchIndex), timestamps: b.timestamps.slice(this.batchIndex) },
+                ]);
+              }
               const p = this.pendingSnapshots.get(barrier.checkpointId);
               const stats = this.barrierHandler?.lastAlignment;
               if (p !== undefined && stats !== undefined) p.alignmentDurationMs = stats.alignmentDurationMs;
@@ -99,6 +119,7 @@ export class InputStreamTask extends StreamTask {
         this.batch = b;
         this.batchIndex = 0;
         this.batchGate = this.currentGate;
+        this.batchChannel = this.gates[this.currentGate]!.lastChannel;
         if (this.capturing.size > 0) {
           const gate = this.gates[this.currentGate]!;
           const id = this.capturing.get(this.offsets[this.currentGate]! + gate.lastChannel);
@@ -170,7 +191,25 @@ export class InputStreamTask extends StreamTask {
     return undefined;
   }
 
+  /** Takes the unaligned barriers waiting at the head of channels, ahead of the current batch. */
+  private takePriorityEvents(): void {
+    this.priorityPending = false;
+    for (let g = 0; g < this.gates.length; g++) {
+      const gate = this.gates[g]!;
+      for (let c = 0; c < gate.channels.length; c++) {
+        const head = gate.channels[c]!.peek();
+        if (head === undefined || head.kind !== 'barrier' || !head.options.unaligned) continue;
+        if (gate.isBlocked(c)) continue;
+        gate.channels[c]!.poll();
+        gate.lastChannel = c;
+        this.currentGate = g;
+        this.handlers.barrier(head);
+      }
+    }
+  }
+
   protected processInput(budgetRecords: number): InputResult {
+    if (this.priorityPending) this.takePriorityEvents();
     let processed = 0;
     const head = this.head;
     while (processed < budgetRecords) {
@@ -184,19 +223,23 @@ export class InputStreamTask extends StreamTask {
           while (i < n) {
             head.processElement(values[i], timestamps[i]!);
             i++;
-            if (this.availability.blocked || this.pendingAsync !== null) break;
+            if (this.availability.blocked || this.pendingAsync !== null || this.priorityPending) break;
           }
         } else {
           while (i < n) {
             head.processElement2(values[i], timestamps[i]!);
             i++;
-            if (this.availability.blocked || this.pendingAsync !== null) break;
+            if (this.availability.blocked || this.pendingAsync !== null || this.priorityPending) break;
           }
         }
         processed += i - this.batchIndex;
         this.recordsIn += i - this.batchIndex;
         if (i < n) {
           this.batchIndex = i;
+          if (this.priorityPending) {
+            this.takePriorityEvents();
+            continue;
+          }
           return 'wait';
         }
         this.batch = null;

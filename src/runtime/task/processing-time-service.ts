@@ -19,18 +19,26 @@ export class ProcessingTimeService {
 
   registerTimer(timestampMs: number, callback: (timestampMs: number) => void): () => void {
     if (this.quiesced) return () => {};
-    let cancel: (() => void) | undefined;
-    const wrapped = (): void => {
-      if (cancel) this.cancels.delete(cancel);
-      if (!this.quiesced) this.enqueueMail(() => callback(timestampMs));
+    let cancelCurrent: () => void = () => {};
+    const cancel = (): void => {
+      cancelCurrent();
+      this.cancels.delete(cancel);
     };
-    cancel = this.clock.schedule(timestampMs - this.clock.nowMs(), wrapped);
-    const c = cancel;
-    this.cancels.add(c);
-    return () => {
-      c();
-      this.cancels.delete(c);
+    const arm = (): void => {
+      cancelCurrent = this.clock.schedule(timestampMs - this.clock.nowMs(), () => {
+        if (this.quiesced) return;
+        // Timers may fire a little early by the wall clock: a timer never runs before its time.
+        if (this.clock.nowMs() < timestampMs) {
+          arm();
+          return;
+        }
+        this.cancels.delete(cancel);
+        this.enqueueMail(() => callback(timestampMs));
+      });
     };
+    arm();
+    this.cancels.add(cancel);
+    return cancel;
   }
 
   /** Calls `callback` every `periodMs` until the service is quiesced. */

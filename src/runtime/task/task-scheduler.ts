@@ -16,7 +16,7 @@ export class TaskScheduler {
   private running = false;
   private readonly roundBudgetMs: number;
 
-  constructor(roundBudgetMs = 20) {
+  constructor(roundBudgetMs = 5) {
     this.roundBudgetMs = roundBudgetMs;
   }
 

@@ -1,0 +1,94 @@
+import type { CheckpointStatsEntry } from '../runtime/checkpoint/checkpoint-stats.js';
+import { checkpointTable } from './checkpoint-table.js';
+import { CliError } from './cli-error.js';
+import { parseTarget, requireJobId, rest } from './rest-client.js';
+
+export const LIST_USAGE = 'usage: sluice list [--jobmanager host:port]';
+export const CANCEL_USAGE = 'usage: sluice cancel [--jobmanager host:port] <jobId>';
+export const CHECKPOINT_USAGE = 'usage: sluice checkpoint [--jobmanager host:port] [--full] <jobId>';
+export const CHECKPOINTS_USAGE = 'usage: sluice checkpoints [--jobmanager host:port] <jobId>';
+
+interface JobOverview {
+  jid: string;
+  name: string;
+  state: string;
+  'start-time': number;
+  duration: number;
+}
+
+/** `sluice list`: the jobs of a JobManager as a table. */
+export async function listCommand(argv: string[]): Promise<number> {
+  const target = parseTarget(argv);
+  const { jobs } = await rest<{ jobs: JobOverview[] }>(target, 'GET', '/jobs/overview');
+  if (jobs.length === 0) {
+    process.stdout.write('No jobs.\n');
+    return 0;
+  }
+  const rows = [['job id', 'state', 'started', 'duration', 'name'], ...jobs.map((j) => [j.jid, j.state, new Date(j['start-time']).toISOString(), `${Math.round(j.duration / 1000)} s`, j.name])];
+  const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => r[c]!.length)));
+  process.stdout.write(rows.map((r) => r.map((cell, c) => cell.padEnd(widths[c]!)).join('  ').trimEnd()).join('\n') + '\n');
+  return 0;
+}
+
+export async function cancelCommand(argv: string[]): Promise<number> {
+  const target = parseTarget(argv);
+  const id = requireJobId(argv, CANCEL_USAGE);
+  await rest(target, 'PATCH', `/jobs/${id}?mode=cancel`);
+  process.stdout.write(`Cancelled job ${id}.\n`);
+  return 0;
+}
+
+/** `sluice checkpoint <jobId> [--full]`: triggers a checkpoint and waits until it completed. */
+export async function checkpointCommand(argv: string[]): Promise<number> {
+  const target = parseTarget(argv);
+  const full = argv.includes('--full');
+  const unknown = argv.filter((a) => a.startsWith('-') && a !== '--full');
+  if (unknown.length > 0) throw new CliError(`unknown option '${unknown[0]}'\n${CHECKPOINT_USAGE}`, 2);
+  const id = requireJobId(argv, CHECKPOINT_USAGE);
+  const { 'request-id': triggerId } = await rest<{ 'request-id': string }>(target, 'POST', `/jobs/${id}/checkpoints`, { checkpointType: full ? 'FULL' : 'CONFIGURED' });
+  process.stderr.write(`Triggered a ${full ? 'full ' : ''}checkpoint of job ${id}; waiting`);
+  for (;;) {
+    const r = await rest<{ status: { id: string }; operation?: { checkpointId?: number; 'failure-cause'?: { 'stack-trace': string } } }>(
+      target,
+      'GET',
+      `/jobs/${id}/checkpoints/${triggerId}`,
+    );
+    if (r.status.id === 'COMPLETED') {
+      process.stderr.write('\n');
+      const failure = r.operation?.['failure-cause'];
+      if (failure !== undefined) throw new CliError(`the checkpoint failed: ${failure['stack-trace']}`);
+      process.stdout.write(`Checkpoint ${r.operation?.checkpointId} of job ${id} completed.\n`);
+      return 0;
+    }
+    process.stderr.write('.');
+    await new Promise((res) => setTimeout(res, 200));
+  }
+}
+
+/** `sluice checkpoints <jobId>`: the checkpoint history as a table. */
+export async function checkpointsCommand(argv: string[]): Promise<number> {
+  const target = parseTarget(argv);
+  const id = requireJobId(argv, CHECKPOINTS_USAGE);
+  const r = await rest<{ counts: Record<string, number>; history: Record<string, unknown>[] }>(target, 'GET', `/jobs/${id}/checkpoints`);
+  const entries: CheckpointStatsEntry[] = r.history.map((h) => ({
+    id: h.id as number,
+    status: h.status as CheckpointStatsEntry['status'],
+    isSavepoint: h.is_savepoint as boolean,
+    checkpointType: h.checkpoint_type as string,
+    triggerTimestampMs: h.trigger_timestamp as number,
+    latestAckTimestampMs: h.latest_ack_timestamp as number,
+    stateSizeBytes: h.state_size as number,
+    endToEndDurationMs: (h.end_to_end_duration as number) < 0 ? undefined : (h.end_to_end_duration as number),
+    numSubtasks: h.num_subtasks as number,
+    numAcknowledgedSubtasks: h.num_acknowledged_subtasks as number,
+    alignmentDurationMsMax: 0,
+    persistedInFlightRecords: h.persisted_data as number,
+    externalPath: h.external_path as string | undefined,
+    failureMessage: h.failure_message as string | undefined,
+    subtasks: [],
+  }));
+  const c = r.counts;
+  process.stdout.write(`completed ${c.completed}, failed ${c.failed}, in progress ${c.in_progress}, restored ${c.restored}\n`);
+  if (entries.length > 0) process.stdout.write(checkpointTable(entries) + '\n');
+  return 0;
+}

@@ -1,0 +1,302 @@
+import { randomBytes, timingSafeEqual } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { LocalExecutor } from '../runtime/local-executor.js';
+import { checkpointCoordinatorConfig } from '../runtime/checkpoint/coordinator-decisions.js';
+import { checkpointDetailsJson, checkpointsJson } from './checkpoint-json.js';
+
+/** A request the API answers with a 4xx: the message says what is wrong and how to fix it. */
+export class RestError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+type Handler = (params: Record<string, string>, body: unknown, url: URL) => Promise<[number, unknown]> | [number, unknown];
+
+interface Route {
+  readonly method: string;
+  readonly pattern: RegExp;
+  readonly names: readonly string[];
+  readonly handler: Handler;
+}
+
+interface Operation {
+  status: 'IN_PROGRESS' | 'COMPLETED';
+  operation?: Record<string, unknown>;
+}
+
+export interface RestServerOptions {
+  readonly address?: string;
+  readonly port?: number;
+  /** When set, every request needs `Authorization: Bearer <token>`. */
+  readonly authToken?: string;
+}
+
+const MAX_BODY_BYTES = 1 << 20;
+
+/**
+ * The REST API in Flink's shapes (/overview, /jobs, /jobs/:id, /jobs/:id/checkpoints, ...)
+ * for the jobs of this process. Binds to 127.0.0.1 unless told otherwise; malformed requests
+ * get a 4xx with `{"errors": [...]}`, never a crash.
+ */
+export class RestServer {
+  private readonly jobs = new Map<string, LocalExecutor>();
+  private readonly operations = new Map<string, Operation>();
+  private readonly routes: Route[] = [];
+  private server: Server | undefined;
+
+  constructor(private readonly o: RestServerOptions = {}) {
+    this.route('GET', '/overview', () => [200, this.overview()]);
+    this.route('GET', '/config', () => [200, { 'refresh-interval': 3000, 'timezone-name': 'UTC', 'timezone-offset': 0, 'flink-version': 'sluice', features: { 'web-submit': false, 'web-cancel': true } }]);
+    this.route('GET', '/jobs', () => [200, { jobs: [...this.jobs.values()].map((j) => ({ id: j.jobId, status: j.status })) }]);
+    this.route('GET', '/jobs/overview', () => [200, { jobs: [...this.jobs.values()].map((j) => this.jobOverview(j)) }]);
+    this.route('GET', '/jobs/:jobid', (p) => [200, this.jobDetails(this.job(p.jobid!))]);
+    this.route('PATCH', '/jobs/:jobid', (p, _b, url) => {
+      const mode = url.searchParams.get('mode') ?? 'cancel';
+      if (mode !== 'cancel') throw new RestError(400, `unknown mode '${mode}'; PATCH /jobs/:jobid?mode=cancel cancels the job`);
+      this.job(p.jobid!).cancel();
+      return [202, {}];
+    });
+    this.route('GET', '/jobs/:jobid/exceptions', (p) => {
+      const j = this.job(p.jobid!);
+      const last = j.exceptions.at(-1);
+      return [
+        200,
+        {
+          'root-exception': last?.stack ?? last?.message ?? null,
+          timestamp: last?.timestampMs ?? null,
+          'all-exceptions': [],
+          truncated: false,
+          exceptionHistory: {
+            entries: [...j.exceptions].reverse().map((e) => ({ exceptionName: 'Error', stacktrace: e.stack ?? e.message, timestamp: e.timestampMs, taskName: e.taskName ?? null })),
+            truncated: false,
+          },
+        },
+      ];
+    });
+    this.route('GET', '/jobs/:jobid/checkpoints', (p) => [200, checkpointsJson(this.job(p.jobid!).checkpointStats)]);
+    this.route('GET', '/jobs/:jobid/checkpoints/config', (p) => [200, this.checkpointConfig(this.job(p.jobid!))]);
+    this.route('GET', '/jobs/:jobid/checkpoints/details/:checkpointid', (p) => {
+      const id = Number(p.checkpointid);
+      if (!Number.isInteger(id)) throw new RestError(400, `checkpoint id '${p.checkpointid}' is not a number`);
+      const e = this.job(p.jobid!).checkpointStats.get(id);
+      if (e === undefined) throw new RestError(404, `checkpoint ${id} of job ${p.jobid} is not in the statistics history`);
+      return [200, checkpointDetailsJson(e)];
+    });
+    this.route('POST', '/jobs/:jobid/checkpoints', (p, body) => {
+      const j = this.job(p.jobid!);
+      const type = (body as { checkpointType?: unknown } | undefined)?.checkpointType ?? 'CONFIGURED';
+      if (type !== 'CONFIGURED' && type !== 'FULL' && type !== 'INCREMENTAL') {
+        throw new RestError(400, `checkpointType must be CONFIGURED, FULL or INCREMENTAL, got ${JSON.stringify(type)}`);
+      }
+      const triggerId = randomBytes(16).toString('hex');
+      const op: Operation = { status: 'IN_PROGRESS' };
+      this.operations.set(triggerId, op);
+      j.triggerCheckpoint(type === 'FULL').then(
+        (c) => {
+          op.status = 'COMPLETED';
+          op.operation = { checkpointId: c.checkpointId };
+        },
+        (e: unknown) => {
+          op.status = 'COMPLETED';
+          op.operation = { 'failure-cause': { class: 'Error', 'stack-trace': String((e as Error).message) } };
+        },
+      );
+      return [202, { 'request-id': triggerId }];
+    });
+    this.route('GET', '/jobs/:jobid/checkpoints/:triggerid', (p) => {
+      this.job(p.jobid!);
+      const op = this.operations.get(p.triggerid!);
+      if (op === undefined) throw new RestError(404, `no checkpoint trigger with id ${p.triggerid}`);
+      return [200, { status: { id: op.status }, ...(op.operation === undefined ? {} : { operation: op.operation }) }];
+    });
+  }
+
+  register(executor: LocalExecutor): void {
+    this.jobs.set(executor.jobId, executor);
+  }
+
+  /** Starts listening; resolves with the base URL. */
+  async start(): Promise<string> {
+    const server = createServer((req, res) => void this.handle(req, res));
+    this.server = server;
+    const address = this.o.address ?? '127.0.0.1';
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(this.o.port ?? 8081, address, () => resolve());
+    });
+    const port = (server.address() as AddressInfo).port;
+    return `http://${address.includes(':') ? `[${address}]` : address}:${port}`;
+  }
+
+  async stop(): Promise<void> {
+    const server = this.server;
+    if (server === undefined) return;
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+
+  private route(method: string, path: string, handler: Handler): void {
+    const names: string[] = [];
+    const pattern = new RegExp(`^${path.replace(/:([a-z]+)/g, (_m, n: string) => (names.push(n), '([^/]+)'))}$`);
+    this.routes.push({ method, pattern, names, handler });
+  }
+
+  private job(id: string): LocalExecutor {
+    if (!/^[0-9a-f]{32}$/.test(id)) throw new RestError(400, `'${id}' is not a job id (32 hex characters)`);
+    const j = this.jobs.get(id);
+    if (j === undefined) throw new RestError(404, `job ${id} not found; GET /jobs lists the jobs`);
+    return j;
+  }
+
+  private authorized(req: IncomingMessage): boolean {
+    const token = this.o.authToken;
+    if (token === undefined || token === '') return true;
+    const header = req.headers.authorization ?? '';
+    const expected = Buffer.from(`Bearer ${token}`);
+    const given = Buffer.from(header);
+    return given.length === expected.length && timingSafeEqual(given, expected);
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const send = (status: number, body: unknown): void => {
+      const text = JSON.stringify(body);
+      res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text) });
+      res.end(text);
+    };
+    try {
+      if (!this.authorized(req)) throw new RestError(401, 'missing or wrong bearer token (rest.auth.token): send Authorization: Bearer <token>');
+      const url = new URL(req.url ?? '/', 'http://localhost');
+      const path = url.pathname.replace(/^\/v1\//, '/').replace(/\/+$/, '') || '/';
+      const candidates = this.routes.filter((r) => r.pattern.test(path));
+      if (candidates.length === 0) throw new RestError(404, `no such REST path: ${path}`);
+      const route = candidates.find((r) => r.method === req.method);
+      if (route === undefined) throw new RestError(405, `${req.method} is not allowed on ${path} (allowed: ${candidates.map((r) => r.method).join(', ')})`);
+      const m = route.pattern.exec(path)!;
+      const params: Record<string, string> = {};
+      route.names.forEach((n, i) => (params[n] = decodeURIComponent(m[i + 1]!)));
+      const body = await readJsonBody(req);
+      const [status, answer] = await route.handler(params, body, url);
+      send(status, answer);
+    } catch (e) {
+      if (e instanceof RestError) send(e.status, { errors: [e.message] });
+      else send(500, { errors: [`internal error: ${(e as Error).message}`] });
+    }
+  }
+
+  private overview(): Record<string, unknown> {
+    const all = [...this.jobs.values()];
+    const count = (s: string): number => all.filter((j) => j.status === s).length;
+    return {
+      taskmanagers: 1,
+      'slots-total': 1,
+      'slots-available': 0,
+      'jobs-running': count('RUNNING') + count('RESTARTING') + count('INITIALIZING'),
+      'jobs-finished': count('FINISHED'),
+      'jobs-cancelled': count('CANCELED'),
+      'jobs-failed': count('FAILED'),
+      'flink-version': 'sluice',
+      'flink-commit': '',
+    };
+  }
+
+  private jobOverview(j: LocalExecutor): Record<string, unknown> {
+    const end = j.endTimeMs ?? -1;
+    const tasks = { running: 0, finished: 0, canceled: 0, failed: 0, total: j.tasks.length };
+    for (const t of j.tasks) {
+      if (t.state === 'running' || t.state === 'initializing') tasks.running++;
+      else if (t.state === 'finished') tasks.finished++;
+      else if (t.state === 'canceled') tasks.canceled++;
+      else if (t.state === 'failed') tasks.failed++;
+    }
+    return {
+      jid: j.jobId,
+      name: j.jobGraph.jobName,
+      state: j.status === 'CANCELED' ? 'CANCELED' : j.status,
+      'start-time': j.startTimeMs,
+      'end-time': end,
+      duration: (j.endTimeMs ?? Date.now()) - j.startTimeMs,
+      'last-modification': j.endTimeMs ?? Date.now(),
+      tasks,
+    };
+  }
+
+  private jobDetails(j: LocalExecutor): Record<string, unknown> {
+    return {
+      ...this.jobOverview(j),
+      isStoppable: false,
+      now: Date.now(),
+      vertices: j.jobGraph.vertices.map((v) => {
+        const ts = j.tasks.filter((t) => t.vertex === v);
+        return {
+          id: String(v.id).padStart(32, '0'),
+          name: v.name,
+          maxParallelism: v.maxParallelism,
+          parallelism: v.parallelism,
+          status: ts.every((t) => t.state === 'finished') ? 'FINISHED' : 'RUNNING',
+          metrics: {
+            'read-records': ts.reduce((a, t) => a + t.recordsIn, 0),
+            'write-records': ts.reduce((a, t) => a + t.recordsOut(), 0),
+          },
+        };
+      }),
+      plan: {
+        jid: j.jobId,
+        name: j.jobGraph.jobName,
+        nodes: j.jobGraph.vertices.map((v) => ({
+          id: String(v.id).padStart(32, '0'),
+          parallelism: v.parallelism,
+          description: v.name,
+          inputs: v.inputs.map((e) => ({ id: String(e.source.id).padStart(32, '0'), ship_strategy: e.streamEdge.partitioning.kind.toUpperCase() })),
+        })),
+      },
+    };
+  }
+
+  private checkpointConfig(j: LocalExecutor): Record<string, unknown> {
+    const c = j.config;
+    if (c.getOptionalNumber('execution.checkpointing.interval') === undefined) {
+      throw new RestError(404, `checkpointing is not enabled for job ${j.jobId}`);
+    }
+    const cc = checkpointCoordinatorConfig(c);
+    return {
+      mode: cc.mode === 'EXACTLY_ONCE' ? 'exactly_once' : 'at_least_once',
+      interval: cc.intervalMs,
+      timeout: cc.timeoutMs,
+      min_pause: cc.minPauseMs,
+      max_concurrent: cc.maxConcurrentCheckpoints,
+      externalization: {
+        enabled: c.getString('execution.checkpointing.externalized-checkpoint-retention') !== 'NO_EXTERNALIZED_CHECKPOINTS',
+        delete_on_cancellation: c.getString('execution.checkpointing.externalized-checkpoint-retention') !== 'RETAIN_ON_CANCELLATION',
+      },
+      state_backend: c.getString('state.backend.type'),
+      checkpoint_storage: c.getString('execution.checkpointing.storage') ?? (c.getString('execution.checkpointing.dir') === undefined ? 'jobmanager' : 'filesystem'),
+      unaligned_checkpoints: cc.unaligned,
+      tolerable_failed_checkpoints: cc.tolerableFailedCheckpoints,
+      aligned_checkpoint_timeout: cc.alignedCheckpointTimeoutMs,
+      checkpoints_after_tasks_finish: c.getBoolean('execution.checkpointing.checkpoints-after-tasks-finish'),
+      state_changelog_enabled: c.getBoolean('state.backend.changelog.enabled'),
+    };
+  }
+}
+
+async function readJsonBody(req: IncomingMessage): Promise<unknown> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length;
+    if (size > MAX_BODY_BYTES) throw new RestError(413, `request body larger than ${MAX_BODY_BYTES} bytes`);
+    chunks.push(chunk as Buffer);
+  }
+  if (size === 0) return undefined;
+  const text = Buffer.concat(chunks).toString('utf8');
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new RestError(400, 'the request body is not valid JSON');
+  }
+}
