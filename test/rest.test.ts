@@ -1,0 +1,120 @@
+import { execFile } from 'node:child_process';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { StreamExecutionEnvironment } from '../src/index.js';
+import { numberSource } from '../src/connectors/generator/sources.js';
+import { DiscardingSink } from '../src/connectors/discarding-sink.js';
+import { LocalExecutor } from '../src/runtime/local-executor.js';
+import { RestServer } from '../src/rest/rest-server.js';
+
+let server: RestServer;
+let base: string;
+let executor: LocalExecutor;
+let done: Promise<unknown>;
+const TOKEN = 's3cret';
+
+async function call(method: string, path: string, body?: string, token: string | null = TOKEN): Promise<{ status: number; json: any }> {
+  const res = await fetch(`${base}${path}`, {
+    method,
+    headers: token === null ? {} : { authorization: `Bearer ${token}` },
+    ...(body === undefined ? {} : { body }),
+  });
+  return { status: res.status, json: await res.json() };
+}
+
+beforeAll(async () => {
+  const env = StreamExecutionEnvironment.create({ 'parallelism.default': 2, 'execution.checkpointing.interval': 100 });
+  env
+    .fromSource(numberSource({ eventsPerSecond: 20_000 }), 'numbers')
+    .keyBy((n) => n % 10)
+    .reduce((a, b) => a + b)
+    .sinkTo(new DiscardingSink<number>());
+  executor = new LocalExecutor(env.getJobGraph('rest-test'), env.config, { log: () => {} });
+  server = new RestServer({ port: 0, authToken: TOKEN });
+  base = await server.start();
+  server.register(executor);
+  done = executor.run().catch(() => {});
+  while (executor.status !== 'RUNNING') await new Promise((r) => setTimeout(r, 10));
+});
+
+afterAll(async () => {
+  executor.cancel();
+  await done;
+  await server.stop();
+});
+
+describe('REST API', () => {
+  it('answers the overview and job listings in Flink shapes', async () => {
+    const o = await call('GET', '/overview');
+    expect(o.status).toBe(200);
+    expect(o.json['jobs-running']).toBe(1);
+    const jobs = await call('GET', '/jobs');
+    expect(jobs.json).toEqual({ jobs: [{ id: executor.jobId, status: 'RUNNING' }] });
+    const ov = await call('GET', '/jobs/overview');
+    expect(ov.json.jobs[0]).toMatchObject({ jid: executor.jobId, name: 'rest-test', state: 'RUNNING' });
+    const d = await call('GET', `/jobs/${executor.jobId}`);
+    expect(d.json.vertices.length).toBe(2);
+    expect(d.json.vertices[0].parallelism).toBe(2);
+  });
+
+  it('triggers a checkpoint and reports its completion; history has Flink fields', async () => {
+    const t = await call('POST', `/jobs/${executor.jobId}/checkpoints`, JSON.stringify({ checkpointType: 'FULL' }));
+    expect(t.status).toBe(202);
+    const triggerId = t.json['request-id'];
+    let r;
+    for (let i = 0; i < 100; i++) {
+      r = await call('GET', `/jobs/${executor.jobId}/checkpoints/${triggerId}`);
+      if (r.json.status.id === 'COMPLETED') break;
+      await new Promise((res) => setTimeout(res, 50));
+    }
+    expect(r!.json.status.id).toBe('COMPLETED');
+    const id = r!.json.operation.checkpointId;
+    expect(Number.isInteger(id)).toBe(true);
+    const c = await call('GET', `/jobs/${executor.jobId}/checkpoints`);
+    expect(c.json.counts.completed).toBeGreaterThanOrEqual(1);
+    const entry = c.json.history.find((h: { id: number }) => h.id === id);
+    expect(entry).toMatchObject({ id, status: 'COMPLETED', is_savepoint: false, checkpoint_type: 'CHECKPOINT', num_subtasks: 4, num_acknowledged_subtasks: 4 });
+    for (const k of ['trigger_timestamp', 'latest_ack_timestamp', 'state_size', 'end_to_end_duration', 'external_path']) expect(entry).toHaveProperty(k);
+    const details = await call('GET', `/jobs/${executor.jobId}/checkpoints/details/${id}`);
+    expect(details.json.subtasks.length).toBe(4);
+    const config = await call('GET', `/jobs/${executor.jobId}/checkpoints/config`);
+    expect(config.json).toMatchObject({ mode: 'exactly_once', interval: 100, max_concurrent: 1 });
+  });
+
+  // The CLI runs as a child process while this process serves the API: no spawnSync here.
+  function sluice(...args: string[]): Promise<{ status: number; stdout: string; stderr: string }> {
+    return new Promise((resolve) => {
+      execFile(process.execPath, ['bin/sluice.js', ...args], { env: { ...process.env, SLUICE_REST_TOKEN: TOKEN }, timeout: 30_000 }, (err, stdout, stderr) =>
+        resolve({ status: err === null ? 0 : ((err as { code?: number }).code ?? 1), stdout, stderr }),
+      );
+    });
+  }
+
+  it('sluice checkpoint and sluice checkpoints work against it', async () => {
+    const port = new URL(base).port;
+    const r = await sluice('checkpoint', '-m', `127.0.0.1:${port}`, executor.jobId);
+    expect(r.stdout).toMatch(new RegExp(`Checkpoint \\d+ of job ${executor.jobId} completed`));
+    expect(r.status).toBe(0);
+    const h = await sluice('checkpoints', '-m', `127.0.0.1:${port}`, executor.jobId);
+    expect(h.stdout).toMatch(/completed \d+, failed \d+/);
+    expect(h.stdout).toMatch(/COMPLETED\s+CHECKPOINT/);
+    const bad = await sluice('checkpoint', '-m', `127.0.0.1:${port}`, 'nope');
+    expect(bad.stderr).toMatch(/'nope' is not a job id/);
+    const down = await sluice('list', '-m', '127.0.0.1:1');
+    expect(down.stderr).toMatch(/cannot reach the Sluice REST API at http:\/\/127\.0\.0\.1:1/);
+  });
+
+  it('answers malformed requests with 4xx and a JSON error, never a crash', async () => {
+    expect((await call('GET', '/jobs', undefined, null)).status).toBe(401);
+    expect((await call('GET', '/jobs', undefined, 'wrong')).status).toBe(401);
+    const badJson = await call('POST', `/jobs/${executor.jobId}/checkpoints`, '{nope');
+    expect(badJson.status).toBe(400);
+    expect(badJson.json.errors[0]).toMatch(/not valid JSON/);
+    expect((await call('POST', `/jobs/${executor.jobId}/checkpoints`, JSON.stringify({ checkpointType: 'HALF' }))).status).toBe(400);
+    expect((await call('GET', '/jobs/not-a-job')).status).toBe(400);
+    expect((await call('GET', `/jobs/${'0'.repeat(32)}`)).status).toBe(404);
+    expect((await call('GET', '/no/such/path')).status).toBe(404);
+    expect((await call('DELETE', '/jobs')).status).toBe(405);
+    expect((await call('GET', `/jobs/${executor.jobId}/checkpoints/details/x`)).status).toBe(400);
+    expect((await call('GET', '/overview')).status).toBe(200);
+  });
+});
