@@ -13,26 +13,7 @@ import { compareMultisets, TxnStore, TxnStoreSink } from './support/txn-store-si
 
 /** Passes records on, taking 1 ms for every `every` records: backpressure upstream. */
 function slowly<T>(inner: Sink<T>, every: number): Sink<T> {
-  return {
-    createWriter: async (ctx, restored) => {
-      const w = await inner.createWriter(ctx, restored);
-      let n = 0;
-      return {
-        ...w,
-        write: (v, t) => {
-          const r = w.write(v, t);
-          if (++n % every === 0) return Promise.resolve(r).then(() => new Promise<void>((res) => setTimeout(res, 1)));
-          return r;
-        },
-        prepareCommit: w.prepareCommit?.bind(w),
-        snapshotState: w.snapshotState?.bind(w),
-        notifyCheckpointComplete: w.notifyCheckpointComplete?.bind(w),
-        notifyCheckpointAborted: w.notifyCheckpointAborted?.bind(w),
-        flush: w.flush?.bind(w),
-        close: w.close?.bind(w),
-      };
-    },
-  };
+  return FaultPlan.slowSink(inner, { everyRecords: every, delayMs: 1 });
 }
 
 const KEYS = 7;

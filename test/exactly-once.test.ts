@@ -11,6 +11,10 @@ import {
 import { numberSource } from '../src/connectors/generator/sources.js';
 import { FaultPlan } from '../src/testing/fault-plan.js';
 import { compareMultisets, TxnStore, TxnStoreSink } from './support/txn-store-sink.js';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ExactlyOnceFileSink, readCommittedLines } from '../src/connectors/file/exactly-once-file-sink.js';
 
 const KEYS = 13;
 
@@ -40,6 +44,8 @@ function countReference(n: number): string[] {
 }
 
 interface RunOptions {
+  /** Write through the exactly-once file sink (real files) instead of the in-memory store. */
+  readonly files?: boolean;
   readonly parallelism: number;
   readonly config: Record<string, string | number | boolean>;
   readonly plan: FaultPlan;
@@ -49,6 +55,7 @@ interface RunOptions {
 
 async function runCountingJob(o: RunOptions) {
   const store = new TxnStore<string>();
+  const dir = o.files === true ? mkdtempSync(join(tmpdir(), 'sluice-eo-')) : undefined;
   const logs: string[] = [];
   const env = StreamExecutionEnvironment.create({
     'parallelism.default': o.parallelism,
@@ -65,9 +72,17 @@ async function runCountingJob(o: RunOptions) {
     .keyBy((n) => n % KEYS)
     .process(new CountPerKey(o.emitRecord ?? false))
     .uid('count')
-    .sinkTo(o.plan.wrapSink(new TxnStoreSink(store)));
-  const result = await env.executeAsync(undefined, { log: (m) => logs.push(m) }).result;
-  return { result, committed: store.committed, logs };
+    .sinkTo(o.plan.wrapSink(dir === undefined ? new TxnStoreSink(store) : new ExactlyOnceFileSink<string>(dir)));
+  try {
+    const result = await env.executeAsync(undefined, { log: (m) => logs.push(m) }).result;
+    if (dir === undefined) return { result, committed: store.committed, logs, leftovers: [] as string[] };
+    const committed = await readCommittedLines(dir);
+    // Readers see only committed files; nothing in progress or pending is left behind.
+    const leftovers = readdirSync(dir).filter((f) => f.startsWith('.'));
+    return { result, committed, logs, leftovers };
+  } finally {
+    if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 const modes = [
@@ -75,23 +90,24 @@ const modes = [
   { name: 'unaligned exactly-once', config: { 'execution.checkpointing.unaligned.enabled': true } },
 ] as const;
 
-describe('exactly-once under injected failures (two-phase-commit sink)', () => {
+describe('exactly-once under injected failures (exactly-once file sink)', () => {
   for (const mode of modes) {
     for (const parallelism of [1, 2, 3, 4]) {
-      it(`${mode.name}, parallelism ${parallelism}: >= 5 failures, output equals the reference`, async () => {
+      it(`${mode.name}, parallelism ${parallelism}: >= 5 failures, the committed files equal the reference`, async () => {
         const records = 12_000;
         const seed = 1000 * parallelism + (mode.name.startsWith('aligned') ? 1 : 2);
         const plan = FaultPlan.seeded({ seed, recordFaults: 5, recordRange: records });
-        const { result, committed } = await runCountingJob({ parallelism, config: mode.config, plan, records });
+        const { result, committed, leftovers } = await runCountingJob({ parallelism, config: mode.config, plan, records, files: true });
         const diff = compareMultisets(committed, countReference(records));
         expect(result.numRestarts, plan.describe()).toBeGreaterThanOrEqual(5);
         expect(diff, plan.describe()).toEqual({ duplicates: 0, missing: 0, unexpected: 0 });
         expect(committed.length, plan.describe()).toBe(records);
+        expect(leftovers, plan.describe()).toEqual([]);
       });
     }
   }
 
-  for (const parallelism of [1, 3]) {
+  for (const parallelism of [1, 2, 3, 4]) {
     it(`at-least-once, parallelism ${parallelism}: >= 5 failures, no record lost`, async () => {
       const records = 12_000;
       const plan = FaultPlan.seeded({ seed: 77 + parallelism, recordFaults: 5, recordRange: records });
@@ -101,6 +117,7 @@ describe('exactly-once under injected failures (two-phase-commit sink)', () => {
         plan,
         records,
         emitRecord: true,
+        files: true,
       });
       expect(result.numRestarts, plan.describe()).toBeGreaterThanOrEqual(5);
       const seen = new Set(committed);

@@ -131,6 +131,33 @@ export class FaultPlan {
     };
   }
 
+  /**
+   * A slow channel: the sink takes `delayMs` after every `everyRecords` records, so the job
+   * upstream is backpressured (what unaligned checkpoints are for).
+   */
+  static slowSink<T>(inner: Sink<T>, o: { everyRecords: number; delayMs: number }): Sink<T> {
+    return {
+      createWriter: async (ctx, restored) => {
+        const w = await inner.createWriter(ctx, restored);
+        let n = 0;
+        const slow: SinkWriter<T> = {
+          write: (v, t) => {
+            const r = w.write(v, t);
+            if (++n % o.everyRecords !== 0) return r;
+            return Promise.resolve(r).then(() => new Promise<void>((res) => setTimeout(res, o.delayMs)));
+          },
+        };
+        if (w.flush) slow.flush = (e) => w.flush!(e);
+        if (w.prepareCommit) slow.prepareCommit = (id) => w.prepareCommit!(id);
+        if (w.snapshotState) slow.snapshotState = (id) => w.snapshotState!(id);
+        if (w.notifyCheckpointComplete) slow.notifyCheckpointComplete = (id) => w.notifyCheckpointComplete!(id);
+        if (w.notifyCheckpointAborted) slow.notifyCheckpointAborted = (id) => w.notifyCheckpointAborted!(id);
+        if (w.close) slow.close = () => w.close!();
+        return slow;
+      },
+    };
+  }
+
   /** The sink, failing while it commits the planned checkpoints. */
   wrapSink<T>(sink: Sink<T>): Sink<T> {
     return {
