@@ -140,20 +140,13 @@ export class FaultPlan {
       createWriter: async (ctx, restored) => {
         const w = await inner.createWriter(ctx, restored);
         let n = 0;
-        const slow: SinkWriter<T> = {
+        return forwarding(w, {
           write: (v, t) => {
             const r = w.write(v, t);
             if (++n % o.everyRecords !== 0) return r;
             return Promise.resolve(r).then(() => new Promise<void>((res) => setTimeout(res, o.delayMs)));
           },
-        };
-        if (w.flush) slow.flush = (e) => w.flush!(e);
-        if (w.prepareCommit) slow.prepareCommit = (id) => w.prepareCommit!(id);
-        if (w.snapshotState) slow.snapshotState = (id) => w.snapshotState!(id);
-        if (w.notifyCheckpointComplete) slow.notifyCheckpointComplete = (id) => w.notifyCheckpointComplete!(id);
-        if (w.notifyCheckpointAborted) slow.notifyCheckpointAborted = (id) => w.notifyCheckpointAborted!(id);
-        if (w.close) slow.close = () => w.close!();
-        return slow;
+        });
       },
     };
   }
@@ -163,7 +156,7 @@ export class FaultPlan {
     return {
       createWriter: async (ctx, restored): Promise<SinkWriter<T>> => {
         const w = await sink.createWriter(ctx, restored);
-        const wrapped: SinkWriter<T> = {
+        return forwarding(w, {
           write: (v, t) => w.write(v, t),
           notifyCheckpointComplete: async (id) => {
             this.commits++;
@@ -172,14 +165,20 @@ export class FaultPlan {
             this.fire(fault, `failure while committing checkpoint ${id}`, ctx.attemptNumber);
             await w.notifyCheckpointComplete?.(id);
           },
-        };
-        if (w.flush) wrapped.flush = (e) => w.flush!(e);
-        if (w.prepareCommit) wrapped.prepareCommit = (id) => w.prepareCommit!(id);
-        if (w.snapshotState) wrapped.snapshotState = (id) => w.snapshotState!(id);
-        if (w.notifyCheckpointAborted) wrapped.notifyCheckpointAborted = (id) => w.notifyCheckpointAborted!(id);
-        if (w.close) wrapped.close = () => w.close!();
-        return wrapped;
+        });
       },
     };
   }
+}
+
+/** A writer that does what `w` does, except for the hooks given in `overrides`. */
+function forwarding<T>(w: SinkWriter<T>, overrides: Partial<SinkWriter<T>> & Pick<SinkWriter<T>, 'write'>): SinkWriter<T> {
+  const out: SinkWriter<T> = { ...overrides };
+  if (w.flush && !out.flush) out.flush = (e) => w.flush!(e);
+  if (w.prepareCommit && !out.prepareCommit) out.prepareCommit = (id) => w.prepareCommit!(id);
+  if (w.snapshotState && !out.snapshotState) out.snapshotState = (id) => w.snapshotState!(id);
+  if (w.notifyCheckpointComplete && !out.notifyCheckpointComplete) out.notifyCheckpointComplete = (id) => w.notifyCheckpointComplete!(id);
+  if (w.notifyCheckpointAborted && !out.notifyCheckpointAborted) out.notifyCheckpointAborted = (id) => w.notifyCheckpointAborted!(id);
+  if (w.close && !out.close) out.close = () => w.close!();
+  return out;
 }

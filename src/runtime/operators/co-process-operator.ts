@@ -1,9 +1,8 @@
 import type { CoProcessFunction, KeyedCoProcessFunction } from '../../api/functions.js';
 import type { KeyType } from '../state/key-group.js';
 import { StreamOperator } from '../task/stream-operator.js';
-import { RecordContext, keyedRuntimeContext, runtimeContext } from './contexts.js';
+import { RecordContext, fireKeyedTimer, keyedRuntimeContext, runtimeContext } from './contexts.js';
 import { KeyedOperator, perSubtask } from './keyed-operator.js';
-import { NO_TIMESTAMP } from '../channel/stream-element.js';
 import { TimestampedCollector } from './timestamped-collector.js';
 
 /** Two inputs, one function: connect(...).process(...). */
@@ -16,6 +15,7 @@ export class CoProcessOperator<IN1, IN2, OUT> extends StreamOperator<OUT> {
   constructor(fn: CoProcessFunction<IN1, IN2, OUT>) {
     super();
     this.fn = perSubtask(fn);
+    this.userFunction = this.fn;
   }
 
   override open(): void | Promise<void> {
@@ -36,21 +36,6 @@ export class CoProcessOperator<IN1, IN2, OUT> extends StreamOperator<OUT> {
     this.fn.processElement2(value as IN2, this.ctx, this.collector);
   }
 
-  override snapshotState(checkpointId: number): void | Promise<void> {
-    return this.fn.snapshotState?.(checkpointId);
-  }
-
-  override notifyCheckpointComplete(checkpointId: number): void | Promise<void> {
-    return this.fn.notifyCheckpointComplete?.(checkpointId);
-  }
-
-  override notifyCheckpointAborted(checkpointId: number): void | Promise<void> {
-    return this.fn.notifyCheckpointAborted?.(checkpointId);
-  }
-
-  override close(): void | Promise<void> {
-    return this.fn.close?.();
-  }
 }
 
 /** Two keyed inputs sharing keyed state and timers. */
@@ -63,6 +48,7 @@ export class KeyedCoProcessOperator<K extends KeyType, IN1, IN2, OUT> extends Ke
   constructor(fn: KeyedCoProcessFunction<K, IN1, IN2, OUT>) {
     super();
     this.fn = perSubtask(fn);
+    this.userFunction = this.fn;
   }
 
   protected override openKeyed(): void | Promise<void> {
@@ -88,37 +74,10 @@ export class KeyedCoProcessOperator<K extends KeyType, IN1, IN2, OUT> extends Ke
   }
 
   override onEventTime(timestampMs: number): void {
-    this.fire(timestampMs, 'EVENT_TIME');
+    fireKeyedTimer(this.fn.onTimer?.bind(this.fn), this.ctx, this.collector, timestampMs, 'EVENT_TIME');
   }
 
   override onProcessingTime(timestampMs: number): void {
-    this.fire(timestampMs, 'PROCESSING_TIME');
-  }
-
-  private fire(timestampMs: number, domain: 'EVENT_TIME' | 'PROCESSING_TIME'): void {
-    if (this.fn.onTimer === undefined) return;
-    this.ctx.timestampMs = timestampMs;
-    this.ctx.domain = domain;
-    // As Flink: output of an event-time timer carries the timer's time; output of a
-    // processing-time timer has no event timestamp (side outputs carry the timer's time).
-    this.collector.timestampMs = domain === 'EVENT_TIME' ? timestampMs : NO_TIMESTAMP;
-    this.fn.onTimer(timestampMs, this.ctx, this.collector);
-    this.ctx.domain = 'EVENT_TIME';
-  }
-
-  override snapshotState(checkpointId: number): void | Promise<void> {
-    return this.fn.snapshotState?.(checkpointId);
-  }
-
-  override notifyCheckpointComplete(checkpointId: number): void | Promise<void> {
-    return this.fn.notifyCheckpointComplete?.(checkpointId);
-  }
-
-  override notifyCheckpointAborted(checkpointId: number): void | Promise<void> {
-    return this.fn.notifyCheckpointAborted?.(checkpointId);
-  }
-
-  override close(): void | Promise<void> {
-    return this.fn.close?.();
+    fireKeyedTimer(this.fn.onTimer?.bind(this.fn), this.ctx, this.collector, timestampMs, 'PROCESSING_TIME');
   }
 }

@@ -1,4 +1,5 @@
 import type {
+  Collector,
   KeyedProcessContext,
   KeyedRuntimeContext,
   KeyedTimerService,
@@ -15,6 +16,7 @@ import type { InternalTimerService } from '../task/internal-timer-service.js';
 import type { OperatorRuntime } from '../task/operator-runtime.js';
 import type { Output } from '../task/output.js';
 import { NO_TIMESTAMP } from '../channel/stream-element.js';
+import type { TimestampedCollector } from './timestamped-collector.js';
 
 /** The runtime context user functions get in `open`. */
 export function runtimeContext(rt: OperatorRuntime): RuntimeContext {
@@ -116,3 +118,22 @@ export class RecordContext<K extends KeyType> implements OnTimerContext<K>, Keye
 }
 
 export type { ProcessContext, KeyedProcessContext, TimerService };
+
+/**
+ * Calls a keyed function's onTimer. As Flink: output of an event-time timer carries the
+ * timer's time; output of a processing-time timer has no event timestamp.
+ */
+export function fireKeyedTimer<K extends KeyType, OUT>(
+  onTimer: ((timestampMs: number, ctx: OnTimerContext<K>, out: Collector<OUT>) => void) | undefined,
+  ctx: RecordContext<K>,
+  collector: TimestampedCollector<OUT>,
+  timestampMs: number,
+  domain: TimeDomain,
+): void {
+  if (onTimer === undefined) return;
+  ctx.timestampMs = timestampMs;
+  ctx.domain = domain;
+  collector.timestampMs = domain === 'EVENT_TIME' ? timestampMs : NO_TIMESTAMP;
+  onTimer(timestampMs, ctx, collector);
+  ctx.domain = 'EVENT_TIME';
+}

@@ -1,8 +1,7 @@
 import type { KeyedProcessFunction } from '../../api/functions.js';
 import type { KeyType } from '../state/key-group.js';
-import { RecordContext, keyedRuntimeContext } from './contexts.js';
+import { RecordContext, fireKeyedTimer, keyedRuntimeContext } from './contexts.js';
 import { KeyedOperator, perSubtask } from './keyed-operator.js';
-import { NO_TIMESTAMP } from '../channel/stream-element.js';
 import { TimestampedCollector } from './timestamped-collector.js';
 
 export class KeyedProcessOperator<K extends KeyType, IN, OUT> extends KeyedOperator<OUT> {
@@ -14,6 +13,7 @@ export class KeyedProcessOperator<K extends KeyType, IN, OUT> extends KeyedOpera
   constructor(fn: KeyedProcessFunction<K, IN, OUT>) {
     super();
     this.fn = perSubtask(fn);
+    this.userFunction = this.fn;
   }
 
   protected override openKeyed(): void | Promise<void> {
@@ -30,37 +30,10 @@ export class KeyedProcessOperator<K extends KeyType, IN, OUT> extends KeyedOpera
   }
 
   override onEventTime(timestampMs: number): void {
-    this.fireTimer(timestampMs, 'EVENT_TIME');
+    fireKeyedTimer(this.fn.onTimer?.bind(this.fn), this.ctx, this.collector, timestampMs, 'EVENT_TIME');
   }
 
   override onProcessingTime(timestampMs: number): void {
-    this.fireTimer(timestampMs, 'PROCESSING_TIME');
-  }
-
-  private fireTimer(timestampMs: number, domain: 'EVENT_TIME' | 'PROCESSING_TIME'): void {
-    if (this.fn.onTimer === undefined) return;
-    this.ctx.timestampMs = timestampMs;
-    this.ctx.domain = domain;
-    // As Flink: output of an event-time timer carries the timer's time; output of a
-    // processing-time timer has no event timestamp (side outputs carry the timer's time).
-    this.collector.timestampMs = domain === 'EVENT_TIME' ? timestampMs : NO_TIMESTAMP;
-    this.fn.onTimer(timestampMs, this.ctx, this.collector);
-    this.ctx.domain = 'EVENT_TIME';
-  }
-
-  override snapshotState(checkpointId: number): void | Promise<void> {
-    return this.fn.snapshotState?.(checkpointId);
-  }
-
-  override notifyCheckpointComplete(checkpointId: number): void | Promise<void> {
-    return this.fn.notifyCheckpointComplete?.(checkpointId);
-  }
-
-  override notifyCheckpointAborted(checkpointId: number): void | Promise<void> {
-    return this.fn.notifyCheckpointAborted?.(checkpointId);
-  }
-
-  override close(): void | Promise<void> {
-    return this.fn.close?.();
+    fireKeyedTimer(this.fn.onTimer?.bind(this.fn), this.ctx, this.collector, timestampMs, 'PROCESSING_TIME');
   }
 }

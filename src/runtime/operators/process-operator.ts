@@ -13,6 +13,7 @@ export class ProcessOperator<IN, OUT> extends StreamOperator<OUT> {
   constructor(fn: ProcessFunction<IN, OUT>) {
     super();
     this.fn = perSubtask(fn);
+    this.userFunction = this.fn;
   }
 
   override open(): void | Promise<void> {
@@ -27,19 +28,4 @@ export class ProcessOperator<IN, OUT> extends StreamOperator<OUT> {
     this.fn.processElement(value as IN, this.ctx, this.collector);
   }
 
-  override snapshotState(checkpointId: number): void | Promise<void> {
-    return this.fn.snapshotState?.(checkpointId);
-  }
-
-  override notifyCheckpointComplete(checkpointId: number): void | Promise<void> {
-    return this.fn.notifyCheckpointComplete?.(checkpointId);
-  }
-
-  override notifyCheckpointAborted(checkpointId: number): void | Promise<void> {
-    return this.fn.notifyCheckpointAborted?.(checkpointId);
-  }
-
-  override close(): void | Promise<void> {
-    return this.fn.close?.();
-  }
 }

@@ -1,5 +1,6 @@
 import { MIN_WATERMARK } from '../channel/stream-element.js';
 import type { TimerRow } from '../state/keyed-state-snapshot.js';
+import type { CheckpointListener } from '../../api/functions.js';
 import type { OperatorRuntime } from './operator-runtime.js';
 import type { Output, RecordSink } from './output.js';
 
@@ -92,18 +93,29 @@ export abstract class StreamOperator<OUT = unknown> {
    * outside its state backends. The returned promise (if any) is the asynchronous part and
    * must settle before the checkpoint is acknowledged (e.g. a sink's pre-commit flush).
    */
-  snapshotState(_checkpointId: number): void | Promise<void> {}
+  snapshotState(checkpointId: number): void | Promise<void> {
+    return this.userFunction?.snapshotState?.(checkpointId);
+  }
 
-  notifyCheckpointComplete(_checkpointId: number): void | Promise<void> {}
+  notifyCheckpointComplete(checkpointId: number): void | Promise<void> {
+    return this.userFunction?.notifyCheckpointComplete?.(checkpointId);
+  }
 
-  notifyCheckpointAborted(_checkpointId: number): void | Promise<void> {}
+  notifyCheckpointAborted(checkpointId: number): void | Promise<void> {
+    return this.userFunction?.notifyCheckpointAborted?.(checkpointId);
+  }
+
+  /** The user function whose checkpoint hooks and close() the operator forwards, if any. */
+  protected userFunction: (CheckpointListener & { close?: () => void | Promise<void> }) | undefined;
 
   /** The operator's keyed timers, copied at the synchronous point of a checkpoint. */
   timerRows(): TimerRow[] {
     return [];
   }
 
-  close(): void | Promise<void> {}
+  close(): void | Promise<void> {
+    return this.userFunction?.close?.();
+  }
 }
 
 /** Hands records from one operator to the next in the same chain, without a channel. */
