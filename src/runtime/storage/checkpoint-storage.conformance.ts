@@ -191,7 +191,8 @@ export function checkpointStorageConformance(impl: CheckpointStorageUnderTest): 
       await expect(storage.readMetadata(h2.pointer)).rejects.toThrow(/checkpoint 2: .*truncated: 10 bytes, shorter than the 24-byte header/);
     });
 
-    it.runIf(impl.storesStateInFiles)('detects one damaged byte or a truncation of a state file', async () => {
+    // jobmanager storage keeps state inline in _metadata: the _metadata tests above cover it.
+    if (impl.storesStateInFiles) it('detects one damaged byte or a truncation of a state file', async () => {
       const { handle, sample } = await complete(7);
       const files = sample.written.map((w) => w.handle).filter((h): h is FileStateHandle => h.kind === 'file');
       expect(files.length).toBeGreaterThanOrEqual(2);

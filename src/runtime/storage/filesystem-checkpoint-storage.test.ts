@@ -148,13 +148,24 @@ describe('filesystem checkpoint storage', () => {
     expect(storageWriteError(eacces, '/ro', 'savepoint directory').code).toBe('not-writable');
   });
 
-  it.skipIf(process.getuid?.() === 0)('refuses a read-only checkpoint directory (when not running as root)', async () => {
+  it('refuses a read-only checkpoint directory', async () => {
     const { chmod } = await import('node:fs/promises');
     const ro = join(dir, 'ro');
     await mkdir(ro);
-    await chmod(ro, 0o500);
+    await chmod(ro, 0o555);
     try {
-      await expect(FilesystemCheckpointStorage.open({ checkpointsDir: ro, jobId: TEST_JOB_ID })).rejects.toMatchObject({ code: 'not-writable' });
+      if (process.getuid?.() !== 0) {
+        await expect(FilesystemCheckpointStorage.open({ checkpointsDir: ro, jobId: TEST_JOB_ID })).rejects.toMatchObject({ code: 'not-writable' });
+        return;
+      }
+      // Root may write anywhere: try it as the unprivileged user 'nobody' in a child process.
+      await chmod(dir, 0o755);
+      const { execFileSync } = await import('node:child_process');
+      const { fileURLToPath, pathToFileURL } = await import('node:url');
+      const module = pathToFileURL(join(fileURLToPath(new URL('.', import.meta.url)), '../../../dist/runtime/storage/filesystem-checkpoint-storage.js')).href;
+      const script = `import(${JSON.stringify(module)}).then((m) => m.FilesystemCheckpointStorage.open({ checkpointsDir: ${JSON.stringify(ro)}, jobId: ${JSON.stringify(TEST_JOB_ID)} })).then(() => console.log('opened'), (e) => console.log(e.code))`;
+      const out = execFileSync(process.execPath, ['-e', script], { uid: 65534, gid: 65534, encoding: 'utf8', cwd: '/' }).trim();
+      expect(out).toBe('not-writable');
     } finally {
       await chmod(ro, 0o700);
     }
