@@ -1,6 +1,6 @@
 /** Sluice: the public API for job authors. */
 export { defineJob, isJobDefinition, type JobDefinition } from './api/define-job.js';
-export { StreamExecutionEnvironment, type CheckpointingMode } from './api/environment.js';
+export { StreamExecutionEnvironment, type CheckpointingMode, type CheckpointingOptions } from './api/environment.js';
 export { DataStream, SingleOutputStream, DataStreamSink } from './api/data-stream.js';
 export { KeyedStream } from './api/keyed-stream.js';
 export { WindowedStream } from './api/windowed-stream.js';

@@ -317,3 +317,13 @@ describe('what must not compile', () => {
     bids.sinkTo(new CollectSink<Bid>()).map((x) => x);
   });
 });
+
+describe('filter with a type guard narrows the stream', () => {
+  it('keeps only the guarded type', () => {
+    const mixed = env.fromElements<string | number>('a', 1);
+    const strings = mixed.filter((v): v is string => typeof v === 'string');
+    expectTypeOf(strings).toEqualTypeOf<SingleOutputStream<string>>();
+    const same = mixed.filter((v) => v !== 1);
+    expectTypeOf(same).toEqualTypeOf<SingleOutputStream<string | number>>();
+  });
+});

@@ -42,6 +42,12 @@ describe('sluice run', () => {
     expect(r.code).not.toBe(0);
   });
 
+  it('sluice run --help prints the usage', () => {
+    const r = sluice('run', '--help');
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/usage: sluice run/);
+  });
+
   it('a failing job exits 1 naming the operator and the root cause', () => {
     const r = sluice('run', `${jobs}/failing.ts`);
     expect(r.code).toBe(1);

@@ -27,3 +27,20 @@ describe('smoke', () => {
     expect(Object.fromEntries(last)).toEqual(Object.fromEntries(expected));
   });
 });
+
+describe('enableCheckpointing', () => {
+  it('takes an interval and mode, or the camelCase options, and rejects unknown ones', () => {
+    const env = StreamExecutionEnvironment.create();
+    env.enableCheckpointing(500, 'AT_LEAST_ONCE');
+    expect(env.config.get('execution.checkpointing.interval')).toBe(500);
+    expect(env.config.get('execution.checkpointing.mode')).toBe('AT_LEAST_ONCE');
+    env.enableCheckpointing({ interval: '2 s', minPause: 100, unaligned: true, alignedCheckpointTimeout: '50 ms', numRetained: 3, dataInlineThreshold: '1 kb' });
+    expect(env.config.get('execution.checkpointing.interval')).toBe(2000);
+    expect(env.config.get('execution.checkpointing.min-pause')).toBe(100);
+    expect(env.config.get('execution.checkpointing.unaligned.enabled')).toBe(true);
+    expect(env.config.get('execution.checkpointing.aligned-checkpoint-timeout')).toBe(50);
+    expect(env.config.get('execution.checkpointing.num-retained')).toBe(3);
+    expect(env.config.get('execution.checkpointing.data-inline-threshold')).toBe(1024);
+    expect(() => env.enableCheckpointing({ intervall: 1 } as never)).toThrow(/unknown checkpointing option 'intervall'/);
+  });
+});

@@ -28,6 +28,8 @@ export class DataStream<T> {
     return this.transform<R>(name, () => new MapOperator(fn));
   }
 
+  filter<S extends T>(fn: (value: T) => value is S, name?: string): SingleOutputStream<S>;
+  filter(fn: FilterFunction<T>, name?: string): SingleOutputStream<T>;
   filter(fn: FilterFunction<T>, name = 'Filter'): SingleOutputStream<T> {
     return this.transform<T>(name, () => new FilterOperator(fn));
   }
@@ -56,8 +58,9 @@ export class DataStream<T> {
   }
 
   assignTimestampsAndWatermarks(strategy: WatermarkStrategy<T>, name = 'Timestamps/Watermarks'): SingleOutputStream<T> {
-    const interval = this.env.config.getNumber('pipeline.auto-watermark-interval');
-    return this.transform<T>(name, () => new TimestampsAndWatermarksOperator(strategy, interval));
+    // Read when the job runs, so a later env.configure(...) still applies.
+    const config = this.env.config;
+    return this.transform<T>(name, () => new TimestampsAndWatermarksOperator(strategy, config.getNumber('pipeline.auto-watermark-interval')));
   }
 
   rebalance(): DataStream<T> {

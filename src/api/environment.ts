@@ -1,4 +1,4 @@
-import { Configuration, type ConfigValue } from '../config/configuration.js';
+import { ConfigError, Configuration, type ConfigValue } from '../config/configuration.js';
 import { buildJobGraph, type JobGraph } from '../graph/job-graph.js';
 import { buildStreamGraph, type StreamGraph } from '../graph/stream-graph.js';
 import type { Transformation, TransformationSettings } from '../graph/transformation.js';
@@ -16,6 +16,45 @@ type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K>
 export type NewTransformation = DistributiveOmit<Transformation, 'id' | keyof TransformationSettings> & { name: string };
 
 export type CheckpointingMode = 'EXACTLY_ONCE' | 'AT_LEAST_ONCE';
+
+/** The `execution.checkpointing.*` options by their camelCase names; durations in ms or as text ("10 min"). */
+export interface CheckpointingOptions {
+  readonly interval?: number | string;
+  readonly mode?: CheckpointingMode;
+  readonly timeout?: number | string;
+  readonly minPause?: number | string;
+  readonly maxConcurrentCheckpoints?: number;
+  readonly tolerableFailedCheckpoints?: number;
+  readonly externalizedCheckpointRetention?: 'NO_EXTERNALIZED_CHECKPOINTS' | 'DELETE_ON_CANCELLATION' | 'RETAIN_ON_CANCELLATION';
+  readonly unaligned?: boolean;
+  readonly alignedCheckpointTimeout?: number | string;
+  readonly numRetained?: number;
+  readonly checkpointsAfterTasksFinish?: boolean;
+  readonly incremental?: boolean;
+  readonly dir?: string;
+  readonly savepointDir?: string;
+  readonly storage?: 'jobmanager' | 'filesystem';
+  readonly dataInlineThreshold?: number | string;
+}
+
+const CHECKPOINTING_KEYS: Record<keyof CheckpointingOptions, string> = {
+  interval: 'execution.checkpointing.interval',
+  mode: 'execution.checkpointing.mode',
+  timeout: 'execution.checkpointing.timeout',
+  minPause: 'execution.checkpointing.min-pause',
+  maxConcurrentCheckpoints: 'execution.checkpointing.max-concurrent-checkpoints',
+  tolerableFailedCheckpoints: 'execution.checkpointing.tolerable-failed-checkpoints',
+  externalizedCheckpointRetention: 'execution.checkpointing.externalized-checkpoint-retention',
+  unaligned: 'execution.checkpointing.unaligned.enabled',
+  alignedCheckpointTimeout: 'execution.checkpointing.aligned-checkpoint-timeout',
+  numRetained: 'execution.checkpointing.num-retained',
+  checkpointsAfterTasksFinish: 'execution.checkpointing.checkpoints-after-tasks-finish',
+  incremental: 'execution.checkpointing.incremental',
+  dir: 'execution.checkpointing.dir',
+  savepointDir: 'execution.checkpointing.savepoint-dir',
+  storage: 'execution.checkpointing.storage',
+  dataInlineThreshold: 'execution.checkpointing.data-inline-threshold',
+};
 
 /** A running job. */
 export interface JobClient {
@@ -66,10 +105,21 @@ export class StreamExecutionEnvironment {
     return this;
   }
 
-  /** Turns on periodic checkpoints (execution.checkpointing.interval and .mode). */
-  enableCheckpointing(intervalMs: number, mode: CheckpointingMode = 'EXACTLY_ONCE'): this {
-    this.config.set('execution.checkpointing.interval', intervalMs);
-    this.config.set('execution.checkpointing.mode', mode);
+  /**
+   * Turns on periodic checkpoints: `enableCheckpointing(1000)`, `enableCheckpointing(1000,
+   * 'AT_LEAST_ONCE')` or `enableCheckpointing({ interval: 1000, minPause: 500, unaligned: true })`
+   * with the camelCase names of the `execution.checkpointing.*` options.
+   */
+  enableCheckpointing(interval: number | CheckpointingOptions, mode?: CheckpointingMode): this {
+    const options: CheckpointingOptions = typeof interval === 'number' ? { interval, ...(mode === undefined ? {} : { mode }) } : interval;
+    for (const [name, value] of Object.entries(options)) {
+      if (value === undefined) continue;
+      const key = CHECKPOINTING_KEYS[name as keyof CheckpointingOptions];
+      if (key === undefined) {
+        throw new ConfigError(`unknown checkpointing option '${name}'; known: ${Object.keys(CHECKPOINTING_KEYS).join(', ')}`);
+      }
+      this.config.set(key, value as ConfigValue);
+    }
     return this;
   }
 

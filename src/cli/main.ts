@@ -43,7 +43,8 @@ export async function main(argv: readonly string[]): Promise<number> {
     }
   } catch (e) {
     if (e instanceof CliError) {
-      process.stderr.write(`error: ${e.message}\n`);
+      if (e.exitCode === 0) process.stdout.write(`${e.message}\n`);
+      else process.stderr.write(`error: ${e.message}\n`);
       return e.exitCode;
     }
     throw e;

@@ -55,6 +55,7 @@ export function parseRunArgs(argv: readonly string[]): RunArgs {
     else if (a === '--no-typecheck') typeCheck = false;
     else if (a === '--progress') progress = true;
     else if (a === '--no-progress') progress = false;
+    else if (a === '--help' || a === '-h') throw new CliError(RUN_USAGE, 0);
     else if (a === '--') {
       i++;
       break;

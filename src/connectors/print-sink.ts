@@ -1,11 +1,11 @@
 import type { Sink, SinkWriter } from '../api/sink.js';
 
-export interface PrintSinkOptions {
+export interface PrintSinkOptions<T = unknown> {
   /** Printed before each record, as Flink's print(sinkIdentifier). */
   readonly prefix?: string;
   /** Write to stderr instead of stdout. */
   readonly stderr?: boolean;
-  readonly format?: (value: unknown) => string;
+  readonly format?: (value: T) => string;
 }
 
 function defaultFormat(value: unknown): string {
@@ -14,11 +14,11 @@ function defaultFormat(value: unknown): string {
 
 /** Prints records, one per line, prefixed like Flink's `subtask> record` when parallel. */
 export class PrintSink<T> implements Sink<T> {
-  constructor(private readonly options: PrintSinkOptions = {}) {}
+  constructor(private readonly options: PrintSinkOptions<T> = {}) {}
 
   createWriter(ctx: { subtaskIndex: number; parallelism: number }): SinkWriter<T> {
     const stream = this.options.stderr === true ? process.stderr : process.stdout;
-    const format = this.options.format ?? defaultFormat;
+    const format: (value: T) => string = this.options.format ?? defaultFormat;
     const parts = [this.options.prefix, ctx.parallelism > 1 ? String(ctx.subtaskIndex + 1) : undefined].filter((p) => p !== undefined);
     const prefix = parts.length > 0 ? `${parts.join(':')}> ` : '';
     let buffer: string[] = [];
