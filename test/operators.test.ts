@@ -1,3 +1,4 @@
+import { PacedSource } from './support/paced-source.js';
 import { describe, expect, it } from 'vitest';
 import {
   mapState,
@@ -10,8 +11,6 @@ import {
   type KeyedProcessFunction,
   type MapState,
   type ProcessFunction,
-  type Source,
-  type SourceReader,
   type ValueState,
   type WatermarkGenerator,
 } from '../src/index.js';
@@ -56,54 +55,6 @@ function punctuated<T>(boundMs: number): () => WatermarkGenerator<T> {
   });
 }
 
-/**
- * A bounded source for processing-time tests: emits `items` in bursts of `burst` records,
- * `pauseMs` apart, and ends `tailMs` after the last one, so processing-time timers due
- * before then have fired. Read by one subtask.
- */
-class PacedSource<T> implements Source<T, { id: string }> {
-  readonly boundedness = 'bounded' as const;
-  constructor(
-    private readonly items: readonly T[],
-    private readonly burst: number,
-    private readonly pauseMs: number,
-    private readonly tailMs: number,
-  ) {}
-  createSplits(): { id: string }[] {
-    return [{ id: 'paced' }];
-  }
-  createReader(): SourceReader<T, { id: string }> {
-    const { items, burst, pauseMs, tailMs } = this;
-    let mine = false;
-    let i = 0;
-    let resumeAt = 0;
-    let endAt: number | undefined;
-    return {
-      addSplits(splits) {
-        if (splits.length > 0) mine = true;
-      },
-      noMoreSplits() {},
-      pollNext(out) {
-        if (!mine) return 'end';
-        const now = Date.now();
-        if (i < items.length) {
-          if (now < resumeAt) return 'nothing';
-          out.collect(items[i++]!);
-          if (i % burst === 0) resumeAt = now + pauseMs;
-          return 'more';
-        }
-        endAt ??= now + tailMs;
-        return now >= endAt ? 'end' : 'nothing';
-      },
-      isAvailable: () =>
-        new Promise<void>((resolve) => {
-          const wait = Math.max(1, (endAt ?? resumeAt) - Date.now());
-          setTimeout(resolve, Math.min(wait, 5));
-        }),
-      snapshotState: () => [],
-    };
-  }
-}
 
 const PARALLELISMS = [1, 2, 3, 4] as const;
 

@@ -1,3 +1,4 @@
+import { PacedSource } from './support/paced-source.js';
 import { describe, expect, it } from 'vitest';
 import {
   EventTimeSessionWindows,
@@ -12,8 +13,6 @@ import {
   WatermarkStrategy,
   type AggregateFunction,
   type ProcessWindowFunction,
-  type Source,
-  type SourceReader,
   type ValueState,
   type WatermarkGenerator,
   type WindowAssigner,
@@ -631,49 +630,6 @@ describe('window functions: context and lifecycle', () => {
 // Processing time: results depend on timing, so check what does not: every record is in
 // exactly as many windows as it must be, and windows are aligned.
 
-/** Emits `items` in bursts `pauseMs` apart and ends `tailMs` after the last (one subtask). */
-class PacedSource<T> implements Source<T, { id: string }> {
-  readonly boundedness = 'bounded' as const;
-  constructor(
-    private readonly items: readonly T[],
-    private readonly burst: number,
-    private readonly pauseMs: number,
-    private readonly tailMs: number,
-  ) {}
-  createSplits(): { id: string }[] {
-    return [{ id: 'paced' }];
-  }
-  createReader(): SourceReader<T, { id: string }> {
-    const { items, burst, pauseMs, tailMs } = this;
-    let mine = false;
-    let i = 0;
-    let resumeAt = 0;
-    let endAt: number | undefined;
-    return {
-      addSplits(splits) {
-        if (splits.length > 0) mine = true;
-      },
-      noMoreSplits() {},
-      pollNext(out) {
-        if (!mine) return 'end';
-        const now = Date.now();
-        if (i < items.length) {
-          if (now < resumeAt) return 'nothing';
-          out.collect(items[i++]!);
-          if (i % burst === 0) resumeAt = now + pauseMs;
-          return 'more';
-        }
-        endAt ??= now + tailMs;
-        return now >= endAt ? 'end' : 'nothing';
-      },
-      isAvailable: () =>
-        new Promise<void>((resolve) => {
-          setTimeout(resolve, Math.max(1, Math.min(5, (endAt ?? resumeAt) - Date.now())));
-        }),
-      snapshotState: () => [],
-    };
-  }
-}
 
 describe('processing-time windows', () => {
   const items = range(600).map((i) => ({ id: i, k: `k${i % 5}` }));

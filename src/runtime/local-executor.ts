@@ -11,7 +11,7 @@ import { CheckpointStatsTracker } from './checkpoint/checkpoint-stats.js';
 import { checkpointCoordinatorConfig, type CheckpointCoordinatorConfig } from './checkpoint/coordinator-decisions.js';
 import { restoreAssignments, subtaskKey } from './checkpoint/state-persistence.js';
 import type { SubtaskRestore } from './checkpoint/subtask-state.js';
-import { createRestartStrategy, type RestartBackoffTimeStrategy } from './recovery/restart-strategy.js';
+import { createRestartStrategy } from './recovery/restart-strategy.js';
 import { createCheckpointStorage } from './storage/checkpoint-storage-factory.js';
 import type { CheckpointStorage } from './storage/checkpoint-storage.js';
 import { chooseCheckpointToRestore, describeFallbacks } from './storage/choose-checkpoint-to-restore.js';
