@@ -34,6 +34,8 @@ describe('sluice run', () => {
     [['run', '-p', '0', `${jobs}/word-lengths.ts`], /invalid parallelism '0': give an integer >= 1/],
     [['run', '-p', 'x', `${jobs}/word-lengths.ts`], /invalid parallelism 'x'/],
     [['run'], /no job file given/],
+    [['run', '--allow-non-restored-state', `${jobs}/word-lengths.ts`], /--allow-non-restored-state needs -s <path>/],
+    [['run', '-s', '/nonexistent/savepoint', `${jobs}/word-lengths.ts`], /\/nonexistent\/savepoint/],
     [['frobnicate'], /unknown command 'frobnicate'/],
   ])('reports %j clearly', (args, message) => {
     const r = sluice(...args);

@@ -16,7 +16,7 @@ function printCheckpoints(entries: readonly import('../runtime/checkpoint/checkp
   process.stderr.write(`Checkpoints (${entries.length}${entries.length > shown.length ? `, newest ${shown.length} shown` : ''}):\n${checkpointTable(shown)}\n`);
 }
 
-export const RUN_USAGE = `usage: sluice run [-p N] [-D key=value]... [--no-typecheck] [--progress|--no-progress] <job.ts> [job args...]`;
+export const RUN_USAGE = `usage: sluice run [-p N] [-D key=value]... [-s <savepoint or checkpoint> [--allow-non-restored-state]] [--no-typecheck] [--progress|--no-progress] <job.ts> [job args...]`;
 
 interface RunArgs {
   readonly jobPath: string;
@@ -24,6 +24,8 @@ interface RunArgs {
   readonly config: Configuration;
   readonly typeCheck: boolean;
   readonly progress: boolean | undefined;
+  readonly restorePath: string | undefined;
+  readonly allowNonRestoredState: boolean;
 }
 
 function parseParallelism(text: string | undefined): number {
@@ -36,6 +38,8 @@ export function parseRunArgs(argv: readonly string[]): RunArgs {
   const config = new Configuration();
   let typeCheck = true;
   let progress: boolean | undefined;
+  let restorePath: string | undefined;
+  let allowNonRestoredState = false;
   let i = 0;
   const setConfig = (assignment: string | undefined): void => {
     if (assignment === undefined) throw new CliError(`-D needs key=value\n${RUN_USAGE}`, 2);
@@ -56,6 +60,10 @@ export function parseRunArgs(argv: readonly string[]): RunArgs {
     else if (a === '--progress') progress = true;
     else if (a === '--no-progress') progress = false;
     else if (a === '--help' || a === '-h') throw new CliError(RUN_USAGE, 0);
+    else if (a === '-s' || a === '--fromSavepoint' || a === '--from-savepoint') {
+      restorePath = argv[++i];
+      if (restorePath === undefined) throw new CliError(`${a} needs the path of a savepoint or retained checkpoint\n${RUN_USAGE}`, 2);
+    } else if (a === '-n' || a === '--allow-non-restored-state' || a === '--allowNonRestoredState') allowNonRestoredState = true;
     else if (a === '--') {
       i++;
       break;
@@ -64,7 +72,8 @@ export function parseRunArgs(argv: readonly string[]): RunArgs {
   }
   const jobPath = argv[i];
   if (jobPath === undefined) throw new CliError(`no job file given\n${RUN_USAGE}`, 2);
-  return { jobPath, jobArgs: argv.slice(i + 1), config, typeCheck, progress };
+  if (allowNonRestoredState && restorePath === undefined) throw new CliError(`--allow-non-restored-state needs -s <path>\n${RUN_USAGE}`, 2);
+  return { jobPath, jobArgs: argv.slice(i + 1), config, typeCheck, progress, restorePath, allowNonRestoredState };
 }
 
 /** `sluice run`: runs a job on the local embedded runtime; resolves with the exit code. */
@@ -81,7 +90,11 @@ export async function runCommand(argv: readonly string[]): Promise<number> {
   if (env.isEmpty) throw new CliError(`${args.jobPath} built no dataflow: add a source (env.fromSource) and a sink (sinkTo)`);
   let executor: LocalExecutor;
   try {
-    executor = new LocalExecutor(env.getJobGraph(args.config.getString('pipeline.name') ?? args.jobPath), env.config);
+    executor = new LocalExecutor(
+      env.getJobGraph(args.config.getString('pipeline.name') ?? args.jobPath),
+      env.config,
+      args.restorePath === undefined ? {} : { restoreFrom: { path: args.restorePath, allowNonRestoredState: args.allowNonRestoredState } },
+    );
   } catch (e) {
     if (e instanceof GraphError || e instanceof ConfigError) throw new CliError(`${args.jobPath}: ${e.message}`);
     throw e;

@@ -15,6 +15,7 @@ import { createRestartStrategy } from './recovery/restart-strategy.js';
 import { createCheckpointStorage } from './storage/checkpoint-storage-factory.js';
 import type { CheckpointStorage } from './storage/checkpoint-storage.js';
 import { chooseCheckpointToRestore, describeFallbacks } from './storage/choose-checkpoint-to-restore.js';
+import { locateSnapshot, readSnapshotMetadata, readStateHandleInDirectory } from './storage/snapshot-directory-reader.js';
 import { systemClock, type Clock } from './task/clock.js';
 import { InputStreamTask } from './task/input-stream-task.js';
 import { SourceStreamTask } from './task/source-stream-task.js';
@@ -62,6 +63,8 @@ export interface LocalExecutorOptions {
   readonly random?: () => number;
   /** Where the runtime reports restarts, fallbacks and checkpoint failures (default: stderr). */
   readonly log?: (message: string) => void;
+  /** Start from a savepoint or a retained checkpoint (`sluice run -s <path>`). */
+  readonly restoreFrom?: { readonly path: string; readonly allowNonRestoredState: boolean };
   /** Called with each attempt's tasks once they run (fault injection in tests). */
   readonly onAttemptStarted?: (attempt: RunningAttempt) => void;
 }
@@ -145,6 +148,11 @@ export class LocalExecutor {
     let restore: Map<string, SubtaskRestore> | undefined;
     let retained: CompletedCheckpointInfo[] = [];
     let nextCheckpointId = 1;
+    if (this.options.restoreFrom !== undefined) {
+      const initial = await this.loadSnapshot(this.options.restoreFrom.path, this.options.restoreFrom.allowNonRestoredState);
+      restore = initial.assignments;
+      nextCheckpointId = initial.checkpointId + 1;
+    }
     for (let attempt = 0; ; attempt++) {
       const result = await this.runAttempt(attempt, scheduler, storage, initialSplits, restore, retained, nextCheckpointId);
       if (result.ok) {
@@ -239,6 +247,25 @@ export class LocalExecutor {
       out.set(v, perSubtask);
     }
     return out;
+  }
+
+  /** A savepoint or retained checkpoint given by path, redistributed to this job. */
+  private async loadSnapshot(path: string, allowNonRestoredState: boolean): Promise<{ assignments: Map<string, SubtaskRestore>; checkpointId: number }> {
+    const snapshot = await locateSnapshot(path);
+    const metadata = await readSnapshotMetadata(snapshot);
+    const ref = { pointer: snapshot.dir, checkpointId: metadata.checkpointId };
+    const assignments = await restoreAssignments(metadata, this.jobGraph, { readStateHandle: readStateHandleInDirectory }, ref, { allowNonRestoredState });
+    const withoutUid = this.jobGraph.vertices.flatMap((v) => v.nodes).filter((n) => !n.hasUserUid);
+    if (withoutUid.length > 0) {
+      this.log(
+        `operators without uid(): ${withoutUid.map((n) => `'${n.name}'`).join(', ')}; their state is matched by position in the graph, ` +
+          'which breaks when the job changes: give every stateful operator a uid()',
+      );
+    }
+    this.log(`job ${this.jobId}: restoring from ${metadata.type} ${metadata.checkpointId} of job ${metadata.jobId} (${snapshot.dir})`);
+    this.checkpointStats.counts.restored++;
+    this.checkpointStats.latestRestored = { id: metadata.checkpointId, restoreTimestampMs: this.clock.nowMs(), externalPath: snapshot.dir };
+    return { assignments, checkpointId: metadata.checkpointId };
   }
 
   /** The newest readable retained checkpoint, redistributed to the job; older ones when it cannot be read. */

@@ -44,11 +44,14 @@ export async function writeKeyedState(s: KeyedStateSnapshot, location: Checkpoin
 }
 
 /** The key groups of `range` found in a handle, as a snapshot the heap backend restores from. */
+/** What restoring needs from storage: reading the bytes of a handle. */
+export type StateReader = Pick<CheckpointStorage, 'readStateHandle'>;
+
 export async function readKeyedState(
   handle: KeyGroupsStateHandle,
   range: KeyGroupRange,
   maxParallelism: number,
-  storage: CheckpointStorage,
+  storage: StateReader,
   ref: CheckpointRef,
 ): Promise<KeyedStateSnapshot | undefined> {
   const slices = keyGroupSlices(handle, range).filter((s) => s.endByte > s.startByte);
@@ -73,7 +76,7 @@ async function writeBlob(value: unknown, location: CheckpointStorageLocation): P
   return location.writeStateFile(packr.pack(value));
 }
 
-async function readBlob<T>(handle: StateHandle | undefined, storage: CheckpointStorage, ref: CheckpointRef): Promise<T | undefined> {
+async function readBlob<T>(handle: StateHandle | undefined, storage: StateReader, ref: CheckpointRef): Promise<T | undefined> {
   if (handle === undefined) return undefined;
   return packr.unpack(await storage.readStateHandle(handle, ref)) as T;
 }
@@ -138,7 +141,7 @@ export class StateMappingError extends Error {
 export async function restoreAssignments(
   metadata: CheckpointMetadata,
   graph: JobGraph,
-  storage: CheckpointStorage,
+  storage: StateReader,
   ref: CheckpointRef,
   options: { allowNonRestoredState: boolean },
 ): Promise<Map<string, SubtaskRestore>> {

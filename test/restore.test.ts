@@ -1,0 +1,110 @@
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { StreamExecutionEnvironment, valueState, type KeyedProcessFunction, type ValueState } from '../src/index.js';
+import { numberSource } from '../src/connectors/generator/sources.js';
+import { ExactlyOnceFileSink, readCommittedLines } from '../src/connectors/file/exactly-once-file-sink.js';
+import { LocalExecutor } from '../src/runtime/local-executor.js';
+import { compareMultisets } from './support/txn-store-sink.js';
+
+const KEYS = 11;
+const RECORDS = 30_000;
+const dirs: string[] = [];
+const tempDir = (): string => {
+  const d = mkdtempSync(join(tmpdir(), 'sluice-restore-'));
+  dirs.push(d);
+  return d;
+};
+afterEach(() => {
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+
+const counting = (): KeyedProcessFunction<number, number, string> & { c?: ValueState<number> } => ({
+  open(ctx) {
+    this.c = ctx.getState(valueState<number>('c'));
+  },
+  processElement(n, ctx, out) {
+    const c = (this.c!.value() ?? 0) + 1;
+    this.c!.update(c);
+    out.collect(`${ctx.getCurrentKey()}:${c}`);
+  },
+});
+
+function reference(): string[] {
+  const per = new Map<number, number>();
+  return Array.from({ length: RECORDS }, (_, i) => {
+    const c = (per.get(i % KEYS) ?? 0) + 1;
+    per.set(i % KEYS, c);
+    return `${i % KEYS}:${c}`;
+  });
+}
+
+function job(parallelism: number, checkpoints: string, out: string, o: { withCounter?: boolean } = {}) {
+  const env = StreamExecutionEnvironment.create({
+    'parallelism.default': parallelism,
+    'execution.checkpointing.interval': 30,
+    'execution.checkpointing.dir': checkpoints,
+    'execution.checkpointing.externalized-checkpoint-retention': 'RETAIN_ON_CANCELLATION',
+    'execution.checkpointing.num-retained': 2,
+  });
+  const s = env.fromSource(numberSource({ count: RECORDS, eventsPerSecond: 60_000 }), 'numbers').uid('numbers').keyBy((n) => n % KEYS);
+  const counted = (o.withCounter ?? true) ? s.process(counting()).uid('count') : s.process<string>({ processElement: (n, _c, out) => out.collect(String(n)) }).uid('other');
+  counted.sinkTo(new ExactlyOnceFileSink<string>(out)).uid('sink');
+  return env;
+}
+
+function latestCheckpoint(checkpoints: string, jobId: string): string {
+  const chks = readdirSync(join(checkpoints, jobId)).filter((f) => /^chk-\d+$/.test(f));
+  const newest = chks.sort((a, b) => Number(b.slice(4)) - Number(a.slice(4)))[0];
+  if (newest === undefined) throw new Error('no retained checkpoint');
+  return join(checkpoints, jobId, newest);
+}
+
+async function runUntilCanceled(env: StreamExecutionEnvironment, afterCheckpoints: number): Promise<LocalExecutor> {
+  const executor = new LocalExecutor(env.getJobGraph(), env.config, { log: () => {} });
+  const done = executor.run();
+  while (executor.checkpointStats.counts.completed < afterCheckpoints) await new Promise((r) => setTimeout(r, 5));
+  executor.cancel();
+  const result = await done;
+  expect(result.status).toBe('CANCELED');
+  return executor;
+}
+
+describe('restore from a retained checkpoint (sluice run -s)', () => {
+  it.each([
+    [2, 3],
+    [3, 1],
+  ])('a canceled job resumes from its retained checkpoint at parallelism %i -> %i, and the output stays exactly-once', async (p1, p2) => {
+    const checkpoints = tempDir();
+    const out = tempDir();
+    const first = await runUntilCanceled(job(p1, checkpoints, out), 3);
+    const path = latestCheckpoint(checkpoints, first.jobId);
+    const env = job(p2, checkpoints, out);
+    const second = new LocalExecutor(env.getJobGraph(), env.config, { log: () => {}, restoreFrom: { path, allowNonRestoredState: false } });
+    const result = await second.run();
+    expect(result.status).toBe('FINISHED');
+    expect(second.checkpointStats.counts.restored).toBe(1);
+    const committed = await readCommittedLines(out);
+    expect(compareMultisets(committed, reference())).toEqual({ duplicates: 0, missing: 0, unexpected: 0 });
+  });
+
+  it('state of an operator that is gone is an error naming the uid, unless allowed', async () => {
+    const checkpoints = tempDir();
+    const first = await runUntilCanceled(job(2, checkpoints, tempDir()), 2);
+    const path = latestCheckpoint(checkpoints, first.jobId);
+    const env = job(2, checkpoints, tempDir(), { withCounter: false });
+    const refused = new LocalExecutor(env.getJobGraph(), env.config, { log: () => {}, restoreFrom: { path, allowNonRestoredState: false } });
+    await expect(refused.run()).rejects.toThrow(/state for operators that are not in the job: count.*--allow-non-restored-state/);
+    const allowed = new LocalExecutor(env.getJobGraph(), env.config, { log: () => {}, restoreFrom: { path, allowNonRestoredState: true } });
+    expect((await allowed.run()).status).toBe('FINISHED');
+  });
+
+  it('a path that is not a snapshot gives a clear error', async () => {
+    const env = job(1, tempDir(), tempDir());
+    const missing = new LocalExecutor(env.getJobGraph(), env.config, { log: () => {}, restoreFrom: { path: '/nonexistent/chk-1', allowNonRestoredState: false } });
+    await expect(missing.run()).rejects.toThrow(/\/nonexistent\/chk-1/);
+    const notSnapshot = new LocalExecutor(env.getJobGraph(), env.config, { log: () => {}, restoreFrom: { path: tempDir(), allowNonRestoredState: false } });
+    await expect(notSnapshot.run()).rejects.toThrow(/_metadata/);
+  });
+});
