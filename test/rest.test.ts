@@ -21,6 +21,16 @@ async function call(method: string, path: string, body?: string, token: string |
   return { status: res.status, json: await res.json() };
 }
 
+// The CLI runs as a child process while this process serves the API: no spawnSync here.
+function sluice(...args: string[]): Promise<{ status: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, ['bin/sluice.js', ...args], { env: { ...process.env, SLUICE_REST_TOKEN: TOKEN }, timeout: 30_000 }, (err, stdout, stderr) =>
+      resolve({ status: err === null ? 0 : ((err as { code?: number }).code ?? 1), stdout, stderr }),
+    );
+  });
+}
+
+
 beforeAll(async () => {
   const env = StreamExecutionEnvironment.create({ 'parallelism.default': 2, 'execution.checkpointing.interval': 100 });
   env
@@ -80,15 +90,6 @@ describe('REST API', () => {
     expect(config.json).toMatchObject({ mode: 'exactly_once', interval: 100, max_concurrent: 1 });
   });
 
-  // The CLI runs as a child process while this process serves the API: no spawnSync here.
-  function sluice(...args: string[]): Promise<{ status: number; stdout: string; stderr: string }> {
-    return new Promise((resolve) => {
-      execFile(process.execPath, ['bin/sluice.js', ...args], { env: { ...process.env, SLUICE_REST_TOKEN: TOKEN }, timeout: 30_000 }, (err, stdout, stderr) =>
-        resolve({ status: err === null ? 0 : ((err as { code?: number }).code ?? 1), stdout, stderr }),
-      );
-    });
-  }
-
   it('sluice checkpoint and sluice checkpoints work against it', async () => {
     const port = new URL(base).port;
     const r = await sluice('checkpoint', '-m', `127.0.0.1:${port}`, executor.jobId);
@@ -101,6 +102,41 @@ describe('REST API', () => {
     expect(bad.stderr).toMatch(/'nope' is not a job id/);
     const down = await sluice('list', '-m', '127.0.0.1:1');
     expect(down.stderr).toMatch(/cannot reach the Sluice REST API at http:\/\/127\.0\.0\.1:1/);
+  });
+
+  it('takes a savepoint (REST and sluice savepoint) and disposes of it', async () => {
+    const { mkdtempSync, readdirSync, rmSync } = await import('node:fs');
+    const { tmpdir } = await import('node:os');
+    const { join } = await import('node:path');
+    const dir = mkdtempSync(join(tmpdir(), 'sluice-sp-'));
+    try {
+      const t = await call('POST', `/jobs/${executor.jobId}/savepoints`, JSON.stringify({ 'target-directory': dir }));
+      expect(t.status).toBe(202);
+      let r;
+      for (let i = 0; i < 100; i++) {
+        r = await call('GET', `/jobs/${executor.jobId}/savepoints/${t.json['request-id']}`);
+        if (r.json.status.id === 'COMPLETED') break;
+        await new Promise((res) => setTimeout(res, 50));
+      }
+      const location = r!.json.operation.location as string;
+      expect(location.startsWith(dir)).toBe(true);
+      expect(readdirSync(location)).toContain('_metadata');
+      const d = await call('POST', '/savepoint-disposal', JSON.stringify({ 'savepoint-path': location }));
+      expect(d.status).toBe(200);
+      for (let i = 0; i < 100 && readdirSync(dir).length > 0; i++) await new Promise((res) => setTimeout(res, 20));
+      expect(readdirSync(dir)).toEqual([]);
+      const port = new URL(base).port;
+      const cli = await sluice('savepoint', '-m', `127.0.0.1:${port}`, executor.jobId, dir);
+      expect(cli.stdout).toMatch(/Savepoint completed\. Path: .*savepoint-[0-9a-f]{6}-[0-9a-f]{12}/);
+      const path = /Path: (\S+)/.exec(cli.stdout)![1]!;
+      const disposed = await sluice('savepoint', '--dispose', path);
+      expect(disposed.stdout).toMatch(/Disposed savepoint/);
+      expect(readdirSync(dir)).toEqual([]);
+      const bad = await call('POST', `/jobs/${executor.jobId}/savepoints`, JSON.stringify({ formatType: 'WEIRD' }));
+      expect(bad.status).toBe(400);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('answers malformed requests with 4xx and a JSON error, never a crash', async () => {

@@ -40,10 +40,10 @@ function reference(): string[] {
   });
 }
 
-function job(parallelism: number, checkpoints: string, out: string, o: { withCounter?: boolean } = {}) {
+function job(parallelism: number, checkpoints: string, out: string, o: { withCounter?: boolean; intervalMs?: number } = {}) {
   const env = StreamExecutionEnvironment.create({
     'parallelism.default': parallelism,
-    'execution.checkpointing.interval': 30,
+    'execution.checkpointing.interval': o.intervalMs ?? 30,
     'execution.checkpointing.dir': checkpoints,
     'execution.checkpointing.externalized-checkpoint-retention': 'RETAIN_ON_CANCELLATION',
     'execution.checkpointing.num-retained': 2,
@@ -106,5 +106,46 @@ describe('restore from a retained checkpoint (sluice run -s)', () => {
     await expect(missing.run()).rejects.toThrow(/\/nonexistent\/chk-1/);
     const notSnapshot = new LocalExecutor(env.getJobGraph(), env.config, { log: () => {}, restoreFrom: { path: tempDir(), allowNonRestoredState: false } });
     await expect(notSnapshot.run()).rejects.toThrow(/_metadata/);
+  });
+});
+
+describe('savepoints', () => {
+  it('a savepoint of a running job restores at another parallelism, exactly-once; it survives the job and can be disposed', async () => {
+    const checkpoints = tempDir();
+    const savepoints = tempDir();
+    const out = tempDir();
+    // No periodic checkpoint may commit records after the savepoint before the cancel (that is
+    // what stop-with-savepoint is for): periodic checkpoints are effectively off here.
+    const env = job(2, checkpoints, out, { intervalMs: 600_000 });
+    const first = new LocalExecutor(env.getJobGraph(), env.config, { log: () => {} });
+    const done = first.run();
+    while (first.status !== 'RUNNING') await new Promise((r) => setTimeout(r, 5));
+    await new Promise((r) => setTimeout(r, 100));
+    const savepoint = await first.triggerSavepoint(savepoints);
+    first.cancel();
+    await done;
+    expect(savepoint.pointer).toMatch(new RegExp(`/savepoint-${first.jobId.slice(0, 6)}-[0-9a-f]{12}$`));
+    expect(readdirSync(savepoint.pointer)).toContain('_metadata');
+    expect(first.checkpointStats.entries().some((e) => e.isSavepoint && e.status === 'COMPLETED' && e.checkpointType === 'SAVEPOINT')).toBe(true);
+
+    const env2 = job(3, checkpoints, out);
+    const second = new LocalExecutor(env2.getJobGraph(), env2.config, { log: () => {}, restoreFrom: { path: savepoint.pointer, allowNonRestoredState: false } });
+    expect((await second.run()).status).toBe('FINISHED');
+    expect(compareMultisets(await readCommittedLines(out), reference())).toEqual({ duplicates: 0, missing: 0, unexpected: 0 });
+    // Sluice never deletes a savepoint on its own; dispose does.
+    expect(readdirSync(savepoint.pointer)).toContain('_metadata');
+    const { disposeSavepoint } = await import('../src/runtime/storage/savepoint-directory.js');
+    await disposeSavepoint(savepoint.pointer);
+    expect(readdirSync(savepoints)).toEqual([]);
+  });
+
+  it('asks for a target directory when none is configured', async () => {
+    const env = job(1, tempDir(), tempDir());
+    const x = new LocalExecutor(env.getJobGraph(), env.config, { log: () => {} });
+    const done = x.run();
+    while (x.status !== 'RUNNING') await new Promise((r) => setTimeout(r, 5));
+    await expect(x.triggerSavepoint()).rejects.toThrow(/no savepoint directory: give one .* or set execution.checkpointing.savepoint-dir/);
+    x.cancel();
+    await done;
   });
 });

@@ -1,7 +1,7 @@
 import type { CheckpointStatsEntry } from '../runtime/checkpoint/checkpoint-stats.js';
 import { checkpointTable } from './checkpoint-table.js';
 import { CliError } from './cli-error.js';
-import { parseTarget, requireJobId, rest } from './rest-client.js';
+import { parseTarget, requireJobId, rest, type RestTarget } from './rest-client.js';
 
 export const LIST_USAGE = 'usage: sluice list [--jobmanager host:port]';
 export const CANCEL_USAGE = 'usage: sluice cancel [--jobmanager host:port] <jobId>';
@@ -90,5 +90,59 @@ export async function checkpointsCommand(argv: string[]): Promise<number> {
   const c = r.counts;
   process.stdout.write(`completed ${c.completed}, failed ${c.failed}, in progress ${c.in_progress}, restored ${c.restored}\n`);
   if (entries.length > 0) process.stdout.write(checkpointTable(entries) + '\n');
+  return 0;
+}
+
+export const SAVEPOINT_USAGE =
+  'usage: sluice savepoint [--jobmanager host:port] [--type canonical|native] <jobId> [targetDirectory]\n       sluice savepoint --dispose <savepointPath>';
+
+/** Polls an asynchronous REST operation until it completed; returns its `operation`. */
+async function awaitOperation(target: RestTarget, path: string, what: string): Promise<Record<string, unknown>> {
+  for (;;) {
+    const r = await rest<{ status: { id: string }; operation?: Record<string, unknown> & { 'failure-cause'?: { 'stack-trace': string } } }>(target, 'GET', path);
+    if (r.status.id === 'COMPLETED') {
+      process.stderr.write('\n');
+      const failure = r.operation?.['failure-cause'];
+      if (failure !== undefined) throw new CliError(`${what} failed: ${failure['stack-trace']}`);
+      return r.operation ?? {};
+    }
+    process.stderr.write('.');
+    await new Promise((res) => setTimeout(res, 200));
+  }
+}
+
+/** `sluice savepoint <jobId> [dir]` and `sluice savepoint --dispose <path>`. */
+export async function savepointCommand(argv: string[]): Promise<number> {
+  const d = argv.indexOf('--dispose');
+  if (d >= 0 || argv.includes('-d')) {
+    const i = d >= 0 ? d : argv.indexOf('-d');
+    const path = argv[i + 1];
+    if (path === undefined) throw new CliError(`--dispose needs the savepoint's path\n${SAVEPOINT_USAGE}`, 2);
+    const { disposeSavepoint } = await import('../runtime/storage/savepoint-directory.js');
+    try {
+      await disposeSavepoint(path);
+    } catch (e) {
+      throw new CliError((e as Error).message);
+    }
+    process.stdout.write(`Disposed savepoint ${path}.\n`);
+    return 0;
+  }
+  const target = parseTarget(argv);
+  let formatType = 'CANONICAL';
+  const t = argv.indexOf('--type');
+  if (t >= 0) {
+    const v = (argv[t + 1] ?? '').toUpperCase();
+    if (v !== 'CANONICAL' && v !== 'NATIVE') throw new CliError(`--type must be canonical or native\n${SAVEPOINT_USAGE}`, 2);
+    formatType = v;
+    argv.splice(t, 2);
+  }
+  const id = requireJobId(argv, SAVEPOINT_USAGE);
+  const dir = argv.filter((a) => !a.startsWith('-'))[1];
+  const body: Record<string, unknown> = { formatType, 'cancel-job': false };
+  if (dir !== undefined) body['target-directory'] = dir;
+  const { 'request-id': triggerId } = await rest<{ 'request-id': string }>(target, 'POST', `/jobs/${id}/savepoints`, body);
+  process.stderr.write(`Triggering a savepoint of job ${id}; waiting`);
+  const op = await awaitOperation(target, `/jobs/${id}/savepoints/${triggerId}`, 'the savepoint');
+  process.stdout.write(`Savepoint completed. Path: ${String(op.location)}\nResume with: sluice run -s ${String(op.location)} <job.ts>\n`);
   return 0;
 }

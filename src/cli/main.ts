@@ -1,6 +1,17 @@
 import { CliError } from './cli-error.js';
 import { RUN_USAGE, runCommand } from './run-command.js';
-import { CANCEL_USAGE, CHECKPOINT_USAGE, CHECKPOINTS_USAGE, LIST_USAGE, cancelCommand, checkpointCommand, checkpointsCommand, listCommand } from './job-commands.js';
+import {
+  CANCEL_USAGE,
+  CHECKPOINT_USAGE,
+  CHECKPOINTS_USAGE,
+  LIST_USAGE,
+  SAVEPOINT_USAGE,
+  cancelCommand,
+  checkpointCommand,
+  checkpointsCommand,
+  listCommand,
+  savepointCommand,
+} from './job-commands.js';
 
 const USAGE = `sluice: a stream processor for TypeScript with Flink's fault-tolerance model
 
@@ -11,6 +22,8 @@ commands:
   cancel       ${CANCEL_USAGE}
   checkpoint   trigger a checkpoint and wait for it: ${CHECKPOINT_USAGE}
   checkpoints  a job's checkpoint history: ${CHECKPOINTS_USAGE}
+  savepoint    take or dispose of a savepoint:
+               ${SAVEPOINT_USAGE}
   help       this text
 
 docs: docs/ in the Sluice repository`;
@@ -32,6 +45,8 @@ export async function main(argv: readonly string[]): Promise<number> {
         return await checkpointCommand(rest);
       case 'checkpoints':
         return await checkpointsCommand(rest);
+      case 'savepoint':
+        return await savepointCommand(rest);
       case undefined:
       case 'help':
       case '--help':

@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import type { LocalExecutor } from '../runtime/local-executor.js';
 import { checkpointCoordinatorConfig } from '../runtime/checkpoint/coordinator-decisions.js';
 import { checkpointDetailsJson, checkpointsJson } from './checkpoint-json.js';
+import { disposeSavepoint } from '../runtime/storage/savepoint-directory.js';
 
 /** A request the API answers with a 4xx: the message says what is wrong and how to fix it. */
 export class RestError extends Error {
@@ -108,12 +109,63 @@ export class RestServer {
       );
       return [202, { 'request-id': triggerId }];
     });
+    this.route('POST', '/jobs/:jobid/savepoints', (p, body) => {
+      const j = this.job(p.jobid!);
+      const b = (body ?? {}) as { 'target-directory'?: unknown; 'cancel-job'?: unknown; formatType?: unknown };
+      const target = b['target-directory'];
+      if (target !== undefined && target !== null && typeof target !== 'string') throw new RestError(400, 'target-directory must be a string');
+      const format = b.formatType ?? 'CANONICAL';
+      if (format !== 'CANONICAL' && format !== 'NATIVE') throw new RestError(400, `formatType must be CANONICAL or NATIVE, got ${JSON.stringify(format)}`);
+      const cancel = b['cancel-job'] === true;
+      return this.operation((op) =>
+        j.triggerSavepoint(typeof target === 'string' ? target : undefined, format).then((c) => {
+          op.operation = { location: c.pointer };
+          if (cancel) j.cancel();
+        }),
+      );
+    });
+    this.route('GET', '/jobs/:jobid/savepoints/:triggerid', (p) => {
+      this.job(p.jobid!);
+      return this.operationStatus(p.triggerid!);
+    });
+    this.route('POST', '/savepoint-disposal', (_p, body) => {
+      const path = (body as { 'savepoint-path'?: unknown } | undefined)?.['savepoint-path'];
+      if (typeof path !== 'string' || path === '') throw new RestError(400, 'give the savepoint to dispose as {"savepoint-path": "<dir>"}');
+      return this.operation(async (op) => {
+        await disposeSavepoint(path);
+        op.operation = {};
+      }, 200);
+    });
+    this.route('GET', '/savepoint-disposal/:triggerid', (p) => this.operationStatus(p.triggerid!));
     this.route('GET', '/jobs/:jobid/checkpoints/:triggerid', (p) => {
       this.job(p.jobid!);
       const op = this.operations.get(p.triggerid!);
       if (op === undefined) throw new RestError(404, `no checkpoint trigger with id ${p.triggerid}`);
       return [200, { status: { id: op.status }, ...(op.operation === undefined ? {} : { operation: op.operation }) }];
     });
+  }
+
+  /** Starts an asynchronous operation; its status is polled by trigger id (Flink's pattern). */
+  private operation(run: (op: Operation) => Promise<void>, status = 202): [number, unknown] {
+    const triggerId = randomBytes(16).toString('hex');
+    const op: Operation = { status: 'IN_PROGRESS' };
+    this.operations.set(triggerId, op);
+    run(op).then(
+      () => {
+        op.status = 'COMPLETED';
+      },
+      (e: unknown) => {
+        op.status = 'COMPLETED';
+        op.operation = { 'failure-cause': { class: 'Error', 'stack-trace': String((e as Error).message) } };
+      },
+    );
+    return [status, { 'request-id': triggerId }];
+  }
+
+  private operationStatus(triggerId: string): [number, unknown] {
+    const op = this.operations.get(triggerId);
+    if (op === undefined) throw new RestError(404, `no operation with trigger id ${triggerId}`);
+    return [200, { status: { id: op.status }, ...(op.operation === undefined ? {} : { operation: op.operation }) }];
   }
 
   register(executor: LocalExecutor): void {

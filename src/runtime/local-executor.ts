@@ -463,6 +463,24 @@ export class LocalExecutor {
     return this.coordinator.triggerCheckpoint(full ? 'FULL' : 'CONFIGURED');
   }
 
+  /**
+   * A savepoint of the running job into `targetDirectory` (default:
+   * execution.checkpointing.savepoint-dir); resolves with its directory.
+   */
+  triggerSavepoint(targetDirectory?: string, formatType: 'CANONICAL' | 'NATIVE' = 'CANONICAL'): Promise<CompletedCheckpointInfo> {
+    const dir = targetDirectory ?? this.config.getString('execution.checkpointing.savepoint-dir');
+    if (dir === undefined) {
+      return Promise.reject(new Error('no savepoint directory: give one (sluice savepoint <jobId> <dir>) or set execution.checkpointing.savepoint-dir'));
+    }
+    if (this.checkpointing === undefined) {
+      return Promise.reject(new Error('savepoints need checkpointing enabled for this job (set execution.checkpointing.interval)'));
+    }
+    if (this.coordinator === undefined || this.status !== 'RUNNING') {
+      return Promise.reject(new Error(`job ${this.jobId} is ${this.status.toLowerCase()}, not running: no savepoint now`));
+    }
+    return this.coordinator.triggerSavepoint(dir, formatType);
+  }
+
   progress(): JobProgress {
     let sourceRecords = 0;
     let sinkRecords = 0;

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { JobGraph } from '../../graph/job-graph.js';
 import type { CheckpointBarrier } from '../channel/stream-element.js';
 import type { CheckpointStorage, CheckpointStorageLocation } from '../storage/checkpoint-storage.js';
+import { createSavepointLocation, type SavepointLocation } from '../storage/savepoint-directory.js';
 import type { SubtaskSnapshot } from '../storage/snapshot-format.js';
 import { stateSizeBytes } from '../storage/snapshot-format.js';
 import type { Clock } from '../task/clock.js';
@@ -50,6 +51,9 @@ export interface CompletedCheckpointInfo {
 
 interface InFlight {
   readonly location: Promise<CheckpointStorageLocation>;
+  /** Set for savepoints: they go to their own directory, not to checkpoint storage. */
+  readonly savepoint: Promise<SavepointLocation> | undefined;
+  readonly savepointFormat: 'canonical' | 'native';
   readonly timestampMs: number;
   readonly snapshots: Map<string, Map<string, SubtaskSnapshot>>;
   readonly unaligned: boolean;
@@ -173,6 +177,31 @@ export class CheckpointCoordinator implements CheckpointResponder {
     return done;
   }
 
+  /** A savepoint into `targetDirectory` (`sluice savepoint`, REST): resolves with its path when complete. */
+  triggerSavepoint(targetDirectory: string, formatType: 'CANONICAL' | 'NATIVE' = 'CANONICAL'): Promise<CompletedCheckpointInfo> {
+    const requestId = randomBytes(8).toString('hex');
+    const done = new Promise<CompletedCheckpointInfo>((resolve, reject) => this.requests.set(requestId, { resolve, reject }));
+    this.enqueue(() => {
+      if (this.stopped) {
+        this.requests.get(requestId)?.reject(new Error('the job is not running (restarting or finished); try again when it runs'));
+        this.requests.delete(requestId);
+        return;
+      }
+      this.apply(
+        enqueueRequest(this.state, this.o.config, {
+          kind: 'savepoint',
+          requestId,
+          requestedAtMs: this.o.clock.nowMs(),
+          formatType,
+          targetDirectory,
+          synchronous: false,
+        }),
+      );
+      this.decide();
+    });
+    return done;
+  }
+
   acknowledge(vertexId: number, subtaskIndex: number, checkpointId: number, state: SubtaskState, metrics: SubtaskCheckpointMetrics): void {
     const key = subtaskKey(vertexId, subtaskIndex);
     const f = this.inFlight.get(checkpointId);
@@ -256,10 +285,16 @@ export class CheckpointCoordinator implements CheckpointResponder {
     let info: CompletedCheckpointInfo;
     let size = 0;
     try {
-      const metadata = checkpointMetadata(this.o.jobId, complete.checkpointId, f.timestampMs, this.o.graph, f.snapshots);
-      size = stateSizeBytes(metadata);
-      const handle = await this.o.storage.finalizeCheckpoint(metadata);
-      info = { checkpointId: complete.checkpointId, pointer: handle.pointer };
+      const base = checkpointMetadata(this.o.jobId, complete.checkpointId, f.timestampMs, this.o.graph, f.snapshots);
+      size = stateSizeBytes(base);
+      if (f.savepoint !== undefined) {
+        const location = await f.savepoint;
+        const handle = await location.finalize({ ...base, type: 'savepoint', savepointFormat: f.savepointFormat });
+        info = { checkpointId: complete.checkpointId, pointer: handle.pointer };
+      } else {
+        const handle = await this.o.storage.finalizeCheckpoint(base);
+        info = { checkpointId: complete.checkpointId, pointer: handle.pointer };
+      }
     } catch (e) {
       this.o.gateway.log(`checkpoint ${complete.checkpointId}: writing _metadata failed: ${(e as Error).message}`);
       this.state = before;
@@ -267,7 +302,7 @@ export class CheckpointCoordinator implements CheckpointResponder {
       this.decide();
       return;
     }
-    this.completed.set(info.checkpointId, info);
+    if (f.savepoint === undefined) this.completed.set(info.checkpointId, info);
     f.cancelTimeout();
     this.inFlight.delete(info.checkpointId);
     this.stats.completed(info.checkpointId, this.o.clock.nowMs(), info.pointer, size);
@@ -303,7 +338,12 @@ export class CheckpointCoordinator implements CheckpointResponder {
             alignedCheckpointTimeoutMs: t.alignedCheckpointTimeoutMs ?? 0,
           },
         };
-        const location = this.o.storage.createCheckpointLocation(t.checkpointId);
+        const request = t.request?.kind === 'savepoint' ? t.request : undefined;
+        const savepoint = request === undefined ? undefined : createSavepointLocation(request.targetDirectory ?? '', this.o.jobId);
+        savepoint?.catch(() => {});
+        // Savepoint state goes into the savepoint's own, self-contained directory.
+        const location: Promise<CheckpointStorageLocation> =
+          savepoint === undefined ? this.o.storage.createCheckpointLocation(t.checkpointId) : savepoint.then((l) => ({ checkpointId: t.checkpointId, writeStateFile: (b) => l.writeStateFile(b) }));
         location.catch(() => {});
         const cancelTimeout = this.o.clock.schedule(t.timeoutAtMs - this.o.clock.nowMs(), () =>
           this.enqueue(() => {
@@ -313,7 +353,15 @@ export class CheckpointCoordinator implements CheckpointResponder {
             this.decide();
           }),
         );
-        this.inFlight.set(t.checkpointId, { location, timestampMs: t.timestampMs, snapshots: new Map(), unaligned, cancelTimeout });
+        this.inFlight.set(t.checkpointId, {
+          location,
+          savepoint,
+          savepointFormat: request?.formatType === 'NATIVE' ? 'native' : 'canonical',
+          timestampMs: t.timestampMs,
+          snapshots: new Map(),
+          unaligned,
+          cancelTimeout,
+        });
         this.stats.started({
           id: t.checkpointId,
           isSavepoint: t.isSavepoint,
@@ -352,7 +400,8 @@ export class CheckpointCoordinator implements CheckpointResponder {
       f.cancelTimeout();
       this.inFlight.delete(checkpointId);
       this.stats.failed(checkpointId, this.o.clock.nowMs(), message);
-      void f.location.then(() => this.o.storage.abortCheckpoint(checkpointId)).catch(() => {});
+      if (f.savepoint !== undefined) void f.savepoint.then((l) => l.abort()).catch(() => {});
+      else void f.location.then(() => this.o.storage.abortCheckpoint(checkpointId)).catch(() => {});
     }
     if (requestId !== undefined) {
       this.requests.get(requestId)?.reject(new Error(`checkpoint ${checkpointId} aborted: ${message}`));
