@@ -149,3 +149,28 @@ describe('savepoints', () => {
     await done;
   });
 });
+
+describe('stop with a savepoint', () => {
+  it.each([false, true])('stops the job after a committed savepoint (drain %s); a job restored from it continues exactly-once', async (drain) => {
+    const savepoints = tempDir();
+    const out = tempDir();
+    const env = job(2, tempDir(), out);
+    const first = new LocalExecutor(env.getJobGraph(), env.config, { log: () => {} });
+    const done = first.run();
+    while (first.checkpointStats.counts.completed < 2) await new Promise((r) => setTimeout(r, 5));
+    const savepoint = await first.stopWithSavepoint(savepoints, drain);
+    const result = await done;
+    expect(result.status).toBe('FINISHED');
+    const sp = first.checkpointStats.entries().find((e) => e.isSavepoint)!;
+    expect(sp.checkpointType).toBe('SYNC_SAVEPOINT');
+    expect(sp.status).toBe('COMPLETED');
+    // Everything before the savepoint is committed; the job emitted nothing after it.
+    const committedAtStop = await readCommittedLines(out);
+    expect(committedAtStop.length).toBeGreaterThan(0);
+    expect(committedAtStop.length).toBeLessThan(RECORDS);
+    const env2 = job(3, tempDir(), out);
+    const second = new LocalExecutor(env2.getJobGraph(), env2.config, { log: () => {}, restoreFrom: { path: savepoint.pointer, allowNonRestoredState: false } });
+    expect((await second.run()).status).toBe('FINISHED');
+    expect(compareMultisets(await readCommittedLines(out), reference())).toEqual({ duplicates: 0, missing: 0, unexpected: 0 });
+  });
+});

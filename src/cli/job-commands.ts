@@ -4,7 +4,7 @@ import { CliError } from './cli-error.js';
 import { parseTarget, requireJobId, rest, type RestTarget } from './rest-client.js';
 
 export const LIST_USAGE = 'usage: sluice list [--jobmanager host:port]';
-export const CANCEL_USAGE = 'usage: sluice cancel [--jobmanager host:port] <jobId>';
+export const CANCEL_USAGE = 'usage: sluice cancel [--jobmanager host:port] [--with-savepoint [dir]] <jobId>';
 export const CHECKPOINT_USAGE = 'usage: sluice checkpoint [--jobmanager host:port] [--full] <jobId>';
 export const CHECKPOINTS_USAGE = 'usage: sluice checkpoints [--jobmanager host:port] <jobId>';
 
@@ -32,6 +32,21 @@ export async function listCommand(argv: string[]): Promise<number> {
 
 export async function cancelCommand(argv: string[]): Promise<number> {
   const target = parseTarget(argv);
+  const w = argv.findIndex((a) => a === '--with-savepoint' || a === '-s');
+  if (w >= 0) {
+    // Deprecated in Flink in favour of stop, kept for habits: savepoint, then cancel.
+    argv.splice(w, 1);
+    const rest_ = argv.filter((a) => !a.startsWith('-'));
+    const id = requireJobId(rest_.length === 2 ? [rest_[1]!] : rest_, CANCEL_USAGE);
+    const dir = rest_.length === 2 ? rest_[0] : undefined;
+    const body: Record<string, unknown> = { 'cancel-job': true };
+    if (dir !== undefined) body['target-directory'] = dir;
+    const { 'request-id': triggerId } = await rest<{ 'request-id': string }>(target, 'POST', `/jobs/${id}/savepoints`, body);
+    process.stderr.write(`Cancelling job ${id} with a savepoint; waiting`);
+    const op = await awaitOperation(target, `/jobs/${id}/savepoints/${triggerId}`, 'cancel-with-savepoint');
+    process.stdout.write(`Cancelled job ${id}. Savepoint: ${String(op.location)}\n`);
+    return 0;
+  }
   const id = requireJobId(argv, CANCEL_USAGE);
   await rest(target, 'PATCH', `/jobs/${id}?mode=cancel`);
   process.stdout.write(`Cancelled job ${id}.\n`);
@@ -144,5 +159,42 @@ export async function savepointCommand(argv: string[]): Promise<number> {
   process.stderr.write(`Triggering a savepoint of job ${id}; waiting`);
   const op = await awaitOperation(target, `/jobs/${id}/savepoints/${triggerId}`, 'the savepoint');
   process.stdout.write(`Savepoint completed. Path: ${String(op.location)}\nResume with: sluice run -s ${String(op.location)} <job.ts>\n`);
+  return 0;
+}
+
+export const STOP_USAGE = 'usage: sluice stop [--jobmanager host:port] [--savepoint-path dir] [--drain] [--type canonical|native] <jobId>';
+
+/** `sluice stop <jobId>`: stop-with-savepoint; prints the savepoint's path. */
+export async function stopCommand(argv: string[]): Promise<number> {
+  const target = parseTarget(argv);
+  let dir: string | undefined;
+  let drain = false;
+  let formatType = 'CANONICAL';
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    if (a === '--savepoint-path' || a === '--savepointPath' || a === '-p') {
+      dir = argv[i + 1];
+      if (dir === undefined) throw new CliError(`${a} needs a directory\n${STOP_USAGE}`, 2);
+      argv.splice(i, 2);
+      i--;
+    } else if (a === '--drain' || a === '-d') {
+      drain = true;
+      argv.splice(i, 1);
+      i--;
+    } else if (a === '--type') {
+      const v = (argv[i + 1] ?? '').toUpperCase();
+      if (v !== 'CANONICAL' && v !== 'NATIVE') throw new CliError(`--type must be canonical or native\n${STOP_USAGE}`, 2);
+      formatType = v;
+      argv.splice(i, 2);
+      i--;
+    } else if (a.startsWith('-')) throw new CliError(`unknown option '${a}'\n${STOP_USAGE}`, 2);
+  }
+  const id = requireJobId(argv, STOP_USAGE);
+  const body: Record<string, unknown> = { drain, formatType };
+  if (dir !== undefined) body.targetDirectory = dir;
+  const { 'request-id': triggerId } = await rest<{ 'request-id': string }>(target, 'POST', `/jobs/${id}/stop`, body);
+  process.stderr.write(`Stopping job ${id} with a savepoint${drain ? ' (draining)' : ''}; waiting`);
+  const op = await awaitOperation(target, `/jobs/${id}/savepoints/${triggerId}`, 'stop-with-savepoint');
+  process.stdout.write(`Job ${id} stopped. Savepoint: ${String(op.location)}\nResume with: sluice run -s ${String(op.location)} <job.ts>\n`);
   return 0;
 }

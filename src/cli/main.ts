@@ -6,11 +6,13 @@ import {
   CHECKPOINTS_USAGE,
   LIST_USAGE,
   SAVEPOINT_USAGE,
+  STOP_USAGE,
   cancelCommand,
   checkpointCommand,
   checkpointsCommand,
   listCommand,
   savepointCommand,
+  stopCommand,
 } from './job-commands.js';
 
 const USAGE = `sluice: a stream processor for TypeScript with Flink's fault-tolerance model
@@ -22,6 +24,7 @@ commands:
   cancel       ${CANCEL_USAGE}
   checkpoint   trigger a checkpoint and wait for it: ${CHECKPOINT_USAGE}
   checkpoints  a job's checkpoint history: ${CHECKPOINTS_USAGE}
+  stop         stop with a savepoint: ${STOP_USAGE}
   savepoint    take or dispose of a savepoint:
                ${SAVEPOINT_USAGE}
   help       this text
@@ -47,6 +50,8 @@ export async function main(argv: readonly string[]): Promise<number> {
         return await checkpointsCommand(rest);
       case 'savepoint':
         return await savepointCommand(rest);
+      case 'stop':
+        return await stopCommand(rest);
       case undefined:
       case 'help':
       case '--help':

@@ -28,6 +28,8 @@ interface Route {
 interface Operation {
   status: 'IN_PROGRESS' | 'COMPLETED';
   operation?: Record<string, unknown>;
+  /** The client saw the result (a stopping job's server waits for that). */
+  reported?: boolean;
 }
 
 export interface RestServerOptions {
@@ -124,6 +126,19 @@ export class RestServer {
         }),
       );
     });
+    this.route('POST', '/jobs/:jobid/stop', (p, body) => {
+      const j = this.job(p.jobid!);
+      const b = (body ?? {}) as { targetDirectory?: unknown; drain?: unknown; formatType?: unknown };
+      if (b.targetDirectory !== undefined && b.targetDirectory !== null && typeof b.targetDirectory !== 'string') throw new RestError(400, 'targetDirectory must be a string');
+      if (b.drain !== undefined && typeof b.drain !== 'boolean') throw new RestError(400, 'drain must be true or false');
+      const format = b.formatType ?? 'CANONICAL';
+      if (format !== 'CANONICAL' && format !== 'NATIVE') throw new RestError(400, `formatType must be CANONICAL or NATIVE, got ${JSON.stringify(format)}`);
+      return this.operation((op) =>
+        j.stopWithSavepoint(typeof b.targetDirectory === 'string' ? b.targetDirectory : undefined, b.drain === true, format).then((c) => {
+          op.operation = { location: c.pointer };
+        }),
+      );
+    });
     this.route('GET', '/jobs/:jobid/savepoints/:triggerid', (p) => {
       this.job(p.jobid!);
       return this.operationStatus(p.triggerid!);
@@ -165,6 +180,7 @@ export class RestServer {
   private operationStatus(triggerId: string): [number, unknown] {
     const op = this.operations.get(triggerId);
     if (op === undefined) throw new RestError(404, `no operation with trigger id ${triggerId}`);
+    if (op.status === 'COMPLETED') op.reported = true;
     return [200, { status: { id: op.status }, ...(op.operation === undefined ? {} : { operation: op.operation }) }];
   }
 
@@ -185,9 +201,14 @@ export class RestServer {
     return `http://${address.includes(':') ? `[${address}]` : address}:${port}`;
   }
 
-  async stop(): Promise<void> {
+  /** Stops serving; first gives clients up to `graceMs` to fetch results of operations they triggered (a stop). */
+  async stop(graceMs = 3000): Promise<void> {
     const server = this.server;
     if (server === undefined) return;
+    const deadline = Date.now() + graceMs;
+    while (Date.now() < deadline && [...this.operations.values()].some((o) => !o.reported)) {
+      await new Promise((r) => setTimeout(r, 50));
+    }
     server.closeAllConnections();
     await new Promise<void>((resolve) => server.close(() => resolve()));
   }

@@ -481,6 +481,29 @@ export class LocalExecutor {
     return this.coordinator.triggerSavepoint(dir, formatType);
   }
 
+  /**
+   * Stop-with-savepoint (`sluice stop`): sources stop, a synchronous savepoint is taken into
+   * `targetDirectory` (default execution.checkpointing.savepoint-dir) and committed, then the
+   * job finishes. With `drain`, event time is closed and operators finish before the savepoint.
+   */
+  stopWithSavepoint(targetDirectory?: string, drain = false, formatType: 'CANONICAL' | 'NATIVE' = 'CANONICAL'): Promise<CompletedCheckpointInfo> {
+    const dir = targetDirectory ?? this.config.getString('execution.checkpointing.savepoint-dir');
+    if (dir === undefined) {
+      return Promise.reject(new Error('no savepoint directory: give one (sluice stop --savepoint-path <dir> <jobId>) or set execution.checkpointing.savepoint-dir'));
+    }
+    if (this.checkpointing === undefined) {
+      return Promise.reject(new Error('stop-with-savepoint needs checkpointing enabled for this job (set execution.checkpointing.interval)'));
+    }
+    const coordinator = this.coordinator;
+    if (coordinator === undefined || this.status !== 'RUNNING') {
+      return Promise.reject(new Error(`job ${this.jobId} is ${this.status.toLowerCase()}, not running: cannot stop it with a savepoint now`));
+    }
+    const sources = this.tasks.filter((t): t is SourceStreamTask => t instanceof SourceStreamTask);
+    return coordinator.stopWithSavepoint(dir, formatType, () => {
+      for (const t of sources) t.stop(drain);
+    });
+  }
+
   progress(): JobProgress {
     let sourceRecords = 0;
     let sinkRecords = 0;

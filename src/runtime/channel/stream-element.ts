@@ -60,6 +60,8 @@ export interface EndOfData {
 /** The producer of this channel has finished; nothing follows. */
 export interface EndOfPartition {
   readonly kind: 'end-of-partition';
+  /** Stopped without draining (stop-with-savepoint without --drain): operators do not finish. */
+  readonly suspend: boolean;
 }
 
 export type StreamEvent = WatermarkEvent | WatermarkStatusEvent | CheckpointBarrier | CancelCheckpointMarker | EndOfData | EndOfPartition;
@@ -73,7 +75,8 @@ export function newRecordBatch(): RecordBatch {
   return { kind: 'batch', values: [], timestamps: [] };
 }
 
-export const END_OF_PARTITION: EndOfPartition = Object.freeze({ kind: 'end-of-partition' });
+export const END_OF_PARTITION: EndOfPartition = Object.freeze({ kind: 'end-of-partition', suspend: false });
+export const SUSPEND_PARTITION: EndOfPartition = Object.freeze({ kind: 'end-of-partition', suspend: true });
 export const END_OF_DATA: EndOfData = Object.freeze({ kind: 'end-of-data' });
 
 export function watermarkEvent(timestampMs: number): WatermarkEvent {

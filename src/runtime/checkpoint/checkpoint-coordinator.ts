@@ -75,6 +75,9 @@ export class CheckpointCoordinator implements CheckpointResponder {
   private readonly finishedSources = new Set<string>();
   /** Set when every source has finished its data: checkpoints from this id on are final. */
   private finalFromId: number | undefined;
+  private stopRequest:
+    | { requestId: string; targetDirectory: string; formatType: 'CANONICAL' | 'NATIVE'; resolve: (c: CompletedCheckpointInfo) => void; reject: (e: Error) => void }
+    | undefined;
   private readonly sourceSubtasks: Set<string>;
   private stopped = false;
   readonly stats: CheckpointStatsTracker;
@@ -247,12 +250,51 @@ export class CheckpointCoordinator implements CheckpointResponder {
   dataFinished(vertexId: number, subtaskIndex: number): void {
     this.enqueue(() => {
       this.finishedSources.add(subtaskKey(vertexId, subtaskIndex));
-      if (!this.o.finalCheckpoint || this.finishedSources.size < this.sourceSubtasks.size || this.finalFromId !== undefined) return;
+      if (this.finishedSources.size < this.sourceSubtasks.size || this.finalFromId !== undefined) return;
+      if (!this.o.finalCheckpoint && this.stopRequest === undefined) return;
       // Every source has emitted its last record: the next checkpoint is final; take it now,
       // not at the next interval. A checkpoint already running may have started before some
       // source finished, so it does not count.
       this.finalFromId = this.state.nextCheckpointId;
+      const stop = this.stopRequest;
+      if (stop !== undefined) {
+        // Stop-with-savepoint: the final snapshot is a synchronous savepoint.
+        this.requests.set(stop.requestId, { resolve: stop.resolve, reject: stop.reject });
+        this.apply(
+          enqueueRequest(this.state, this.o.config, {
+            kind: 'savepoint',
+            requestId: stop.requestId,
+            requestedAtMs: this.o.clock.nowMs(),
+            formatType: stop.formatType,
+            targetDirectory: stop.targetDirectory,
+            synchronous: true,
+          }),
+        );
+        this.decide();
+        return;
+      }
       void this.triggerCheckpoint('CONFIGURED').catch((e: unknown) => this.o.gateway.log(`final checkpoint failed: ${(e as Error).message}`));
+    });
+  }
+
+  /**
+   * Stop-with-savepoint: once every source stopped (`stopSources`), a synchronous savepoint is
+   * taken; it commits like a checkpoint and then the job ends. Resolves with its path.
+   */
+  stopWithSavepoint(targetDirectory: string, formatType: 'CANONICAL' | 'NATIVE', stopSources: () => void): Promise<CompletedCheckpointInfo> {
+    return new Promise<CompletedCheckpointInfo>((resolve, reject) => {
+      this.enqueue(() => {
+        if (this.stopped) {
+          reject(new Error('the job is not running (restarting or finished); try again when it runs'));
+          return;
+        }
+        if (this.stopRequest !== undefined) {
+          reject(new Error('the job is already stopping'));
+          return;
+        }
+        this.stopRequest = { requestId: randomBytes(8).toString('hex'), targetDirectory, formatType, resolve, reject };
+        stopSources();
+      });
     });
   }
 
@@ -327,7 +369,8 @@ export class CheckpointCoordinator implements CheckpointResponder {
   private handle(d: Decision): void {
     dispatchDecision<void>(d, {
       trigger: (t) => {
-        const unaligned = t.alignment === 'UNALIGNED' || t.alignedCheckpointTimeoutMs !== undefined;
+        // Savepoints are always aligned (as in Flink): no in-flight data, restorable at any parallelism.
+        const unaligned = !t.isSavepoint && (t.alignment === 'UNALIGNED' || t.alignedCheckpointTimeoutMs !== undefined);
         const barrier: CheckpointBarrier = {
           kind: 'barrier',
           checkpointId: t.checkpointId,

@@ -145,7 +145,8 @@ export class InputStreamTask extends StreamTask {
         const gate = this.gates[this.currentGate]!;
         gate.markDataEnded(gate.lastChannel);
       },
-      'end-of-partition': () => {
+      'end-of-partition': (e) => {
+        if (e.suspend) this.suspended = true;
         const gate = this.gates[this.currentGate]!;
         gate.markFinished(gate.lastChannel);
         this.valves[this.currentGate]!.channelFinished(gate.lastChannel);
@@ -249,14 +250,14 @@ export class InputStreamTask extends StreamTask {
       const element = this.pollElement();
       if (element === undefined) {
         if (this.gates.every((g) => g.isFinished)) return 'end';
-        if (!this.dataEndedReported && this.gates.every((g) => g.isDataEnded)) {
+        if (!this.dataEndedReported && !this.suspended && this.gates.every((g) => g.isDataEnded)) {
           this.dataEndedReported = true;
           return 'end-of-data';
         }
         return 'wait';
       }
       (this.handlers[element.kind] as (e: ChannelElement) => void)(element);
-      if (!this.dataEndedReported && element.kind !== 'batch' && this.gates.every((g) => g.isDataEnded)) {
+      if (!this.dataEndedReported && !this.suspended && element.kind !== 'batch' && this.gates.every((g) => g.isDataEnded)) {
         this.dataEndedReported = true;
         return 'end-of-data';
       }

@@ -21,6 +21,7 @@ export class SourceStreamTask extends StreamTask {
   private ended = false;
   /** A checkpoint taken after every source finished its data completed: the task may end. */
   private finalCheckpointDone = false;
+  private stopMode: 'drain' | 'suspend' | undefined;
 
   constructor(
     d: TaskDeployment,
@@ -67,23 +68,46 @@ export class SourceStreamTask extends StreamTask {
 
   protected override async onCheckpointComplete(checkpointId: number, final: boolean): Promise<void> {
     await this.reader.notifyCheckpointComplete?.(checkpointId);
-    if (final && this.dataPhase === 'finished') {
+    if (final && (this.dataPhase === 'finished' || this.stopMode === 'suspend')) {
       this.finalCheckpointDone = true;
       this.wake();
     }
   }
 
   protected override onDataFinished(): void {
-    if (this.d.checkpointing?.finalCheckpoint === true) this.d.checkpointing.responder.dataFinished(this.d.vertex.id, this.d.subtaskIndex);
+    if (this.d.checkpointing?.finalCheckpoint === true || this.stopMode === 'drain') this.d.checkpointing?.responder.dataFinished(this.d.vertex.id, this.d.subtaskIndex);
   }
 
   get isRunning(): boolean {
     return this.state === 'running' && !isTerminal(this.state) && !this.ended;
   }
 
+  /**
+   * Stop-with-savepoint: no record after this. With `drain` the source ends its data (final
+   * watermark, operators finish) before the savepoint; without, it only pauses and the job
+   * ends after the savepoint without finishing its operators.
+   */
+  stop(drain: boolean): void {
+    this.enqueueMail(() => {
+      if (this.stopMode !== undefined || this.ended) return;
+      this.stopMode = drain ? 'drain' : 'suspend';
+      if (!drain) this.d.checkpointing?.responder.dataFinished(this.d.vertex.id, this.d.subtaskIndex);
+    });
+  }
+
   protected processInput(budgetRecords: number): InputResult {
+    if (this.stopMode === 'suspend') {
+      if (!this.finalCheckpointDone) return 'wait';
+      this.suspended = true;
+      return 'end';
+    }
+    if (this.stopMode === 'drain' && !this.ended) {
+      this.ended = true;
+      this.chain.sourceOutput!.emitWatermark(MAX_WATERMARK);
+      return 'end-of-data';
+    }
     if (this.ended) {
-      const waitForFinal = this.d.checkpointing?.finalCheckpoint === true;
+      const waitForFinal = this.d.checkpointing?.finalCheckpoint === true || this.stopMode !== undefined;
       return !waitForFinal || this.finalCheckpointDone ? 'end' : 'wait';
     }
     const reader = this.reader;

@@ -4,7 +4,7 @@ import { OutputAvailability, RecordWriter } from '../channel/record-writer.js';
 import { channelSelector } from '../channel/partitioner.js';
 import type { OutputChannel } from '../channel/channel.js';
 import { RingQueue } from '../channel/ring-queue.js';
-import { END_OF_DATA, END_OF_PARTITION } from '../channel/stream-element.js';
+import { END_OF_DATA, END_OF_PARTITION, SUSPEND_PARTITION } from '../channel/stream-element.js';
 import type { Clock } from './clock.js';
 import { OperatorChain } from './operator-chain.js';
 import { blamedOperator } from './stream-operator.js';
@@ -75,6 +75,8 @@ export abstract class StreamTask implements Schedulable {
   private finishing = false;
   /** End of data: 'running' until the last record, then operators finish, then 'finished'. */
   protected dataPhase: 'running' | 'finishing' | 'finished' = 'running';
+  /** Stopped without draining: the subtask ends without finishing its operators. */
+  protected suspended = false;
   private resolveDone!: () => void;
   private rejectDone!: (e: Error) => void;
   /** Settles when the task is finished, failed or canceled. */
@@ -230,7 +232,7 @@ export abstract class StreamTask implements Schedulable {
   /** All input consumed and closed: close the channels, report finished. */
   private async endOfInput(): Promise<void> {
     try {
-      if (this.dataPhase === 'running') {
+      if (this.dataPhase === 'running' && !this.suspended) {
         this.dataPhase = 'finishing';
         await this.finishData();
       }
@@ -238,7 +240,7 @@ export abstract class StreamTask implements Schedulable {
       // Commits of the final checkpoint finish before the subtask (and its sink) closes.
       await this.notifications;
       if (this.state !== 'running') return;
-      for (const w of this.writers) w.broadcastEvent(END_OF_PARTITION);
+      for (const w of this.writers) w.broadcastEvent(this.suspended ? SUSPEND_PARTITION : END_OF_PARTITION);
       await this.closeInput();
       await this.chain.close();
       this.processingTime.quiesce();
