@@ -174,3 +174,47 @@ describe('stop with a savepoint', () => {
     expect(compareMultisets(await readCommittedLines(out), reference())).toEqual({ duplicates: 0, missing: 0, unexpected: 0 });
   });
 });
+
+describe('a job started from a savepoint', () => {
+  it('that fails before its own first checkpoint restarts from the savepoint, not from scratch', async () => {
+    const savepoints = tempDir();
+    const out = tempDir();
+    const env = job(2, tempDir(), out, { intervalMs: 600_000 });
+    const first = new LocalExecutor(env.getJobGraph(), env.config, { log: () => {} });
+    const done = first.run();
+    while (first.status !== 'RUNNING') await new Promise((r) => setTimeout(r, 5));
+    await new Promise((r) => setTimeout(r, 100));
+    const savepoint = await first.stopWithSavepoint(savepoints);
+    await done;
+
+    // The restored job fails once, early, before any checkpoint of its own completed.
+    const env2 = StreamExecutionEnvironment.create({
+      'parallelism.default': 2,
+      'execution.checkpointing.interval': 600_000,
+      'restart-strategy.type': 'fixed-delay',
+      'restart-strategy.fixed-delay.delay': 0,
+    });
+    let failed = false;
+    env2
+      .fromSource(numberSource({ count: RECORDS, eventsPerSecond: 60_000 }), 'numbers')
+      .uid('numbers')
+      .map((n) => {
+        if (!failed) {
+          failed = true;
+          throw new Error('early failure');
+        }
+        return n;
+      })
+      .keyBy((n) => n % KEYS)
+      .process(counting())
+      .uid('count')
+      .sinkTo(new ExactlyOnceFileSink<string>(out))
+      .uid('sink');
+    const logs: string[] = [];
+    const second = new LocalExecutor(env2.getJobGraph(), env2.config, { log: (m) => logs.push(m), restoreFrom: { path: savepoint.pointer, allowNonRestoredState: false } });
+    const result = await second.run();
+    expect(result.numRestarts).toBe(1);
+    expect(logs.filter((l) => /restoring from savepoint/.test(l)).length, logs.join('\n')).toBe(2);
+    expect(compareMultisets(await readCommittedLines(out), reference())).toEqual({ duplicates: 0, missing: 0, unexpected: 0 });
+  });
+});

@@ -36,9 +36,13 @@ export async function cancelCommand(argv: string[]): Promise<number> {
   if (w >= 0) {
     // Deprecated in Flink in favour of stop, kept for habits: savepoint, then cancel.
     argv.splice(w, 1);
-    const rest_ = argv.filter((a) => !a.startsWith('-'));
-    const id = requireJobId(rest_.length === 2 ? [rest_[1]!] : rest_, CANCEL_USAGE);
-    const dir = rest_.length === 2 ? rest_[0] : undefined;
+    const positional = argv.filter((a) => !a.startsWith('-'));
+    // The job id is the 32-hex argument; the other one, if any, is the directory (either order).
+    const jobArg = positional.find((a) => /^[0-9a-f]{32}$/.test(a));
+    const id = requireJobId(jobArg === undefined ? positional : [jobArg], CANCEL_USAGE);
+    const others = positional.filter((a) => a !== jobArg);
+    if (others.length > 1) throw new CliError(`too many arguments: ${others.join(' ')}\n${CANCEL_USAGE}`, 2);
+    const dir = others[0];
     const body: Record<string, unknown> = { 'cancel-job': true };
     if (dir !== undefined) body['target-directory'] = dir;
     const { 'request-id': triggerId } = await rest<{ 'request-id': string }>(target, 'POST', `/jobs/${id}/savepoints`, body);

@@ -96,7 +96,7 @@ export function checkpointsJson(stats: CheckpointStatsTracker): Record<string, u
           : {
               id: stats.latestRestored.id,
               restore_timestamp: stats.latestRestored.restoreTimestampMs,
-              is_savepoint: false,
+              is_savepoint: stats.latestRestored.isSavepoint,
               external_path: stats.latestRestored.externalPath,
             },
     },

@@ -264,7 +264,7 @@ export class LocalExecutor {
     }
     this.log(`job ${this.jobId}: restoring from ${metadata.type} ${metadata.checkpointId} of job ${metadata.jobId} (${snapshot.dir})`);
     this.checkpointStats.counts.restored++;
-    this.checkpointStats.latestRestored = { id: metadata.checkpointId, restoreTimestampMs: this.clock.nowMs(), externalPath: snapshot.dir };
+    this.checkpointStats.latestRestored = { id: metadata.checkpointId, restoreTimestampMs: this.clock.nowMs(), externalPath: snapshot.dir, isSavepoint: metadata.type === 'savepoint' };
     return { assignments, checkpointId: metadata.checkpointId };
   }
 
@@ -280,11 +280,16 @@ export class LocalExecutor {
         for (const line of describeFallbacks(chooseCheckpointToRestore(tried))) this.log(line);
         this.log(`job ${this.jobId}: restoring from checkpoint ${c.checkpointId} (${c.pointer})`);
         this.checkpointStats.counts.restored++;
-        this.checkpointStats.latestRestored = { id: c.checkpointId, restoreTimestampMs: this.clock.nowMs(), externalPath: c.pointer };
+        this.checkpointStats.latestRestored = { id: c.checkpointId, restoreTimestampMs: this.clock.nowMs(), externalPath: c.pointer, isSavepoint: false };
         return assignments;
       } catch (e) {
         tried.push({ checkpointId: c.checkpointId, readable: e as Error });
       }
+    }
+    if (tried.length === 0 && this.options.restoreFrom !== undefined) {
+      // No checkpoint of its own yet: the job restarts from the snapshot it was started from.
+      const again = await this.loadSnapshot(this.options.restoreFrom.path, this.options.restoreFrom.allowNonRestoredState);
+      return again.assignments;
     }
     if (tried.length > 0) {
       for (const line of describeFallbacks(chooseCheckpointToRestore(tried))) this.log(line);

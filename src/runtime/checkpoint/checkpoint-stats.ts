@@ -44,7 +44,7 @@ export function checkpointTypeName(snapshotType: SnapshotType, unaligned: boolea
 export class CheckpointStatsTracker {
   private readonly history: CheckpointStatsEntry[] = [];
   counts = { restored: 0, total: 0, inProgress: 0, completed: 0, failed: 0 };
-  latestRestored: { id: number; restoreTimestampMs: number; externalPath: string } | undefined;
+  latestRestored: { id: number; restoreTimestampMs: number; externalPath: string; isSavepoint: boolean } | undefined;
 
   constructor(private readonly historySize = 100) {}
 
