@@ -28,6 +28,7 @@ import {
   type ManualCheckpointType,
   type Outcome,
   type RetainedCheckpoint,
+  type TriggerRequest,
 } from './coordinator-decisions.js';
 import { checkpointMetadata, subtaskKey, writeSubtaskState } from './state-persistence.js';
 import type { CheckpointResponder, SubtaskCheckpointMetrics, SubtaskState } from './subtask-state.js';
@@ -166,22 +167,16 @@ export class CheckpointCoordinator implements CheckpointResponder {
 
   /** A manual checkpoint (`sluice checkpoint`, REST): resolves when it completed. */
   triggerCheckpoint(checkpointType: ManualCheckpointType = 'CONFIGURED'): Promise<CompletedCheckpointInfo> {
-    const requestId = randomBytes(8).toString('hex');
-    const done = new Promise<CompletedCheckpointInfo>((resolve, reject) => this.requests.set(requestId, { resolve, reject }));
-    this.enqueue(() => {
-      if (this.stopped) {
-        this.requests.get(requestId)?.reject(new Error('the job is not running (restarting or finished); try again when it runs'));
-        this.requests.delete(requestId);
-        return;
-      }
-      this.apply(enqueueRequest(this.state, this.o.config, { kind: 'checkpoint', requestId, requestedAtMs: this.o.clock.nowMs(), checkpointType }));
-      this.decide();
-    });
-    return done;
+    return this.request((requestId, requestedAtMs) => ({ kind: 'checkpoint', requestId, requestedAtMs, checkpointType }));
   }
 
   /** A savepoint into `targetDirectory` (`sluice savepoint`, REST): resolves with its path when complete. */
   triggerSavepoint(targetDirectory: string, formatType: 'CANONICAL' | 'NATIVE' = 'CANONICAL'): Promise<CompletedCheckpointInfo> {
+    return this.request((requestId, requestedAtMs) => ({ kind: 'savepoint', requestId, requestedAtMs, formatType, targetDirectory, synchronous: false }));
+  }
+
+  /** Queues a user request; the promise settles when its checkpoint or savepoint completed or failed. */
+  private request(make: (requestId: string, requestedAtMs: number) => TriggerRequest): Promise<CompletedCheckpointInfo> {
     const requestId = randomBytes(8).toString('hex');
     const done = new Promise<CompletedCheckpointInfo>((resolve, reject) => this.requests.set(requestId, { resolve, reject }));
     this.enqueue(() => {
@@ -190,16 +185,7 @@ export class CheckpointCoordinator implements CheckpointResponder {
         this.requests.delete(requestId);
         return;
       }
-      this.apply(
-        enqueueRequest(this.state, this.o.config, {
-          kind: 'savepoint',
-          requestId,
-          requestedAtMs: this.o.clock.nowMs(),
-          formatType,
-          targetDirectory,
-          synchronous: false,
-        }),
-      );
+      this.apply(enqueueRequest(this.state, this.o.config, make(requestId, this.o.clock.nowMs())));
       this.decide();
     });
     return done;
