@@ -37,6 +37,9 @@ describe('sluice run', () => {
     [['run', '--allow-non-restored-state', `${jobs}/word-lengths.ts`], /--allow-non-restored-state needs -s <path>/],
     [['run', '-s', '/nonexistent/savepoint', `${jobs}/word-lengths.ts`], /\/nonexistent\/savepoint/],
     [['frobnicate'], /unknown command 'frobnicate'/],
+    [['list', '--bogus'], /unknown option '--bogus'/],
+    [['checkpoints', '--bogus', '0123456789abcdef0123456789abcdef'], /unknown option '--bogus'/],
+    [['savepoint', '--bogus', '0123456789abcdef0123456789abcdef'], /unknown option '--bogus'/],
   ])('reports %j clearly', (args, message) => {
     const r = sluice(...args);
     expect(r.stderr).toMatch(message);

@@ -1,7 +1,7 @@
 import type { CheckpointStatsEntry } from '../runtime/checkpoint/checkpoint-stats.js';
 import { checkpointTable } from './checkpoint-table.js';
 import { CliError } from './cli-error.js';
-import { parseTarget, requireJobId, rest, type RestTarget } from './rest-client.js';
+import { parseTarget, rejectUnknownOptions, requireJobId, rest, type RestTarget } from './rest-client.js';
 
 export const LIST_USAGE = 'usage: sluice list [--jobmanager host:port]';
 export const CANCEL_USAGE = 'usage: sluice cancel [--jobmanager host:port] [--with-savepoint [dir]] <jobId>';
@@ -19,6 +19,7 @@ interface JobOverview {
 /** `sluice list`: the jobs of a JobManager as a table. */
 export async function listCommand(argv: string[]): Promise<number> {
   const target = parseTarget(argv);
+  rejectUnknownOptions(argv, LIST_USAGE);
   const { jobs } = await rest<{ jobs: JobOverview[] }>(target, 'GET', '/jobs/overview');
   if (jobs.length === 0) {
     process.stdout.write('No jobs.\n');
@@ -36,6 +37,7 @@ export async function cancelCommand(argv: string[]): Promise<number> {
   if (w >= 0) {
     // Deprecated in Flink in favour of stop, kept for habits: savepoint, then cancel.
     argv.splice(w, 1);
+    rejectUnknownOptions(argv, CANCEL_USAGE);
     const positional = argv.filter((a) => !a.startsWith('-'));
     // The job id is the 32-hex argument; the other one, if any, is the directory (either order).
     const jobArg = positional.find((a) => /^[0-9a-f]{32}$/.test(a));
@@ -51,6 +53,7 @@ export async function cancelCommand(argv: string[]): Promise<number> {
     process.stdout.write(`Cancelled job ${id}. Savepoint: ${String(op.location)}\n`);
     return 0;
   }
+  rejectUnknownOptions(argv, CANCEL_USAGE);
   const id = requireJobId(argv, CANCEL_USAGE);
   await rest(target, 'PATCH', `/jobs/${id}?mode=cancel`);
   process.stdout.write(`Cancelled job ${id}.\n`);
@@ -87,6 +90,7 @@ export async function checkpointCommand(argv: string[]): Promise<number> {
 /** `sluice checkpoints <jobId>`: the checkpoint history as a table. */
 export async function checkpointsCommand(argv: string[]): Promise<number> {
   const target = parseTarget(argv);
+  rejectUnknownOptions(argv, CHECKPOINTS_USAGE);
   const id = requireJobId(argv, CHECKPOINTS_USAGE);
   const r = await rest<{ counts: Record<string, number>; history: Record<string, unknown>[] }>(target, 'GET', `/jobs/${id}/checkpoints`);
   const entries: CheckpointStatsEntry[] = r.history.map((h) => ({
@@ -155,6 +159,7 @@ export async function savepointCommand(argv: string[]): Promise<number> {
     formatType = v;
     argv.splice(t, 2);
   }
+  rejectUnknownOptions(argv, SAVEPOINT_USAGE);
   const id = requireJobId(argv, SAVEPOINT_USAGE);
   const dir = argv.filter((a) => !a.startsWith('-'))[1];
   const body: Record<string, unknown> = { formatType, 'cancel-job': false };

@@ -63,3 +63,9 @@ export function requireJobId(argv: readonly string[], usage: string): string {
   if (!/^[0-9a-f]{32}$/.test(id)) throw new CliError(`'${id}' is not a job id (32 hex characters, as printed by sluice run and sluice list)`, 2);
   return id;
 }
+
+/** After a command consumed its flags: anything else starting with '-' is an error. */
+export function rejectUnknownOptions(argv: readonly string[], usage: string): void {
+  const unknown = argv.find((a) => a.startsWith('-'));
+  if (unknown !== undefined) throw new CliError(`unknown option '${unknown}'\n${usage}`, 2);
+}

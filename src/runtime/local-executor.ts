@@ -254,7 +254,7 @@ export class LocalExecutor {
     const snapshot = await locateSnapshot(path);
     const metadata = await readSnapshotMetadata(snapshot);
     const ref = { pointer: snapshot.dir, checkpointId: metadata.checkpointId };
-    const assignments = await restoreAssignments(metadata, this.jobGraph, { readStateHandle: readStateHandleInDirectory }, ref, { allowNonRestoredState });
+    const assignments = await restoreAssignments(metadata, this.jobGraph, { readStateHandle: readStateHandleInDirectory }, ref, { allowNonRestoredState, log: this.log });
     const withoutUid = this.jobGraph.vertices.flatMap((v) => v.nodes).filter((n) => !n.hasUserUid);
     if (withoutUid.length > 0) {
       this.log(

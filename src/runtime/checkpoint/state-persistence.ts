@@ -143,7 +143,7 @@ export async function restoreAssignments(
   graph: JobGraph,
   storage: StateReader,
   ref: CheckpointRef,
-  options: { allowNonRestoredState: boolean },
+  options: { allowNonRestoredState: boolean; log?: (message: string) => void },
 ): Promise<Map<string, SubtaskRestore>> {
   const byUid = new Map(metadata.operators.map((o) => [o.operatorUid, o]));
   const matched = new Set<string>();
@@ -217,6 +217,7 @@ export async function restoreAssignments(
         'give the operators the same uid() as before, or allow dropping that state (--allow-non-restored-state)',
     );
   }
+  if (unmatched.length > 0) options.log?.(`dropping the state of operators that are not in the job (allowed): ${unmatched.map((o) => o.operatorUid).join(', ')}`);
   return result;
 }
 
