@@ -1,8 +1,9 @@
+import { CountPerKey, countReference } from './support/counting-job.js';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { StreamExecutionEnvironment, valueState, type KeyedProcessFunction, type ValueState } from '../src/index.js';
+import { StreamExecutionEnvironment } from '../src/index.js';
 import type { Sink } from '../src/api/sink.js';
 import { numberSource } from '../src/connectors/generator/sources.js';
 import type { CheckpointStatsEntry } from '../src/runtime/checkpoint/checkpoint-stats.js';
@@ -17,25 +18,7 @@ function slowly<T>(inner: Sink<T>, every: number): Sink<T> {
 }
 
 const KEYS = 7;
-const counting: KeyedProcessFunction<number, number, string> & { c?: ValueState<number> } = {
-  open(ctx) {
-    this.c = ctx.getState(valueState<number>('c'));
-  },
-  processElement(n, ctx, out) {
-    const c = (this.c!.value() ?? 0) + 1;
-    this.c!.update(c);
-    out.collect(`${ctx.getCurrentKey()}:${c}`);
-  },
-};
-
-function reference(records: number): string[] {
-  const per = new Map<number, number>();
-  return Array.from({ length: records }, (_, i) => {
-    const c = (per.get(i % KEYS) ?? 0) + 1;
-    per.set(i % KEYS, c);
-    return `${i % KEYS}:${c}`;
-  });
-}
+const reference = (records: number): string[] => countReference(records, KEYS);
 
 interface Run {
   readonly committed: string[];
@@ -65,7 +48,7 @@ async function run(config: Record<string, string | number | boolean>, o: { recor
     })
     .process(plan.failingProcess<number>())
     .keyBy((n) => n % KEYS)
-    .process(counting)
+    .process(new CountPerKey())
     .sinkTo(sink);
   const logs: string[] = [];
   const executor = new LocalExecutor(env.getJobGraph(), env.config, {

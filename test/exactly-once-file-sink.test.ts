@@ -1,16 +1,9 @@
+import { CountPerKey, countReference } from './support/counting-job.js';
 import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  StreamExecutionEnvironment,
-  valueState,
-  type Collector,
-  type KeyedProcessContext,
-  type KeyedProcessFunction,
-  type KeyedRuntimeContext,
-  type ValueState,
-} from '../src/index.js';
+import { StreamExecutionEnvironment } from '../src/index.js';
 import type { SinkWriter, SinkWriterContext } from '../src/api/sink.js';
 import type { TwoPhaseCommitState } from '../src/api/two-phase-commit-sink.js';
 import { CollectSink, ExactlyOnceFileSink, FileSource, committedFileName, readCommittedLines, type FileTransaction } from '../src/connectors/index.js';
@@ -242,28 +235,9 @@ describe('ExactlyOnceFileSink: transaction lifecycle', () => {
   });
 });
 
-class CountPerKey implements KeyedProcessFunction<number, number, string> {
-  private count!: ValueState<number>;
-  open(ctx: KeyedRuntimeContext<number>): void {
-    this.count = ctx.getState(valueState<number>('count'));
-  }
-  processElement(_n: number, ctx: KeyedProcessContext<number>, out: Collector<string>): void {
-    const c = (this.count.value() ?? 0) + 1;
-    this.count.update(c);
-    out.collect(`${ctx.getCurrentKey()}:${c}`);
-  }
-}
-
 const KEYS = 7;
 
-/** Independent reference: key k of n % KEYS sees the counts 1..c_k, each once. */
-function reference(n: number): string[] {
-  const perKey = new Map<number, number>();
-  for (let i = 0; i < n; i++) perKey.set(i % KEYS, (perKey.get(i % KEYS) ?? 0) + 1);
-  const out: string[] = [];
-  for (const [k, c] of perKey) for (let i = 1; i <= c; i++) out.push(`${k}:${i}`);
-  return out.sort();
-}
+const reference = (n: number): string[] => countReference(n, KEYS);
 
 /**
  * Watches the directory while the job runs: every visible file is read when first seen. A

@@ -1,13 +1,6 @@
+import { CountPerKey, countReference as sharedCountReference } from './support/counting-job.js';
 import { describe, expect, it } from 'vitest';
-import {
-  StreamExecutionEnvironment,
-  valueState,
-  type Collector,
-  type KeyedProcessContext,
-  type KeyedProcessFunction,
-  type KeyedRuntimeContext,
-  type ValueState,
-} from '../src/index.js';
+import { StreamExecutionEnvironment } from '../src/index.js';
 import { numberSource } from '../src/connectors/generator/sources.js';
 import { FaultPlan } from '../src/testing/fault-plan.js';
 import { compareMultisets, TxnStore, TxnStoreSink } from './support/txn-store-sink.js';
@@ -18,30 +11,7 @@ import { ExactlyOnceFileSink, readCommittedLines } from '../src/connectors/file/
 
 const KEYS = 13;
 
-/** Counts records per key; emits "key:count" (exactly-once check) or the record (at-least-once check). */
-class CountPerKey implements KeyedProcessFunction<number, number, string> {
-  private count!: ValueState<number>;
-  constructor(private readonly emitRecord: boolean) {}
-  open(ctx: KeyedRuntimeContext<number>): void {
-    this.count = ctx.getState(valueState<number>('count'));
-  }
-  processElement(n: number, ctx: KeyedProcessContext<number>, out: Collector<string>): void {
-    const c = (this.count.value() ?? 0) + 1;
-    this.count.update(c);
-    out.collect(this.emitRecord ? String(n) : `${ctx.getCurrentKey()}:${c}`);
-  }
-}
-
-function countReference(n: number): string[] {
-  const perKey = new Map<number, number>();
-  const out: string[] = [];
-  for (let i = 0; i < n; i++) {
-    const c = (perKey.get(i % KEYS) ?? 0) + 1;
-    perKey.set(i % KEYS, c);
-    out.push(`${i % KEYS}:${c}`);
-  }
-  return out;
-}
+const countReference = (n: number): string[] => sharedCountReference(n, KEYS);
 
 interface RunOptions {
   /** Write through the exactly-once file sink (real files) instead of the in-memory store. */

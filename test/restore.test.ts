@@ -1,8 +1,9 @@
+import { CountPerKey, countReference } from './support/counting-job.js';
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { StreamExecutionEnvironment, valueState, type KeyedProcessFunction, type ValueState } from '../src/index.js';
+import { StreamExecutionEnvironment } from '../src/index.js';
 import { numberSource } from '../src/connectors/generator/sources.js';
 import { ExactlyOnceFileSink, readCommittedLines } from '../src/connectors/file/exactly-once-file-sink.js';
 import { LocalExecutor } from '../src/runtime/local-executor.js';
@@ -20,25 +21,7 @@ afterEach(() => {
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
 
-const counting = (): KeyedProcessFunction<number, number, string> & { c?: ValueState<number> } => ({
-  open(ctx) {
-    this.c = ctx.getState(valueState<number>('c'));
-  },
-  processElement(n, ctx, out) {
-    const c = (this.c!.value() ?? 0) + 1;
-    this.c!.update(c);
-    out.collect(`${ctx.getCurrentKey()}:${c}`);
-  },
-});
-
-function reference(): string[] {
-  const per = new Map<number, number>();
-  return Array.from({ length: RECORDS }, (_, i) => {
-    const c = (per.get(i % KEYS) ?? 0) + 1;
-    per.set(i % KEYS, c);
-    return `${i % KEYS}:${c}`;
-  });
-}
+const reference = (): string[] => countReference(RECORDS, KEYS);
 
 function job(parallelism: number, checkpoints: string, out: string, o: { withCounter?: boolean; intervalMs?: number } = {}) {
   const env = StreamExecutionEnvironment.create({
@@ -49,7 +32,7 @@ function job(parallelism: number, checkpoints: string, out: string, o: { withCou
     'execution.checkpointing.num-retained': 2,
   });
   const s = env.fromSource(numberSource({ count: RECORDS, eventsPerSecond: 60_000 }), 'numbers').uid('numbers').keyBy((n) => n % KEYS);
-  const counted = (o.withCounter ?? true) ? s.process(counting()).uid('count') : s.process<string>({ processElement: (n, _c, out) => out.collect(String(n)) }).uid('other');
+  const counted = (o.withCounter ?? true) ? s.process(new CountPerKey()).uid('count') : s.process<string>({ processElement: (n, _c, out) => out.collect(String(n)) }).uid('other');
   counted.sinkTo(new ExactlyOnceFileSink<string>(out)).uid('sink');
   return env;
 }
@@ -206,7 +189,7 @@ describe('a job started from a savepoint', () => {
         return n;
       })
       .keyBy((n) => n % KEYS)
-      .process(counting())
+      .process(new CountPerKey())
       .uid('count')
       .sinkTo(new ExactlyOnceFileSink<string>(out))
       .uid('sink');

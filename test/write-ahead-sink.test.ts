@@ -1,13 +1,6 @@
+import { CountPerKey, countReference } from './support/counting-job.js';
 import { describe, expect, it } from 'vitest';
-import {
-  StreamExecutionEnvironment,
-  valueState,
-  type Collector,
-  type KeyedProcessContext,
-  type KeyedProcessFunction,
-  type KeyedRuntimeContext,
-  type ValueState,
-} from '../src/index.js';
+import { StreamExecutionEnvironment } from '../src/index.js';
 import type { SinkWriter, SinkWriterContext } from '../src/api/sink.js';
 import {
   END_OF_INPUT_CHECKPOINT_ID,
@@ -227,28 +220,9 @@ describe('WriteAheadSink: the write-ahead contract', () => {
   });
 });
 
-class CountPerKey implements KeyedProcessFunction<number, number, string> {
-  private count!: ValueState<number>;
-  open(ctx: KeyedRuntimeContext<number>): void {
-    this.count = ctx.getState(valueState<number>('count'));
-  }
-  processElement(_n: number, ctx: KeyedProcessContext<number>, out: Collector<string>): void {
-    const c = (this.count.value() ?? 0) + 1;
-    this.count.update(c);
-    out.collect(`${ctx.getCurrentKey()}:${c}`);
-  }
-}
-
 const KEYS = 7;
 
-/** Independent reference: key k of n % KEYS sees the counts 1..c_k, each once. */
-function reference(n: number): string[] {
-  const perKey = new Map<number, number>();
-  for (let i = 0; i < n; i++) perKey.set(i % KEYS, (perKey.get(i % KEYS) ?? 0) + 1);
-  const out: string[] = [];
-  for (const [k, c] of perKey) for (let i = 1; i <= c; i++) out.push(`${k}:${i}`);
-  return out.sort();
-}
+const reference = (n: number): string[] => countReference(n, KEYS);
 
 async function runCountJob(o: { n: number; parallelism: number; failAt: number[]; checkpointIntervalMs?: number; sendDelayMs?: number }) {
   const failAt = new Set(o.failAt);
