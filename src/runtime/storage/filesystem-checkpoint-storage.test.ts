@@ -158,13 +158,14 @@ describe('filesystem checkpoint storage', () => {
         await expect(FilesystemCheckpointStorage.open({ checkpointsDir: ro, jobId: TEST_JOB_ID })).rejects.toMatchObject({ code: 'not-writable' });
         return;
       }
-      // Root may write anywhere: try it as the unprivileged user 'nobody' in a child process.
-      await chmod(dir, 0o755);
+      // Root may write anywhere: try it in a child process that runs as root without the
+      // capability to override file permissions (setpriv, util-linux), so the mode applies.
       const { execFileSync } = await import('node:child_process');
       const { fileURLToPath, pathToFileURL } = await import('node:url');
       const module = pathToFileURL(join(fileURLToPath(new URL('.', import.meta.url)), '../../../dist/runtime/storage/filesystem-checkpoint-storage.js')).href;
       const script = `import(${JSON.stringify(module)}).then((m) => m.FilesystemCheckpointStorage.open({ checkpointsDir: ${JSON.stringify(ro)}, jobId: ${JSON.stringify(TEST_JOB_ID)} })).then(() => console.log('opened'), (e) => console.log(e.code))`;
-      const out = execFileSync(process.execPath, ['-e', script], { uid: 65534, gid: 65534, encoding: 'utf8', cwd: '/' }).trim();
+      const noOverride = ['--inh-caps=-dac_override,-dac_read_search', '--bounding-set=-dac_override,-dac_read_search'];
+      const out = execFileSync('setpriv', [...noOverride, process.execPath, '-e', script], { encoding: 'utf8' }).trim();
       expect(out).toBe('not-writable');
     } finally {
       await chmod(ro, 0o700);
