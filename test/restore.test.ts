@@ -1,5 +1,5 @@
 import { CountPerKey, countReference } from './support/counting-job.js';
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -38,7 +38,7 @@ function job(parallelism: number, checkpoints: string, out: string, o: { withCou
 }
 
 function latestCheckpoint(checkpoints: string, jobId: string): string {
-  const chks = readdirSync(join(checkpoints, jobId)).filter((f) => /^chk-\d+$/.test(f));
+  const chks = readdirSync(join(checkpoints, jobId)).filter((f) => /^chk-\d+$/.test(f) && existsSync(join(checkpoints, jobId, f, '_metadata')));
   const newest = chks.sort((a, b) => Number(b.slice(4)) - Number(a.slice(4)))[0];
   if (newest === undefined) throw new Error('no retained checkpoint');
   return join(checkpoints, jobId, newest);

@@ -11,7 +11,7 @@ import { CheckpointStatsTracker } from './checkpoint/checkpoint-stats.js';
 import { checkpointCoordinatorConfig, type CheckpointCoordinatorConfig } from './checkpoint/coordinator-decisions.js';
 import { restoreAssignments, subtaskKey } from './checkpoint/state-persistence.js';
 import type { SubtaskRestore } from './checkpoint/subtask-state.js';
-import { createRestartStrategy } from './recovery/restart-strategy.js';
+import { createRestartStrategy, maxRestartDelayMs } from './recovery/restart-strategy.js';
 import { createCheckpointStorage } from './storage/checkpoint-storage-factory.js';
 import type { CheckpointStorage } from './storage/checkpoint-storage.js';
 import { chooseCheckpointToRestore, describeFallbacks } from './storage/choose-checkpoint-to-restore.js';
@@ -387,7 +387,13 @@ export class LocalExecutor {
     const checkpointing: TaskCheckpointing | undefined =
       coordinator === undefined
         ? undefined
-        : { mode: this.checkpointing!.mode === 'AT_LEAST_ONCE' ? 'at-least-once' : 'exactly-once', responder: coordinator, finalCheckpoint };
+        : {
+            mode: this.checkpointing!.mode === 'AT_LEAST_ONCE' ? 'at-least-once' : 'exactly-once',
+            responder: coordinator,
+            finalCheckpoint,
+            timeoutMs: this.checkpointing!.timeoutMs,
+            restartDelayMsMax: maxRestartDelayMs(this.config, true),
+          };
 
     for (const v of this.jobGraph.vertices) {
       const head = v.nodes[0]!;

@@ -72,6 +72,8 @@ export class CheckpointCoordinator implements CheckpointResponder {
   private readonly requests = new Map<string, { resolve: (c: CompletedCheckpointInfo) => void; reject: (e: Error) => void }>();
   private readonly completed = new Map<number, CompletedCheckpointInfo>();
   private events: Promise<void> = Promise.resolve();
+  /** Deletions in storage still running (aborted and subsumed checkpoints); `stop` waits for them. */
+  private readonly cleanups = new Set<Promise<void>>();
   private cancelSchedule: (() => void) | undefined;
   private readonly finishedSources = new Set<string>();
   /** Set when every source has finished its data: checkpoints from this id on are final. */
@@ -156,7 +158,13 @@ export class CheckpointCoordinator implements CheckpointResponder {
       this.state = failure.state;
       for (const d of failure.decisions) if (d.kind === 'abort') this.handleAbort(d.checkpointId, d.requestId, 'the job is stopping');
     });
-    return this.events;
+    // When the job's result is out, what is in the checkpoint directory is final.
+    return this.events.then(() => Promise.all(this.cleanups)).then(() => {});
+  }
+
+  private cleanup(p: Promise<void>): void {
+    this.cleanups.add(p);
+    void p.finally(() => this.cleanups.delete(p));
   }
 
   /** A task failed: pending checkpoints abort (not counted). */
@@ -339,7 +347,7 @@ export class CheckpointCoordinator implements CheckpointResponder {
       if (i === completeAt) {
         for (const id of complete.dropRetained) {
           this.completed.delete(id);
-          void this.o.storage.discardCheckpoint(id).catch((e: unknown) => this.o.gateway.log(`discarding checkpoint ${id} failed: ${(e as Error).message}`));
+          this.cleanup(this.o.storage.discardCheckpoint(id).catch((e: unknown) => this.o.gateway.log(`discarding checkpoint ${id} failed: ${(e as Error).message}`)));
         }
         if (complete.requestId !== undefined) {
           this.requests.get(complete.requestId)?.resolve(info);
@@ -429,8 +437,8 @@ export class CheckpointCoordinator implements CheckpointResponder {
       f.cancelTimeout();
       this.inFlight.delete(checkpointId);
       this.stats.failed(checkpointId, this.o.clock.nowMs(), message);
-      if (f.savepoint !== undefined) void f.savepoint.then((l) => l.abort()).catch(() => {});
-      else void f.location.then(() => this.o.storage.abortCheckpoint(checkpointId)).catch(() => {});
+      if (f.savepoint !== undefined) this.cleanup(f.savepoint.then((l) => l.abort()).catch(() => {}));
+      else this.cleanup(f.location.then(() => this.o.storage.abortCheckpoint(checkpointId)).catch(() => {}));
     }
     if (requestId !== undefined) {
       this.requests.get(requestId)?.reject(new Error(`checkpoint ${checkpointId} aborted: ${message}`));

@@ -1,7 +1,6 @@
 import type { KeySelector } from '../../api/functions.js';
 import type { KeyType } from '../state/key-group.js';
 import type { KeyedStateBackend } from '../state/keyed-state-backend.js';
-import type { TimerRow } from '../state/keyed-state-snapshot.js';
 import { InternalTimerService, type Triggerable } from '../task/internal-timer-service.js';
 import { StreamOperator } from '../task/stream-operator.js';
 
@@ -31,22 +30,11 @@ export abstract class KeyedOperator<OUT> extends StreamOperator<OUT> implements 
     this.backend = rt.keyedBackend;
     this.keySelector = rt.keySelector1;
     const backend = this.backend;
-    this.timers = new InternalTimerService(rt.processingTime, this, (key) => backend.setCurrentKey(key));
-    for (const [domain, timestampMs, key, namespace] of backend.takeRestoredTimers()) {
-      if (domain === 0) this.timers.registerEventTimeTimer(timestampMs, key, namespace);
-      else this.timers.registerProcessingTimeTimer(timestampMs, key, namespace);
-    }
+    this.timers = new InternalTimerService(rt.processingTime, this, (key) => backend.setCurrentKey(key), backend.timerQueue(0), backend.timerQueue(1));
     return this.openKeyed();
   }
 
   protected openKeyed(): void | Promise<void> {}
-
-  override timerRows(): TimerRow[] {
-    const rows: TimerRow[] = [];
-    for (const [t, k, ns] of this.timers.eventTimers.entries()) rows.push([0, t, k, ns]);
-    for (const [t, k, ns] of this.timers.processingTimers.entries()) rows.push([1, t, k, ns]);
-    return rows;
-  }
 
   protected setKeyOf(value: unknown): void {
     this.backend.setCurrentKey(this.keySelector(value));

@@ -16,7 +16,14 @@ export class SinkOperator<T> extends StreamOperator<never> {
     const rt = this.runtime;
     this.writerState = rt.operatorState.getListState(operatorListState<unknown>('_sink-writer-state'));
     this.writer = await this.sink.createWriter(
-      { subtaskIndex: rt.subtaskIndex, parallelism: rt.parallelism, attemptNumber: rt.attemptNumber, checkpointing: rt.checkpointing },
+      {
+        subtaskIndex: rt.subtaskIndex,
+        parallelism: rt.parallelism,
+        attemptNumber: rt.attemptNumber,
+        checkpointing: rt.checkpointing,
+        ...(rt.checkpointTimeoutMs === undefined ? {} : { checkpointTimeoutMs: rt.checkpointTimeoutMs }),
+        ...(rt.restartDelayMsMax === undefined ? {} : { restartDelayMsMax: rt.restartDelayMsMax }),
+      },
       this.writerState.get(),
     );
   }

@@ -371,3 +371,25 @@ function exponentialDelayOptions(config: Configuration): ExponentialDelayOptions
 export function defaultExponentialDelayOptions(): ExponentialDelayOptions {
   return exponentialDelayOptions(new Configuration());
 }
+
+/**
+ * The longest delay the configured restart strategy may wait before a restart (exponential
+ * delay: its max backoff plus jitter); 0 for `none`. What a transaction that must survive a
+ * restart has to outlast, together with the checkpoint timeout.
+ */
+export function maxRestartDelayMs(config: Configuration, checkpointingEnabled: boolean): number {
+  const configured = config.has(KEY_TYPE) ? config.getString(KEY_TYPE) : undefined;
+  const name = configured === undefined ? (checkpointingEnabled ? 'exponential-delay' : 'none') : parseRestartStrategyName(configured);
+  switch (name) {
+    case 'none':
+      return 0;
+    case 'fixed-delay':
+      return config.getNumber('restart-strategy.fixed-delay.delay');
+    case 'failure-rate':
+      return config.getNumber('restart-strategy.failure-rate.delay');
+    case 'exponential-delay': {
+      const o = configured === undefined ? defaultExponentialDelayOptions() : exponentialDelayOptions(config);
+      return Math.ceil(o.maxBackoffMs * (1 + o.jitterFactor));
+    }
+  }
+}

@@ -8,8 +8,9 @@ import type {
 } from '../../api/state-descriptors.js';
 import { GroupCapture, decodeTableGroupInto } from './heap-snapshot.js';
 import { HeapStateTable } from './heap-state-table.js';
-import { assignToKeyGroup, keyGroupRangeContains, type KeyGroupRange, type KeyType } from './key-group.js';
-import { decodeKey, encodeKey, packGroup, unpackGroup, type KeyedStateSnapshot, type StateSnapshot, type TimerRow } from './keyed-state-snapshot.js';
+import { assignToKeyGroup, keyGroupRangeContains, keyGroupRangeSize, type KeyGroupRange, type KeyType } from './key-group.js';
+import { decodeTimerGroup, packGroup, type KeyedStateSnapshot, type StateSnapshot } from './keyed-state-snapshot.js';
+import { TimerQueue } from '../task/timer-queue.js';
 import { stateCodec } from './state-codec.js';
 import type { InternalState, KeyedStateBackend } from './keyed-state-backend.js';
 import { serializerOr, type TypeSerializer } from './serializer.js';
@@ -25,7 +26,10 @@ export class HeapKeyedStateBackend implements KeyedStateBackend {
   private readonly states = new Map<string, { descriptor: KeyedStateDescriptor; handle: InternalState }>();
   /** Restored key groups of states not registered yet, decoded when the state is registered. */
   private readonly restored = new Map<string, { kind: string; namespaced: boolean; groups: Map<number, Uint8Array> }>();
-  private restoredTimerRows: TimerRow[] = [];
+  /** Restored timers by key group, decoded into the timer queues when they are created. */
+  private restoredTimers = new Map<number, Uint8Array>();
+  /** Event-time (0) and processing-time (1) timers of the operator, per key group. */
+  private readonly timerQueues: [TimerQueue | undefined, TimerQueue | undefined] = [undefined, undefined];
 
   constructor(
     readonly keyGroupRange: KeyGroupRange,
@@ -82,38 +86,59 @@ export class HeapKeyedStateBackend implements KeyedStateBackend {
     return handle;
   }
 
+  /** The operator's timers of a time domain (0 event time, 1 processing time), with the restored ones. */
+  timerQueue(domain: 0 | 1): TimerQueue {
+    let q = this.timerQueues[domain];
+    if (q !== undefined) return q;
+    const start = this.keyGroupRange.startKeyGroup;
+    q = new TimerQueue(keyGroupRangeSize(this.keyGroupRange), (key) => {
+      if (key === this.currentKey && this.currentGroupIndex >= 0) return this.currentGroupIndex;
+      const kg = assignToKeyGroup(key, this.maxParallelism);
+      if (!keyGroupRangeContains(this.keyGroupRange, kg)) throw new Error(`a timer for key ${JSON.stringify(String(key))} (key group ${kg}) is outside this subtask's key groups`);
+      return kg - start;
+    });
+    this.timerQueues[domain] = q;
+    for (const bytes of this.restoredTimers.values()) decodeTimerGroup(bytes, domain, q);
+    return q;
+  }
+
   /**
-   * Synchronous part of a snapshot: marks every key group of every state for capture and
-   * copies the timers. The returned function serializes the rest while records keep flowing.
+   * Synchronous part of a snapshot: marks every key group of every state and timer queue for
+   * capture (nothing is copied now). The returned function serializes the rest while records
+   * keep flowing; a record touching a group not serialized yet serializes it first.
    */
-  snapshot(timers: Iterable<TimerRow>): () => Promise<KeyedStateSnapshot> {
+  snapshot(): () => Promise<KeyedStateSnapshot> {
     const captures: { name: string; kind: string; namespaced: boolean; capture: GroupCapture }[] = [];
     for (const [name, { descriptor }] of this.states) {
       const table = this.tables.get(name)!;
       table.capture?.completeNow(); // an older snapshot still capturing finishes first
-      const capture = new GroupCapture(table, stateCodec(descriptor));
+      const capture = GroupCapture.ofTable(table, stateCodec(descriptor));
       table.capture = capture;
       captures.push({ name, kind: descriptor.kind, namespaced: table.namespaced, capture });
     }
+    const timerCaptures = ([0, 1] as const).map((d) => {
+      const q = this.timerQueue(d);
+      q.capture?.completeNow();
+      const capture = new GroupCapture(q, this.keyGroupRange.startKeyGroup, (i) => q.encodeGroup(i));
+      q.capture = capture;
+      return capture;
+    });
     // Restored state nobody registered (yet) is carried over unchanged.
     const carried: StateSnapshot[] = [...this.restored].map(([name, r]) => ({ name, kind: r.kind, namespaced: r.namespaced, groups: new Map(r.groups) }));
-    const timerRows = new Map<number, TimerRow[]>();
-    for (const row of [...timers, ...this.restoredTimerRows]) {
-      const kg = assignToKeyGroup(row[2], this.maxParallelism);
-      let rows = timerRows.get(kg);
-      if (rows === undefined) timerRows.set(kg, (rows = []));
-      rows.push([row[0], row[1], encodeKey(row[2]) as KeyType, row[3]]);
-    }
     return async () => {
       for (const c of captures) await c.capture.completeAsync();
-      const timerGroups = new Map<number, Uint8Array>();
-      for (const [kg, rows] of timerRows) timerGroups.set(kg, packGroup(rows));
+      for (const c of timerCaptures) await c.completeAsync();
+      const [event, processing] = timerCaptures as [GroupCapture, GroupCapture];
+      const timers = new Map<number, Uint8Array>();
+      for (const kg of new Set([...event.groups.keys(), ...processing.groups.keys()])) {
+        timers.set(kg, packGroup([event.groups.get(kg) ?? null, processing.groups.get(kg) ?? null]));
+      }
       return {
         formatVersion: 1,
         maxParallelism: this.maxParallelism,
         keyGroupRange: this.keyGroupRange,
         states: [...captures.map((c) => ({ name: c.name, kind: c.kind, namespaced: c.namespaced, groups: c.capture.groups })), ...carried],
-        timers: timerGroups,
+        timers,
       };
     };
   }
@@ -123,7 +148,7 @@ export class HeapKeyedStateBackend implements KeyedStateBackend {
    * parallelism). States are decoded when registered; timers are returned by `takeRestoredTimers`.
    */
   restore(snapshots: readonly KeyedStateSnapshot[]): void {
-    if (this.states.size > 0) throw new Error('restore must happen before any state is registered');
+    if (this.states.size > 0 || this.timerQueues.some((q) => q !== undefined)) throw new Error('restore must happen before any state or timer is registered');
     const { startKeyGroup, endKeyGroup } = this.keyGroupRange;
     for (const snap of snapshots) {
       if (snap.maxParallelism !== this.maxParallelism) {
@@ -137,18 +162,8 @@ export class HeapKeyedStateBackend implements KeyedStateBackend {
         if (r === undefined) this.restored.set(st.name, (r = { kind: st.kind, namespaced: st.namespaced, groups: new Map() }));
         for (const [kg, bytes] of st.groups) if (kg >= startKeyGroup && kg <= endKeyGroup) r.groups.set(kg, bytes);
       }
-      for (const [kg, bytes] of snap.timers) {
-        if (kg < startKeyGroup || kg > endKeyGroup) continue;
-        for (const row of unpackGroup(bytes) as TimerRow[]) this.restoredTimerRows.push([row[0], row[1], decodeKey(row[2]), row[3]]);
-      }
+      for (const [kg, bytes] of snap.timers) if (kg >= startKeyGroup && kg <= endKeyGroup) this.restoredTimers.set(kg, bytes);
     }
-  }
-
-  /** Timers of the restored key groups, handed once to the operator that owns them. */
-  takeRestoredTimers(): TimerRow[] {
-    const rows = this.restoredTimerRows;
-    this.restoredTimerRows = [];
-    return rows;
   }
 
   numEntries(stateName: string): number {

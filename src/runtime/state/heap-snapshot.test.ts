@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { listState, mapState, reducingState, valueState, type ListState, type MapState, type ReducingState, type ValueState } from '../../api/state-descriptors.js';
 import { HeapKeyedStateBackend } from './heap-keyed-state-backend.js';
 import { assignToKeyGroup, keyGroupRangeContains, keyGroupRangeForOperator } from './key-group.js';
-import type { KeyedStateSnapshot, TimerRow } from './keyed-state-snapshot.js';
+import type { KeyedStateSnapshot } from './keyed-state-snapshot.js';
 import { decodeKeyedStateSnapshot, encodeKeyedStateSnapshot } from './keyed-state-snapshot.js';
 
 const MAXP = 128;
@@ -43,8 +43,8 @@ function fill(bs: HeapKeyedStateBackend[], p: number): void {
   }
 }
 
-async function snapshotAll(bs: HeapKeyedStateBackend[], timers: TimerRow[] = []): Promise<KeyedStateSnapshot[]> {
-  return Promise.all(bs.map(async (b) => decodeKeyedStateSnapshot(encodeKeyedStateSnapshot(await b.snapshot(timers)()))));
+async function snapshotAll(bs: HeapKeyedStateBackend[]): Promise<KeyedStateSnapshot[]> {
+  return Promise.all(bs.map(async (b) => decodeKeyedStateSnapshot(encodeKeyedStateSnapshot(await b.snapshot()()))));
 }
 
 function restoreAt(p: number, snaps: KeyedStateSnapshot[]): HeapKeyedStateBackend[] {
@@ -93,7 +93,7 @@ describe('heap keyed state snapshots', () => {
     b.setCurrentKey('a');
     h.count.update(1);
     h.items.add('x');
-    const finish = b.snapshot([]);
+    const finish = b.snapshot();
     h.count.update(2);
     b.setCurrentKey('a');
     (h.items.get() as string[]).push('mutated in place');
@@ -109,19 +109,33 @@ describe('heap keyed state snapshots', () => {
     expect(r.count.value()).toBeUndefined();
   });
 
-  it('timers go with their key groups', async () => {
+  it('timers go with their key groups, and the snapshot holds the timers of the synchronous point', async () => {
     const b = backend(1, 0);
     handles(b);
-    const timers: TimerRow[] = keys.map((k, i) => [0, 1000 + i, k, 7]);
-    const snaps = await snapshotAll([b], timers);
+    for (const [i, k] of keys.entries()) {
+      b.timerQueue(0).add(1000 + i, k, 7);
+      b.timerQueue(1).add(5000 + i, k, 8);
+    }
+    const finish = b.snapshot();
+    // After the synchronous point: fire some, add and delete others; the snapshot must not see it.
+    b.timerQueue(0).fireUpTo(1000 + Math.floor(keys.length / 2), () => {});
+    b.timerQueue(1).add(9999, keys[0]!, 1);
+    b.timerQueue(1).delete(5000, keys[0]!, 8);
+    const snaps = [decodeKeyedStateSnapshot(encodeKeyedStateSnapshot(await finish()))];
     const two = Array.from({ length: 2 }, (_, i) => {
       const x = backend(2, i);
       x.restore(snaps);
       return x;
     });
-    const rows = two.map((x) => x.takeRestoredTimers());
-    expect(rows[0]!.length + rows[1]!.length).toBe(keys.length);
-    for (const [i, x] of two.entries()) for (const r of rows[i]!) expect(keyGroupRangeContains(x.keyGroupRange, assignToKeyGroup(r[2], MAXP))).toBe(true);
+    for (const domain of [0, 1] as const) {
+      const all = two.flatMap((x) => [...x.timerQueue(domain).entries()].map(([t, k, ns]) => ({ x, t, k, ns })));
+      expect(all.length).toBe(keys.length);
+      for (const { x, t, k, ns } of all) {
+        expect(keyGroupRangeContains(x.keyGroupRange, assignToKeyGroup(k, MAXP))).toBe(true);
+        expect(t).toBe((domain === 0 ? 1000 : 5000) + keys.indexOf(k as (typeof keys)[number]));
+        expect(ns).toBe(domain === 0 ? 7 : 8);
+      }
+    }
   });
 
   it('refuses another max parallelism and a changed state kind, naming the fix', async () => {

@@ -3,24 +3,38 @@ import { decodeKey, encodeKey, packGroup, unpackGroup } from './keyed-state-snap
 import type { KeyType } from './key-group.js';
 import type { StateCodec } from './state-codec.js';
 
+/** Something kept per key group that a snapshot captures group by group: a state table or a timer queue. */
+export interface CapturedGroups {
+  readonly groups: readonly unknown[];
+  /** Set while a snapshot still has groups to serialize; every access to a group calls `touch` first. */
+  capture: GroupCapture | null;
+}
+
 /**
- * Copy-on-access capture of one heap state table for a snapshot. At the synchronous point
- * every key group is marked pending; the first access to a pending group (read or write)
- * serializes it before the access goes on, and the asynchronous phase serializes the rest.
- * So the snapshot is exactly the state at the barrier, even if a value object is mutated
- * in place afterwards.
+ * Copy-on-access capture of one heap state table (or timer queue) for a snapshot. At the
+ * synchronous point every key group is marked pending; the first access to a pending group
+ * (read or write) serializes it before the access goes on, and the asynchronous phase
+ * serializes the rest. So the snapshot is exactly the state at the barrier, even if a value
+ * object is mutated in place afterwards.
  */
 export class GroupCapture {
   private readonly pending: boolean[];
   private remaining: number;
+  /** Serialized non-empty groups by key group (not index). */
   readonly groups = new Map<number, Uint8Array>();
 
   constructor(
-    private readonly table: HeapStateTable,
-    private readonly codec: StateCodec,
+    private readonly target: CapturedGroups,
+    private readonly startKeyGroup: number,
+    private readonly encode: (groupIndex: number) => Uint8Array | undefined,
   ) {
-    this.pending = table.groups.map(() => true);
+    this.pending = target.groups.map(() => true);
     this.remaining = this.pending.length;
+  }
+
+  /** Captures a heap state table. */
+  static ofTable(table: HeapStateTable, codec: StateCodec): GroupCapture {
+    return new GroupCapture(table, table.range.startKeyGroup, (i) => encodeTableGroup(table, i, codec));
   }
 
   get done(): boolean {
@@ -31,9 +45,9 @@ export class GroupCapture {
     if (!this.pending[groupIndex]) return;
     this.pending[groupIndex] = false;
     this.remaining--;
-    const bytes = encodeTableGroup(this.table, groupIndex, this.codec);
-    if (bytes !== undefined) this.groups.set(this.table.range.startKeyGroup + groupIndex, bytes);
-    if (this.remaining === 0 && this.table.capture === this) this.table.capture = null;
+    const bytes = this.encode(groupIndex);
+    if (bytes !== undefined) this.groups.set(this.startKeyGroup + groupIndex, bytes);
+    if (this.remaining === 0 && this.target.capture === this) this.target.capture = null;
   }
 
   /** Serializes every pending group; yields to the event loop between chunks. */
@@ -49,30 +63,43 @@ export class GroupCapture {
   }
 }
 
+/**
+ * One key group of a table as a packed map: key -> value, or key -> (namespace -> value) in
+ * a namespaced table. With the default serializer the group's own map is packed as it is,
+ * without building anything first; a declared serializer's values are encoded into a copy.
+ */
 export function encodeTableGroup(table: HeapStateTable, groupIndex: number, codec: StateCodec): Uint8Array | undefined {
   const group = table.groups[groupIndex]!;
   if (group.size === 0) return undefined;
-  const keys: unknown[] = [];
-  const values: unknown[] = [];
+  if (codec.passthrough) return packGroup(group);
+  const encoded = new Map<unknown, unknown>();
   for (const [k, v] of group) {
-    keys.push(encodeKey(k));
     if (!table.namespaced) {
-      values.push(codec.encode(v));
+      encoded.set(encodeKey(k), codec.encode(v));
     } else {
-      const nss: number[] = [];
-      const vs: unknown[] = [];
-      for (const [ns, nv] of v as Map<number, unknown>) {
-        nss.push(ns);
-        vs.push(codec.encode(nv));
-      }
-      values.push([nss, vs]);
+      const byNs = new Map<number, unknown>();
+      for (const [ns, nv] of v as Map<number, unknown>) byNs.set(ns, codec.encode(nv));
+      encoded.set(encodeKey(k), byNs);
     }
   }
-  return packGroup([keys, values]);
+  return packGroup(encoded);
 }
 
 export function decodeTableGroupInto(table: HeapStateTable, groupIndex: number, bytes: Uint8Array, codec: StateCodec): void {
-  const [keys, values] = unpackGroup(bytes) as [unknown[], unknown[]];
+  const packed = unpackGroup(bytes) as Map<unknown, unknown> | [unknown[], unknown[]];
+  if (Array.isArray(packed)) {
+    decodeColumnsInto(table, groupIndex, packed, codec);
+    return;
+  }
+  for (const [k, v] of packed) {
+    const key: KeyType = decodeKey(k);
+    if (!table.namespaced) table.put(groupIndex, key, 0, codec.decode(v));
+    else for (const [ns, nv] of v as Map<number, unknown>) table.put(groupIndex, key, ns, codec.decode(nv));
+  }
+}
+
+/** Format of snapshots taken before groups were packed as maps: [keys, values] columns. */
+function decodeColumnsInto(table: HeapStateTable, groupIndex: number, [keys, values]: [unknown[], unknown[]], codec: StateCodec): void {
   for (let i = 0; i < keys.length; i++) {
     const key: KeyType = decodeKey(keys[i]);
     if (!table.namespaced) {

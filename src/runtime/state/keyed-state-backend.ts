@@ -38,8 +38,8 @@ export interface KeyedStateBackend {
   getCurrentKeyGroup(): number;
   /** Creates the state on first call; later calls with the same name return the same handle. */
   getOrCreateState(descriptor: KeyedStateDescriptor, namespaced: boolean): InternalState;
-  /** Timers of restored key groups, handed once to the operator that owns them. */
-  takeRestoredTimers(): import('./keyed-state-snapshot.js').TimerRow[];
+  /** The operator's timers of a time domain (0 event time, 1 processing time), restored ones included; snapshotted with the state. */
+  timerQueue(domain: 0 | 1): import('../task/timer-queue.js').TimerQueue;
   /** Number of (key, namespace) entries of a state; for tests and metrics. */
   numEntries(stateName: string): number;
   dispose(): void;

@@ -11,7 +11,7 @@ export interface KeyedStateSnapshot {
   readonly keyGroupRange: KeyGroupRange;
   /** Per state: name, kind, whether namespaced, and the bytes of each non-empty key group. */
   readonly states: readonly StateSnapshot[];
-  /** Timers by key group: [domain, timestamp, key, namespace] rows, packed per group. */
+  /** Timers by key group: [event-time group, processing-time group] (each packed or null), packed per key group. */
   readonly timers: ReadonlyMap<number, Uint8Array>;
 }
 
@@ -41,6 +41,27 @@ export function packGroup(value: unknown): Uint8Array {
 
 export function unpackGroup(bytes: Uint8Array): unknown {
   return packr.unpack(bytes);
+}
+
+/** Where restored timers go: a timer queue of one time domain. */
+export interface TimerSink {
+  add(timestampMs: number, key: KeyType, namespace: number): unknown;
+  addEncodedGroup(bytes: Uint8Array): void;
+}
+
+/**
+ * Adds the timers of `domain` found in one key group's timer bytes: [event, processing],
+ * each a packed timer group or null. Also reads the earlier format, rows of
+ * [domain, timestamp, key, namespace].
+ */
+export function decodeTimerGroup(bytes: Uint8Array, domain: 0 | 1, into: TimerSink): void {
+  const v = unpackGroup(bytes) as unknown[];
+  if (v.length === 2 && (v[0] === null || v[0] instanceof Uint8Array) && (v[1] === null || v[1] instanceof Uint8Array)) {
+    const part = v[domain] as Uint8Array | null;
+    if (part !== null) into.addEncodedGroup(part);
+    return;
+  }
+  for (const r of v as TimerRow[]) if (r[0] === domain) into.add(r[1], decodeKey(r[2]), r[3]);
 }
 
 export function encodeKeyedStateSnapshot(s: KeyedStateSnapshot): Uint8Array {

@@ -9,11 +9,13 @@ import type { TtlValue } from './ttl.js';
  * wrappers keep their timestamps.
  */
 export interface StateCodec {
+  /** Encoding is the identity: stored values are packed as they are. */
+  readonly passthrough?: boolean;
   encode(stored: unknown): unknown;
   decode(encoded: unknown): unknown;
 }
 
-const identity: StateCodec = { encode: (s) => s, decode: (e) => e };
+const identity: StateCodec = { passthrough: true, encode: (s) => s, decode: (e) => e };
 
 export function isDefaultSerializer(s: TypeSerializer<unknown> | undefined): boolean {
   return s === undefined || s === defaultSerializer || s instanceof MsgpackSerializer;

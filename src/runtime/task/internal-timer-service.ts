@@ -12,8 +12,6 @@ export interface Triggerable {
  * processing-time timers through one physical timer set to the earliest of them.
  */
 export class InternalTimerService {
-  readonly eventTimers = new TimerQueue();
-  readonly processingTimers = new TimerQueue();
   currentWatermarkMs = Number.MIN_SAFE_INTEGER;
   private physicalTimerAt = Number.POSITIVE_INFINITY;
   private cancelPhysical: (() => void) | undefined;
@@ -22,7 +20,13 @@ export class InternalTimerService {
     private readonly processingTime: ProcessingTimeService,
     private readonly target: Triggerable,
     private readonly setCurrentKey: (key: KeyType) => void,
-  ) {}
+    readonly eventTimers: TimerQueue = new TimerQueue(),
+    readonly processingTimers: TimerQueue = new TimerQueue(),
+  ) {
+    // Restored processing-time timers need their physical timer.
+    const next = processingTimers.peekTime();
+    if (next !== undefined) this.schedulePhysical(next);
+  }
 
   registerEventTimeTimer(timestampMs: number, key: KeyType, namespace: number): void {
     this.eventTimers.add(timestampMs, key, namespace);

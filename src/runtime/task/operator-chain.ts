@@ -18,6 +18,8 @@ export interface ChainEnvironment {
   readonly waitFor: (promise: Promise<void>) => void;
   readonly restore: SubtaskRestore | undefined;
   readonly checkpointing: boolean;
+  readonly checkpointTimeoutMs?: number | undefined;
+  readonly restartDelayMsMax?: number | undefined;
 }
 
 export interface ChainedOperator {
@@ -86,6 +88,8 @@ export class OperatorChain {
         maxParallelism: node.maxParallelism,
         attemptNumber: env.attemptNumber,
         checkpointing: env.checkpointing,
+        checkpointTimeoutMs: env.checkpointTimeoutMs,
+        restartDelayMsMax: env.restartDelayMsMax,
         processingTime: env.processingTime,
         operatorState,
         keyedBackend,

@@ -13,6 +13,9 @@ export interface OperatorRuntime {
   readonly attemptNumber: number;
   /** Whether the job takes checkpoints. */
   readonly checkpointing: boolean;
+  /** With checkpoints: the checkpoint timeout and the restart strategy's longest delay (ms). */
+  readonly checkpointTimeoutMs?: number | undefined;
+  readonly restartDelayMsMax?: number | undefined;
   readonly processingTime: ProcessingTimeService;
   readonly operatorState: OperatorStateStore;
   /** Present for operators on keyed streams. */

@@ -1,5 +1,4 @@
 import { MIN_WATERMARK } from '../channel/stream-element.js';
-import type { TimerRow } from '../state/keyed-state-snapshot.js';
 import type { CheckpointListener } from '../../api/functions.js';
 import type { OperatorRuntime } from './operator-runtime.js';
 import type { Output, RecordSink } from './output.js';
@@ -107,11 +106,6 @@ export abstract class StreamOperator<OUT = unknown> {
 
   /** The user function whose checkpoint hooks and close() the operator forwards, if any. */
   protected userFunction: (CheckpointListener & { close?: () => void | Promise<void> }) | undefined;
-
-  /** The operator's keyed timers, copied at the synchronous point of a checkpoint. */
-  timerRows(): TimerRow[] {
-    return [];
-  }
 
   close(): void | Promise<void> {
     return this.userFunction?.close?.();

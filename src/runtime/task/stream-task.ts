@@ -20,6 +20,9 @@ export interface TaskCheckpointing {
   readonly responder: CheckpointResponder;
   /** Wait for a checkpoint after the end of data before ending (checkpoints-after-tasks-finish). */
   readonly finalCheckpoint: boolean;
+  /** `execution.checkpointing.timeout` and the restart strategy's longest delay (for transactional sinks). */
+  readonly timeoutMs?: number;
+  readonly restartDelayMsMax?: number;
 }
 
 export interface TaskDeployment {
@@ -115,6 +118,8 @@ export abstract class StreamTask implements Schedulable {
       waitFor: (p) => this.waitFor(p),
       restore: d.restore,
       checkpointing: d.checkpointing !== undefined,
+      checkpointTimeoutMs: d.checkpointing?.timeoutMs,
+      restartDelayMsMax: d.checkpointing?.restartDelayMsMax,
     });
   }
 
@@ -273,7 +278,7 @@ export abstract class StreamTask implements Schedulable {
     for (const c of this.chain.operators) {
       const hook = c.operator.snapshotState(barrier.checkpointId);
       if (hook !== undefined) asyncParts.push(hook);
-      const keyed = c.keyedBackend?.snapshot(c.operator.timerRows());
+      const keyed = c.keyedBackend?.snapshot();
       const operatorState = c.operatorState.snapshot();
       const uid = c.node.operatorUid;
       captures.push(async () => ({ operatorUid: uid, keyed: keyed === undefined ? undefined : await keyed(), operatorState }));

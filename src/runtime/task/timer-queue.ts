@@ -1,14 +1,43 @@
+import { GroupCapture } from '../state/heap-snapshot.js';
 import type { KeyType } from '../state/key-group.js';
+import { packGroup, unpackGroup } from '../state/keyed-state-snapshot.js';
+import { assert } from '../../util/assert.js';
 import { MinHeap } from './min-heap.js';
+
+/** The timers of one key group: timestamp -> key -> namespaces, in registration order. */
+type TimerGroup = Map<number, Map<KeyType, number[]>>;
 
 /**
  * Timers of one keyed operator in one time domain, deduplicated per (timestamp, key,
- * namespace), fired in timestamp order and, within a timestamp, in registration order.
+ * namespace), fired in timestamp order and, within a timestamp, key group by key group in
+ * registration order (Flink's order within a timestamp is not defined either).
+ *
+ * Timers are kept per key group (Flink's KeyGroupPartitionedPriorityQueue), so a snapshot
+ * captures them the way heap state is captured: copy on access per key group, the rest
+ * serialized in the asynchronous phase, nothing copied at the synchronous point.
  */
 export class TimerQueue {
-  private readonly byTime = new Map<number, Map<KeyType, number[]>>();
+  /** Per key group index of the operator's range. */
+  readonly groups: TimerGroup[];
+  /** Timestamps that may hold a timer (a fired or deleted one may linger until popped). */
   private readonly times = new MinHeap();
+  /** Per timestamp in `times`: the key groups that got a timer at it (may repeat or be stale). */
+  private readonly groupsAt = new Map<number, number[]>();
   private count = 0;
+  /** Set while a snapshot still has groups of this queue to serialize. */
+  capture: GroupCapture | null = null;
+
+  /**
+   * `groupIndexOf` maps a key to its key group's index in the operator's range; the default
+   * (one group) suits a queue that is never snapshotted per key group.
+   */
+  constructor(
+    groupCount = 1,
+    private readonly groupIndexOf: (key: KeyType) => number = () => 0,
+  ) {
+    assert(groupCount >= 1, 'a timer queue has at least one key group');
+    this.groups = Array.from({ length: groupCount }, () => new Map());
+  }
 
   get size(): number {
     return this.count;
@@ -20,11 +49,19 @@ export class TimerQueue {
   }
 
   add(timestampMs: number, key: KeyType, namespace: number): boolean {
-    let byKey = this.byTime.get(timestampMs);
+    const g = this.groupIndexOf(key);
+    if (this.capture !== null) this.capture.touch(g);
+    const group = this.groups[g]!;
+    let byKey = group.get(timestampMs);
     if (byKey === undefined) {
       byKey = new Map();
-      this.byTime.set(timestampMs, byKey);
-      this.times.push(timestampMs);
+      group.set(timestampMs, byKey);
+      let at = this.groupsAt.get(timestampMs);
+      if (at === undefined) {
+        this.groupsAt.set(timestampMs, (at = []));
+        this.times.push(timestampMs);
+      }
+      at.push(g);
     }
     const namespaces = byKey.get(key);
     if (namespaces === undefined) {
@@ -38,11 +75,13 @@ export class TimerQueue {
   }
 
   delete(timestampMs: number, key: KeyType, namespace: number): boolean {
-    const byKey = this.byTime.get(timestampMs);
+    const g = this.groupIndexOf(key);
+    const byKey = this.groups[g]!.get(timestampMs);
     const namespaces = byKey?.get(key);
     if (namespaces === undefined) return false;
     const i = namespaces.indexOf(namespace);
     if (i < 0) return false;
+    if (this.capture !== null) this.capture.touch(g);
     namespaces.splice(i, 1);
     if (namespaces.length === 0) byKey!.delete(key);
     this.count--;
@@ -52,15 +91,21 @@ export class TimerQueue {
   /**
    * Fires every timer with timestamp <= upToMs, one at a time (as Flink polls its queue):
    * timers added while firing fire too when due, and a timer deleted while its timestamp is
-   * firing does not fire. One live Map iterator per timestamp keeps this linear (restarting
-   * iteration after each deletion would skip ever more holes).
+   * firing does not fire. One live Map iterator per (timestamp, key group) keeps this linear
+   * (restarting iteration after each deletion would skip ever more holes).
    */
   fireUpTo(upToMs: number, fire: (timestampMs: number, key: KeyType, namespace: number) => void): void {
     for (;;) {
       const t = this.times.peek();
       if (t === undefined || t > upToMs) return;
-      const byKey = this.byTime.get(t);
-      if (byKey !== undefined) {
+      const at = this.groupsAt.get(t);
+      // `at` grows while firing when a timer at t lands in a group that had none left at t.
+      for (let i = 0; at !== undefined && i < at.length; i++) {
+        const g = at[i]!;
+        const group = this.groups[g]!;
+        const byKey = group.get(t);
+        if (byKey === undefined) continue;
+        if (this.capture !== null) this.capture.touch(g);
         const it = byKey.entries();
         for (let r = it.next(); !r.done; r = it.next()) {
           const [key, namespaces] = r.value;
@@ -71,15 +116,30 @@ export class TimerQueue {
             fire(t, key, ns);
           }
         }
+        // Every timer of (t, g) fired or was deleted (new ones were visited above).
+        if (group.get(t) === byKey) group.delete(t);
       }
-      // Every timer of this timestamp fired or was deleted (new ones were visited above).
+      this.groupsAt.delete(t);
+      // A timer registered while firing may be earlier than t (event time in the past): it
+      // is on top now and fires next; t stays in the heap, stale, and is popped later.
       if (this.times.peek() === t) this.times.pop();
-      if (this.byTime.get(t)?.size === 0 || this.byTime.get(t) === byKey) this.byTime.delete(t);
     }
   }
 
-  /** Every timer, for snapshots: [timestamp, key, namespace]. */
+  /** Every timer: [timestamp, key, namespace]. */
   *entries(): IterableIterator<[number, KeyType, number]> {
-    for (const [t, byKey] of this.byTime) for (const [k, nss] of byKey) for (const ns of nss) yield [t, k, ns];
+    for (const group of this.groups) for (const [t, byKey] of group) for (const [k, nss] of byKey) for (const ns of nss) yield [t, k, ns];
+  }
+
+  /** The timers of one key group, packed (undefined when it has none). */
+  encodeGroup(groupIndex: number): Uint8Array | undefined {
+    const group = this.groups[groupIndex]!;
+    for (const byKey of group.values()) if (byKey.size > 0) return packGroup(group);
+    return undefined;
+  }
+
+  /** Adds the timers of a packed group (from `encodeGroup`). */
+  addEncodedGroup(bytes: Uint8Array): void {
+    for (const [t, byKey] of unpackGroup(bytes) as TimerGroup) for (const [k, nss] of byKey) for (const ns of nss) this.add(t, k, ns);
   }
 }
