@@ -1,4 +1,4 @@
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
 
 export default defineConfig({
   test: {
@@ -7,6 +7,18 @@ export default defineConfig({
         test: {
           name: 'unit',
           include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
+          exclude: [...configDefaults.exclude, 'test/kafka-*.test.ts'],
+          testTimeout: 60_000,
+          hookTimeout: 60_000,
+          pool: 'forks',
+        },
+      },
+      {
+        // Tests against real Kafka brokers, started by the globalSetup only when these tests run.
+        test: {
+          name: 'kafka',
+          include: ['test/kafka-*.test.ts'],
+          globalSetup: ['test/global-setup-kafka.ts'],
           testTimeout: 60_000,
           hookTimeout: 60_000,
           pool: 'forks',

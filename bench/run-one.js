@@ -3,7 +3,10 @@
 //        node bench/run-one.js <name> <step>                     (bench/checkpoint-benchmarks.js)
 import { StreamExecutionEnvironment } from '../dist/index.js';
 import { queries } from './queries.js';
-import { checkpointBenchmarks } from './checkpoint-benchmarks.js';
+import { checkpointBenchmarks as faultToleranceBenchmarks } from './checkpoint-benchmarks.js';
+import { stateBackendBenchmarks } from './state-backend-benchmarks.js';
+
+const checkpointBenchmarks = { ...faultToleranceBenchmarks, ...stateBackendBenchmarks };
 
 const [name, ...rest] = process.argv.slice(2);
 const q = queries[name];
@@ -12,7 +15,7 @@ if (q !== undefined) {
   const [parallelismText, eventsText] = rest;
   const parallelism = Number(parallelismText ?? 1);
   const events = Number(eventsText ?? q.events);
-  const env = StreamExecutionEnvironment.create({ 'parallelism.default': parallelism });
+  const env = StreamExecutionEnvironment.create({ 'parallelism.default': parallelism, ...(q.config ?? {}) });
   const sink = q.build(env, events);
   const started = performance.now();
   const result = await env.execute(name);

@@ -5,7 +5,10 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { queries } from './queries.js';
-import { checkpointBenchmarks, meetsTarget } from './checkpoint-benchmarks.js';
+import { checkpointBenchmarks as faultToleranceBenchmarks, meetsTarget } from './checkpoint-benchmarks.js';
+import { stateBackendBenchmarks } from './state-backend-benchmarks.js';
+
+const checkpointBenchmarks = { ...faultToleranceBenchmarks, ...stateBackendBenchmarks };
 
 const here = dirname(fileURLToPath(import.meta.url));
 const args = process.argv.slice(2);

@@ -31,7 +31,7 @@ function job(parallelism: number, checkpoints: string, out: string, o: { withCou
     'execution.checkpointing.externalized-checkpoint-retention': 'RETAIN_ON_CANCELLATION',
     'execution.checkpointing.num-retained': 2,
   });
-  const s = env.fromSource(numberSource({ count: RECORDS, eventsPerSecond: 60_000 }), 'numbers').uid('numbers').keyBy((n) => n % KEYS);
+  const s = env.fromSource(numberSource({ count: RECORDS, eventsPerSecond: 30_000 }), 'numbers').uid('numbers').keyBy((n) => n % KEYS);
   const counted = (o.withCounter ?? true) ? s.process(new CountPerKey()).uid('count') : s.process<string>({ processElement: (n, _c, out) => out.collect(String(n)) }).uid('other');
   counted.sinkTo(new ExactlyOnceFileSink<string>(out)).uid('sink');
   return env;
@@ -179,7 +179,7 @@ describe('a job started from a savepoint', () => {
     });
     let failed = false;
     env2
-      .fromSource(numberSource({ count: RECORDS, eventsPerSecond: 60_000 }), 'numbers')
+      .fromSource(numberSource({ count: RECORDS, eventsPerSecond: 30_000 }), 'numbers')
       .uid('numbers')
       .map((n) => {
         if (!failed) {

@@ -295,7 +295,7 @@ async function runWindowJob(job: WindowJob): Promise<{ rows: Row[]; late: Ev[]; 
   const executor = new LocalExecutor(env.getJobGraph(), env.config);
   await executor.run();
   let dropped = 0;
-  for (const t of executor.tasks) for (const c of t.chain.operators) if (c.operator instanceof WindowOperator) dropped += c.operator.numLateRecordsDropped;
+  for (const t of executor.streamTasks) for (const c of t.chain.operators) if (c.operator instanceof WindowOperator) dropped += c.operator.numLateRecordsDropped;
   return { rows: sink.values.map((r, i) => [...r, sink.timestamps[i]]), late: lateSink.values, lateTimestamps: lateSink.timestamps, dropped };
 }
 

@@ -1,4 +1,5 @@
 import { ConfigError, Configuration, type ConfigValue } from '../config/configuration.js';
+import { stateBackendSpec, type StateBackendType } from '../runtime/state/state-backend-factory.js';
 import { buildJobGraph, type JobGraph } from '../graph/job-graph.js';
 import { buildStreamGraph, type StreamGraph } from '../graph/stream-graph.js';
 import type { Transformation, TransformationSettings } from '../graph/transformation.js';
@@ -99,6 +100,16 @@ export class StreamExecutionEnvironment {
     return this;
   }
 
+  /**
+   * The keyed state backend: `'hashmap'` (default; state as objects on the heap) or `'lmdb'`
+   * (an embedded store on local disk, for state larger than memory). Same as setting
+   * `state.backend.type`; docs/state.md compares them.
+   */
+  setStateBackend(type: StateBackendType): this {
+    this.config.set('state.backend.type', type);
+    return this;
+  }
+
   /** Sets any configuration key (dotted Flink-style key). */
   configure(key: string, value: ConfigValue): this {
     this.config.set(key, value);
@@ -163,6 +174,7 @@ export class StreamExecutionEnvironment {
     return buildStreamGraph(jobName, this.transformations, {
       parallelism: this.getParallelism(),
       maxParallelism: this.config.getOptionalNumber('pipeline.max-parallelism'),
+      stateBackend: stateBackendSpec(this.config),
     });
   }
 

@@ -4,6 +4,13 @@ export interface SinkWriterContext {
   readonly attemptNumber: number;
   /** Whether the job takes checkpoints (transactional sinks commit per checkpoint then). */
   readonly checkpointing?: boolean;
+  /**
+   * With checkpoints: `execution.checkpointing.timeout` and the restart strategy's longest
+   * delay, in ms. A transaction pre-committed at a barrier may stay open for both before it
+   * commits, so transactional sinks check their transaction timeout against them.
+   */
+  readonly checkpointTimeoutMs?: number;
+  readonly restartDelayMsMax?: number;
 }
 
 /**

@@ -1,3 +1,5 @@
+import type { MetricGroup } from '../metrics/metric-group.js';
+
 export type Boundedness = 'bounded' | 'unbounded';
 
 /** What a poll of a source reader found: records emitted and maybe more, nothing now, or the end. */
@@ -13,6 +15,12 @@ export interface SourceReaderContext {
   readonly parallelism: number;
   readonly attemptNumber: number;
   nowMs(): number;
+  /**
+   * Where the reader registers its own metrics (gauges, counters), scoped to the source
+   * operator of this subtask; exposed at `/metrics` and in the REST metric queries. See
+   * docs/metrics.md (Kafka lag per partition).
+   */
+  readonly metricGroup?: MetricGroup;
 }
 
 /**

@@ -2,6 +2,7 @@ import type { CheckpointStatsEntry } from '../runtime/checkpoint/checkpoint-stat
 import { checkpointTable } from './checkpoint-table.js';
 import { CliError } from './cli-error.js';
 import { parseTarget, rejectUnknownOptions, requireJobId, rest, type RestTarget } from './rest-client.js';
+import { WaitProgress } from './wait-progress.js';
 
 export const LIST_USAGE = 'usage: sluice list [--jobmanager host:port]';
 export const CANCEL_USAGE = 'usage: sluice cancel [--jobmanager host:port] [--with-savepoint [dir]] <jobId>';
@@ -48,8 +49,7 @@ export async function cancelCommand(argv: string[]): Promise<number> {
     const body: Record<string, unknown> = { 'cancel-job': true };
     if (dir !== undefined) body['target-directory'] = dir;
     const { 'request-id': triggerId } = await rest<{ 'request-id': string }>(target, 'POST', `/jobs/${id}/savepoints`, body);
-    process.stderr.write(`Cancelling job ${id} with a savepoint; waiting`);
-    const op = await awaitOperation(target, `/jobs/${id}/savepoints/${triggerId}`, 'cancel-with-savepoint');
+    const op = await awaitOperation(target, `/jobs/${id}/savepoints/${triggerId}`, 'cancel-with-savepoint', `Cancelling job ${id} with a savepoint`);
     process.stdout.write(`Cancelled job ${id}. Savepoint: ${String(op.location)}\n`);
     return 0;
   }
@@ -68,23 +68,9 @@ export async function checkpointCommand(argv: string[]): Promise<number> {
   if (unknown.length > 0) throw new CliError(`unknown option '${unknown[0]}'\n${CHECKPOINT_USAGE}`, 2);
   const id = requireJobId(argv, CHECKPOINT_USAGE);
   const { 'request-id': triggerId } = await rest<{ 'request-id': string }>(target, 'POST', `/jobs/${id}/checkpoints`, { checkpointType: full ? 'FULL' : 'CONFIGURED' });
-  process.stderr.write(`Triggered a ${full ? 'full ' : ''}checkpoint of job ${id}; waiting`);
-  for (;;) {
-    const r = await rest<{ status: { id: string }; operation?: { checkpointId?: number; 'failure-cause'?: { 'stack-trace': string } } }>(
-      target,
-      'GET',
-      `/jobs/${id}/checkpoints/${triggerId}`,
-    );
-    if (r.status.id === 'COMPLETED') {
-      process.stderr.write('\n');
-      const failure = r.operation?.['failure-cause'];
-      if (failure !== undefined) throw new CliError(`the checkpoint failed: ${failure['stack-trace']}`);
-      process.stdout.write(`Checkpoint ${r.operation?.checkpointId} of job ${id} completed.\n`);
-      return 0;
-    }
-    process.stderr.write('.');
-    await new Promise((res) => setTimeout(res, 200));
-  }
+  const op = await awaitOperation(target, `/jobs/${id}/checkpoints/${triggerId}`, 'the checkpoint', `Waiting for a ${full ? 'full ' : ''}checkpoint of job ${id}`);
+  process.stdout.write(`Checkpoint ${String(op.checkpointId)} of job ${id} completed.\n`);
+  return 0;
 }
 
 /** `sluice checkpoints <jobId>`: the checkpoint history as a table. */
@@ -119,18 +105,22 @@ export async function checkpointsCommand(argv: string[]): Promise<number> {
 export const SAVEPOINT_USAGE =
   'usage: sluice savepoint [--jobmanager host:port] [--type canonical|native] <jobId> [targetDirectory]\n       sluice savepoint --dispose <savepointPath>';
 
-/** Polls an asynchronous REST operation until it completed; returns its `operation`. */
-async function awaitOperation(target: RestTarget, path: string, what: string): Promise<Record<string, unknown>> {
-  for (;;) {
-    const r = await rest<{ status: { id: string }; operation?: Record<string, unknown> & { 'failure-cause'?: { 'stack-trace': string } } }>(target, 'GET', path);
-    if (r.status.id === 'COMPLETED') {
-      process.stderr.write('\n');
-      const failure = r.operation?.['failure-cause'];
-      if (failure !== undefined) throw new CliError(`${what} failed: ${failure['stack-trace']}`);
-      return r.operation ?? {};
+/** Polls an asynchronous REST operation until it completed, showing progress; returns its `operation`. */
+async function awaitOperation(target: RestTarget, path: string, what: string, waiting: string): Promise<Record<string, unknown>> {
+  const progress = new WaitProgress(waiting);
+  try {
+    for (;;) {
+      const r = await rest<{ status: { id: string }; operation?: Record<string, unknown> & { 'failure-cause'?: { 'stack-trace': string } } }>(target, 'GET', path);
+      if (r.status.id === 'COMPLETED') {
+        const failure = r.operation?.['failure-cause'];
+        progress.stop(failure === undefined ? 'done' : 'failed');
+        if (failure !== undefined) throw new CliError(`${what} failed: ${failure['stack-trace']}`);
+        return r.operation ?? {};
+      }
+      await new Promise((res) => setTimeout(res, 200));
     }
-    process.stderr.write('.');
-    await new Promise((res) => setTimeout(res, 200));
+  } finally {
+    progress.stop('failed');
   }
 }
 
@@ -165,8 +155,7 @@ export async function savepointCommand(argv: string[]): Promise<number> {
   const body: Record<string, unknown> = { formatType, 'cancel-job': false };
   if (dir !== undefined) body['target-directory'] = dir;
   const { 'request-id': triggerId } = await rest<{ 'request-id': string }>(target, 'POST', `/jobs/${id}/savepoints`, body);
-  process.stderr.write(`Triggering a savepoint of job ${id}; waiting`);
-  const op = await awaitOperation(target, `/jobs/${id}/savepoints/${triggerId}`, 'the savepoint');
+  const op = await awaitOperation(target, `/jobs/${id}/savepoints/${triggerId}`, 'the savepoint', `Waiting for a savepoint of job ${id}`);
   process.stdout.write(`Savepoint completed. Path: ${String(op.location)}\nResume with: sluice run -s ${String(op.location)} <job.ts>\n`);
   return 0;
 }
@@ -202,8 +191,7 @@ export async function stopCommand(argv: string[]): Promise<number> {
   const body: Record<string, unknown> = { drain, formatType };
   if (dir !== undefined) body.targetDirectory = dir;
   const { 'request-id': triggerId } = await rest<{ 'request-id': string }>(target, 'POST', `/jobs/${id}/stop`, body);
-  process.stderr.write(`Stopping job ${id} with a savepoint${drain ? ' (draining)' : ''}; waiting`);
-  const op = await awaitOperation(target, `/jobs/${id}/savepoints/${triggerId}`, 'stop-with-savepoint');
+  const op = await awaitOperation(target, `/jobs/${id}/savepoints/${triggerId}`, 'stop-with-savepoint', `Stopping job ${id} with a savepoint${drain ? ' (draining)' : ''}`);
   process.stdout.write(`Job ${id} stopped. Savepoint: ${String(op.location)}\nResume with: sluice run -s ${String(op.location)} <job.ts>\n`);
   return 0;
 }

@@ -1,11 +1,13 @@
 import { existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join, relative, resolve } from 'node:path';
+import { basename, dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { isJobDefinition, type JobDefinition } from '../api/define-job.js';
 import { CliError } from './cli-error.js';
 
-const distDir = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const packageDir = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+// Jobs import the built package (dist/), also when this module runs from src/ (tests).
+const distDir = basename(packageDir) === 'src' ? resolve(packageDir, '..', 'dist') : packageDir;
 const entryPoints: Record<string, string> = {
   sluice: join(distDir, 'index.js'),
   'sluice/connectors': join(distDir, 'connectors', 'index.js'),
@@ -84,8 +86,19 @@ export interface LoadJobOptions {
   readonly typeCheck?: boolean;
 }
 
+/** A job module checked and bundled: the code shipped to a cluster, and its definition. */
+export interface PreparedJob {
+  readonly code: string;
+  readonly definition: JobDefinition;
+}
+
 /** Finds, checks, bundles and imports a job module; returns its default export. */
 export async function loadJob(path: string, options: LoadJobOptions = {}): Promise<JobDefinition> {
+  return (await prepareJob(path, options)).definition;
+}
+
+/** Finds, checks, bundles and imports a job module; returns the bundle and its default export. */
+export async function prepareJob(path: string, options: LoadJobOptions = {}): Promise<PreparedJob> {
   const file = checkJobFile(path);
   if (options.typeCheck !== false && /\.[cm]?tsx?$/.test(file)) {
     const errors = await typeCheckJob(file);
@@ -95,8 +108,10 @@ export async function loadJob(path: string, options: LoadJobOptions = {}): Promi
   }
   const dir = mkdtempSync(join(tmpdir(), 'sluice-job-'));
   const bundled = join(dir, 'job.mjs');
+  let code: string;
   try {
-    writeFileSync(bundled, await bundleJob(file, bundled));
+    code = await bundleJob(file, bundled);
+    writeFileSync(bundled, code);
   } catch (e) {
     rmSync(dir, { recursive: true, force: true });
     throw e;
@@ -116,5 +131,5 @@ export async function loadJob(path: string, options: LoadJobOptions = {}): Promi
   if (!isJobDefinition(job)) {
     throw new CliError(`the default export of ${path} is not a job; wrap the job in defineJob: export default defineJob((env, args) => { ... })`);
   }
-  return job;
+  return { code, definition: job };
 }

@@ -1,5 +1,6 @@
 import { CliError } from './cli-error.js';
 import { RUN_USAGE, runCommand } from './run-command.js';
+import { CLUSTER_USAGE, JOBMANAGER_USAGE, TASKMANAGER_USAGE, clusterCommand, jobManagerCommand, taskManagerCommand } from './cluster-commands.js';
 import {
   CANCEL_USAGE,
   CHECKPOINT_USAGE,
@@ -27,7 +28,10 @@ commands:
   stop         stop with a savepoint: ${STOP_USAGE}
   savepoint    take or dispose of a savepoint:
                ${SAVEPOINT_USAGE}
-  help       this text
+  jobmanager   run a JobManager: ${JOBMANAGER_USAGE}
+  taskmanager  run a TaskManager: ${TASKMANAGER_USAGE}
+  cluster      a standalone cluster on this machine: ${CLUSTER_USAGE}
+  help         this text
 
 docs: docs/ in the Sluice repository`;
 
@@ -52,6 +56,12 @@ export async function main(argv: readonly string[]): Promise<number> {
         return await savepointCommand(rest);
       case 'stop':
         return await stopCommand(rest);
+      case 'jobmanager':
+        return await jobManagerCommand(rest);
+      case 'taskmanager':
+        return await taskManagerCommand(rest);
+      case 'cluster':
+        return await clusterCommand(rest);
       case undefined:
       case 'help':
       case '--help':

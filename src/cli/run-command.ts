@@ -4,7 +4,8 @@ import { GraphError } from '../graph/stream-graph.js';
 import { JobExecutionError } from '../runtime/local-executor.js';
 import type { Configuration as ConfigurationType } from '../config/configuration.js';
 import { CliError } from './cli-error.js';
-import { loadJob } from './job-loader.js';
+import { loadJob, prepareJob } from './job-loader.js';
+import { parseTarget, rest } from './rest-client.js';
 import { ProgressLine } from './progress-line.js';
 import { LocalExecutor } from '../runtime/local-executor.js';
 import { RestServer } from '../rest/rest-server.js';
@@ -16,7 +17,7 @@ function printCheckpoints(entries: readonly import('../runtime/checkpoint/checkp
   process.stderr.write(`Checkpoints (${entries.length}${entries.length > shown.length ? `, newest ${shown.length} shown` : ''}):\n${checkpointTable(shown)}\n`);
 }
 
-export const RUN_USAGE = `usage: sluice run [-p N] [-D key=value]... [-s <savepoint or checkpoint> [--allow-non-restored-state]] [--no-typecheck] [--progress|--no-progress] <job.ts> [job args...]`;
+export const RUN_USAGE = `usage: sluice run [--jobmanager host:port [--detached]] [-p N] [-D key=value]... [-s <savepoint or checkpoint> [--allow-non-restored-state]] [--no-typecheck] [--progress|--no-progress] <job.ts> [job args...]`;
 
 interface RunArgs {
   readonly jobPath: string;
@@ -26,6 +27,10 @@ interface RunArgs {
   readonly progress: boolean | undefined;
   readonly restorePath: string | undefined;
   readonly allowNonRestoredState: boolean;
+  /** REST address of a JobManager to submit to; undefined: run here. */
+  readonly jobManager: string | undefined;
+  readonly token: string | undefined;
+  readonly detached: boolean;
 }
 
 function parseParallelism(text: string | undefined): number {
@@ -40,6 +45,9 @@ export function parseRunArgs(argv: readonly string[]): RunArgs {
   let progress: boolean | undefined;
   let restorePath: string | undefined;
   let allowNonRestoredState = false;
+  let jobManager: string | undefined;
+  let token: string | undefined;
+  let detached = false;
   let i = 0;
   const setConfig = (assignment: string | undefined): void => {
     if (assignment === undefined) throw new CliError(`-D needs key=value\n${RUN_USAGE}`, 2);
@@ -57,6 +65,13 @@ export function parseRunArgs(argv: readonly string[]): RunArgs {
     else if (a === '-D') setConfig(argv[++i]);
     else if (a.startsWith('-D')) setConfig(a.slice(2));
     else if (a === '--no-typecheck') typeCheck = false;
+    else if (a === '-m' || a === '--jobmanager') {
+      jobManager = argv[++i];
+      if (jobManager === undefined) throw new CliError(`${a} needs the JobManager's REST address host:port\n${RUN_USAGE}`, 2);
+    } else if (a === '--token') {
+      token = argv[++i];
+      if (token === undefined) throw new CliError(`--token needs a value\n${RUN_USAGE}`, 2);
+    } else if (a === '-d' || a === '--detached') detached = true;
     else if (a === '--progress') progress = true;
     else if (a === '--no-progress') progress = false;
     else if (a === '--help' || a === '-h') throw new CliError(RUN_USAGE, 0);
@@ -73,12 +88,14 @@ export function parseRunArgs(argv: readonly string[]): RunArgs {
   const jobPath = argv[i];
   if (jobPath === undefined) throw new CliError(`no job file given\n${RUN_USAGE}`, 2);
   if (allowNonRestoredState && restorePath === undefined) throw new CliError(`--allow-non-restored-state needs -s <path>\n${RUN_USAGE}`, 2);
-  return { jobPath, jobArgs: argv.slice(i + 1), config, typeCheck, progress, restorePath, allowNonRestoredState };
+  if (detached && jobManager === undefined) throw new CliError(`--detached needs --jobmanager host:port\n${RUN_USAGE}`, 2);
+  return { jobPath, jobArgs: argv.slice(i + 1), config, typeCheck, progress, restorePath, allowNonRestoredState, jobManager, token, detached };
 }
 
 /** `sluice run`: runs a job on the local embedded runtime; resolves with the exit code. */
 export async function runCommand(argv: readonly string[]): Promise<number> {
   const args = parseRunArgs(argv);
+  if (args.jobManager !== undefined) return submitToCluster(args);
   const job = await loadJob(args.jobPath, { typeCheck: args.typeCheck });
   const env = new StreamExecutionEnvironment(args.config);
   try {
@@ -150,4 +167,33 @@ async function startRest(config: ConfigurationType, executor: LocalExecutor): Pr
   server.register(executor);
   process.stderr.write(`Job ${executor.jobId} submitted; REST API at ${url}\n`);
   return server;
+}
+
+/** `sluice run --jobmanager host:port`: bundles the job, submits it and (unless detached) waits for its end. */
+async function submitToCluster(args: RunArgs): Promise<number> {
+  const prepared = await prepareJob(args.jobPath, { typeCheck: args.typeCheck });
+  const target = parseTarget(['--jobmanager', args.jobManager!, ...(args.token === undefined ? [] : ['--token', args.token])]);
+  const { jobid } = await rest<{ jobid: string }>(target, 'POST', '/jobs', {
+    bundle: prepared.code,
+    config: args.config.entries(),
+    args: args.jobArgs,
+    name: args.config.getString('pipeline.name') ?? args.jobPath,
+    savepointPath: args.restorePath,
+    allowNonRestoredState: args.allowNonRestoredState,
+  });
+  process.stderr.write(`Job ${jobid} submitted to ${target.baseUrl}\n`);
+  process.stdout.write(`${jobid}\n`);
+  if (args.detached) return 0;
+  for (;;) {
+    const r = await rest<{ status: string; numRestarts: number; failure: string | undefined }>(target, 'GET', `/jobs/${jobid}/result`);
+    if (r.status === 'FINISHED' || r.status === 'CANCELED') {
+      process.stderr.write(`Job ${jobid} ${r.status.toLowerCase()}${r.numRestarts > 0 ? `, ${r.numRestarts} restart(s)` : ''}\n`);
+      return 0;
+    }
+    if (r.status === 'FAILED') {
+      process.stderr.write(`Job ${jobid} failed: ${r.failure ?? 'unknown cause'}\n`);
+      return 1;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
 }

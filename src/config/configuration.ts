@@ -89,6 +89,8 @@ function parseValue(o: ConfigOption, raw: ConfigValue): ConfigValue {
     case 'enum': {
       const s = String(raw);
       const hit = spec.values.find((v) => v.toLowerCase() === s.toLowerCase());
+      const refused = spec.refused?.[s.toLowerCase()];
+      if (hit === undefined && refused !== undefined) return bad(refused);
       return hit ?? bad(`expected one of ${spec.values.join(', ')}`);
     }
   }

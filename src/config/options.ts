@@ -8,7 +8,7 @@ export type OptionType =
   | { readonly type: 'bytes' }
   | { readonly type: 'boolean' }
   | { readonly type: 'string' }
-  | { readonly type: 'enum'; readonly values: readonly string[] }
+  | { readonly type: 'enum'; readonly values: readonly string[]; readonly refused?: Readonly<Record<string, string>> }
   | { readonly type: 'number'; readonly min?: number };
 
 export interface ConfigOption {
@@ -43,6 +43,17 @@ export const OPTIONS: readonly ConfigOption[] = [
   opt('rest.address', { type: 'string' }, '127.0.0.1', 'Address the REST API binds to.'),
   opt('rest.auth.token', { type: 'string' }, undefined, 'When set, REST requests need the header Authorization: Bearer <token>.'),
   opt('rest.enabled', { type: 'boolean' }, true, 'Whether `sluice run` serves the REST API for its job.'),
+  // cluster
+  opt('jobmanager.rpc.address', { type: 'string' }, '127.0.0.1', 'Address the JobManager listens on for TaskManagers.'),
+  opt('jobmanager.rpc.port', { type: 'int', min: 0 }, 6123, 'Port the JobManager listens on for TaskManagers (0: any free port).'),
+  opt('taskmanager.numberOfTaskSlots', { type: 'int', min: 1 }, 1, 'Slots of a TaskManager: how many parallel pipelines (one subtask of each vertex) it runs.'),
+  opt('taskmanager.host', { type: 'string' }, '127.0.0.1', 'Address a TaskManager listens on for data from other TaskManagers (and announces to them).'),
+  opt('taskmanager.data.port', { type: 'int', min: 0 }, 0, 'Port of a TaskManager for data from other TaskManagers (0: any free port).'),
+  opt('heartbeat.interval', { type: 'duration' }, 1000, 'How often JobManager and TaskManagers exchange heartbeats (Flink: 10 s).'),
+  opt('heartbeat.timeout', { type: 'duration' }, 5000, 'A TaskManager (or JobManager) silent this long is considered lost and its subtasks fail over (Flink: 50 s; a dead process is noticed at once through its connection).'),
+  opt('slot.request.timeout', { type: 'duration' }, 300_000, 'How long a job waits for enough TaskManager slots before it fails.'),
+  opt('cluster.secret', { type: 'string' }, undefined, 'Shared secret TaskManagers and JobManager prove they know before they talk (HMAC); unset: no check.'),
+  opt('high-availability.storageDir', { type: 'string' }, undefined, 'Where the JobManager keeps job graphs and the pointer to their latest checkpoint, to take its jobs back after a restart; default: execution.checkpointing.dir.'),
   // checkpointing
   opt('execution.checkpointing.interval', { type: 'duration' }, undefined, 'Base interval between checkpoints; unset = checkpointing off.'),
   opt('execution.checkpointing.mode', { type: 'enum', values: ['EXACTLY_ONCE', 'AT_LEAST_ONCE'] }, 'EXACTLY_ONCE', 'Checkpointing guarantee.'),
@@ -61,7 +72,22 @@ export const OPTIONS: readonly ConfigOption[] = [
   opt('execution.checkpointing.storage', { type: 'enum', values: ['jobmanager', 'filesystem'] }, undefined, 'Checkpoint storage; default: jobmanager without a dir, filesystem with one.'),
   opt('execution.checkpointing.data-inline-threshold', { type: 'bytes' }, 20 * 1024, 'State chunks smaller than this are inlined in _metadata.'),
   // state
-  opt('state.backend.type', { type: 'enum', values: ['hashmap', 'rocksdb'] }, 'hashmap', 'State backend.'),
+  opt(
+    'state.backend.type',
+    {
+      type: 'enum',
+      values: ['hashmap', 'lmdb'],
+      refused: {
+        rocksdb:
+          "Sluice has no RocksDB backend: its on-disk backend for state larger than memory is 'lmdb' (an embedded LMDB store with synchronous reads); " +
+          "set state.backend.type: lmdb (see docs/state.md)",
+      },
+    },
+    'hashmap',
+    'Keyed state backend: hashmap (objects on the heap) or lmdb (embedded store on local disk, for state larger than memory).',
+  ),
+  opt('state.backend.lmdb.localdir', { type: 'string' }, undefined, "Directory for the lmdb backend's working files (one subdirectory per keyed operator subtask); default: the OS temp dir."),
+  opt('state.backend.lmdb.cache-entries', { type: 'int', min: 1 }, 100_000, 'Hot entries per keyed operator subtask kept as objects by the lmdb backend (write-back cache).'),
   opt('state.backend.changelog.enabled', { type: 'boolean' }, false, 'Log state changes continuously (generic incremental checkpoints).'),
   opt('state.backend.changelog.periodic-materialize.interval', { type: 'duration' }, 10 * MIN, 'How often the changelog is materialized.'),
   // restart strategies

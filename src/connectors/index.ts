@@ -15,3 +15,37 @@ export { CollectSink } from './collect-sink.js';
 export { DiscardingSink } from './discarding-sink.js';
 export { PrintSink, type PrintSinkOptions } from './print-sink.js';
 export { CollectionSource, type CollectionSplit } from './collection-source.js';
+export {
+  KafkaSource,
+  KafkaSink,
+  TransactionCommitError,
+  splitOwner,
+  type KafkaSourceOptions,
+  type KafkaSplit,
+  type StartingOffsets,
+  type ConsumedRecord,
+  type KafkaSinkOptions,
+  type KafkaSinkWriterState,
+  type DeliveryGuarantee,
+  type KafkaConnectionOptions,
+  type PreparedTransaction,
+  type Serializer,
+  type Deserializer,
+  type SerializerSpec,
+  type DeserializerSpec,
+  type Compression,
+} from './kafka/index.js';
+export {
+  PostgresUpsertSink,
+  PostgresTwoPhaseCommitSink,
+  PostgresWriteAheadSink,
+  BadRecordError,
+  type PostgresUpsertSinkOptions,
+  type PostgresTwoPhaseCommitSinkOptions,
+  type PostgresWriteAheadSinkOptions,
+  type PostgresTransaction,
+  type PostgresConnectionOptions,
+  type TableName,
+  type RowMapping,
+  type SqlValue,
+} from './postgres/index.js';

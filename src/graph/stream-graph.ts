@@ -2,6 +2,7 @@ import type { KeySelector } from '../api/functions.js';
 import type { Source } from '../api/source.js';
 import type { Partitioning } from '../runtime/channel/partitioner.js';
 import { checkParallelism, computeDefaultMaxParallelism, type KeyType } from '../runtime/state/key-group.js';
+import type { StateBackendSpec } from '../runtime/state/state-backend-factory.js';
 import type { StreamOperator } from '../runtime/task/stream-operator.js';
 import { isPhysical, type PhysicalTransformation, type Transformation } from './transformation.js';
 
@@ -19,6 +20,8 @@ export interface StreamNode {
   readonly operator: (() => StreamOperator) | undefined;
   readonly keySelector1: KeySelector<unknown, KeyType> | undefined;
   readonly keySelector2: KeySelector<unknown, KeyType> | undefined;
+  /** The keyed state backend of a keyed operator (`state.backend.type`); undefined = hashmap. */
+  readonly stateBackend?: StateBackendSpec | undefined;
   readonly inEdges: StreamEdge[];
   readonly outEdges: StreamEdge[];
 }
@@ -41,6 +44,7 @@ export interface StreamGraph {
 export interface StreamGraphDefaults {
   readonly parallelism: number;
   readonly maxParallelism: number | undefined;
+  readonly stateBackend?: StateBackendSpec | undefined;
 }
 
 interface Resolved {
@@ -86,6 +90,7 @@ export function buildStreamGraph(jobName: string, transformations: readonly Tran
       operator: t.kind === 'source' ? undefined : t.operator,
       keySelector1: t.kind === 'one-input' ? t.keySelector : t.kind === 'two-input' ? t.keySelector1 : undefined,
       keySelector2: t.kind === 'two-input' ? t.keySelector2 : undefined,
+      stateBackend: defaults.stateBackend,
       inEdges: [],
       outEdges: [],
     };

@@ -2,7 +2,7 @@ import type { CheckpointStatsEntry, CheckpointStatsTracker } from '../runtime/ch
 
 /** Flink's REST shapes for checkpoint statistics (/jobs/:id/checkpoints and details). */
 
-function quantiles(values: readonly number[]): Record<string, number> {
+export function quantiles(values: readonly number[]): Record<string, number> {
   if (values.length === 0) return { min: 0, max: 0, avg: 0, p50: 0, p90: 0, p95: 0, p99: 0, p999: 0 };
   const s = [...values].sort((a, b) => a - b);
   const q = (p: number): number => s[Math.min(s.length - 1, Math.max(0, Math.ceil(p * s.length) - 1))]!;

@@ -1,28 +1,28 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { LocalExecutor } from '../runtime/local-executor.js';
+import { hostname } from 'node:os';
+import type { JobExecutor } from '../runtime/job-executor.js';
 import { checkpointCoordinatorConfig } from '../runtime/checkpoint/coordinator-decisions.js';
 import { checkpointDetailsJson, checkpointsJson } from './checkpoint-json.js';
 import { disposeSavepoint } from '../runtime/storage/savepoint-directory.js';
+import { RawResponse, RestError, type RestHandler as Handler, type RestRoute } from './rest-route.js';
+import { MetricRegistry } from '../metrics/metric-registry.js';
+import { registerJobMetrics } from '../metrics/job-metrics.js';
+import { metricsRoutes } from '../metrics/metrics-routes.js';
+import { dashboardRoutes } from '../dashboard/dashboard-routes.js';
+import { checkpointTasksJson } from '../dashboard/checkpoint-task-json.js';
+import { embeddedTaskManager, type TaskManagerInfo } from '../dashboard/task-managers.js';
 
-/** A request the API answers with a 4xx: the message says what is wrong and how to fix it. */
-export class RestError extends Error {
-  constructor(
-    readonly status: number,
-    message: string,
-  ) {
-    super(message);
-  }
-}
-
-type Handler = (params: Record<string, string>, body: unknown, url: URL) => Promise<[number, unknown]> | [number, unknown];
+export { RestError } from './rest-route.js';
 
 interface Route {
   readonly method: string;
   readonly pattern: RegExp;
   readonly names: readonly string[];
   readonly handler: Handler;
+  /** Served without the bearer token (the dashboard's files). */
+  readonly public: boolean;
 }
 
 interface Operation {
@@ -37,6 +37,14 @@ export interface RestServerOptions {
   readonly port?: number;
   /** When set, every request needs `Authorization: Bearer <token>`. */
   readonly authToken?: string;
+  /** The metrics served at `/metrics` (default: a registry of this server's own). */
+  readonly metrics?: MetricRegistry;
+  /** What `/taskmanagers` lists (default: the embedded runtime as one TaskManager). */
+  readonly taskManagers?: () => readonly TaskManagerInfo[];
+  /** More routes (the JobManager's job submission). */
+  readonly routes?: readonly RestRoute[];
+  /** Largest request body accepted (default 1 MiB; a JobManager takes job bundles). */
+  readonly maxBodyBytes?: number;
 }
 
 const MAX_BODY_BYTES = 1 << 20;
@@ -47,12 +55,16 @@ const MAX_BODY_BYTES = 1 << 20;
  * get a 4xx with `{"errors": [...]}`, never a crash.
  */
 export class RestServer {
-  private readonly jobs = new Map<string, LocalExecutor>();
+  private readonly jobs = new Map<string, JobExecutor>();
   private readonly operations = new Map<string, Operation>();
   private readonly routes: Route[] = [];
   private server: Server | undefined;
+  /** Job, task and operator metrics of the registered jobs (`/metrics`, metric queries, dashboard). */
+  readonly metrics: MetricRegistry;
+  private readonly jobMetrics = new Map<string, () => void>();
 
   constructor(private readonly o: RestServerOptions = {}) {
+    this.metrics = o.metrics ?? new MetricRegistry();
     this.route('GET', '/overview', () => [200, this.overview()]);
     this.route('GET', '/config', () => [200, { 'refresh-interval': 3000, 'timezone-name': 'UTC', 'timezone-offset': 0, 'flink-version': 'sluice', features: { 'web-submit': false, 'web-cancel': true } }]);
     this.route('GET', '/jobs', () => [200, { jobs: [...this.jobs.values()].map((j) => ({ id: j.jobId, status: j.status })) }]);
@@ -88,7 +100,7 @@ export class RestServer {
       if (!Number.isInteger(id)) throw new RestError(400, `checkpoint id '${p.checkpointid}' is not a number`);
       const e = this.job(p.jobid!).checkpointStats.get(id);
       if (e === undefined) throw new RestError(404, `checkpoint ${id} of job ${p.jobid} is not in the statistics history`);
-      return [200, checkpointDetailsJson(e)];
+      return [200, { ...checkpointDetailsJson(e), tasks: checkpointTasksJson(e, this.job(p.jobid!).jobGraph.vertices) }];
     });
     this.route('POST', '/jobs/:jobid/checkpoints', (p, body) => {
       const j = this.job(p.jobid!);
@@ -158,6 +170,9 @@ export class RestServer {
       if (op === undefined) throw new RestError(404, `no checkpoint trigger with id ${p.triggerid}`);
       return [200, { status: { id: op.status }, ...(op.operation === undefined ? {} : { operation: op.operation }) }];
     });
+    const job = (id: string): JobExecutor => this.job(id);
+    const taskManagers = o.taskManagers ?? (() => [embeddedTaskManager([...this.jobs.values()].filter((j) => j.status === 'RUNNING').length)]);
+    for (const r of [...metricsRoutes({ registry: this.metrics, job }), ...dashboardRoutes({ job, taskManagers }), ...(o.routes ?? [])]) this.route(r.method, r.path, r.handler, r.public);
   }
 
   /** Starts an asynchronous operation; its status is polled by trigger id (Flink's pattern). */
@@ -184,14 +199,18 @@ export class RestServer {
     return [200, { status: { id: op.status }, ...(op.operation === undefined ? {} : { operation: op.operation }) }];
   }
 
-  register(executor: LocalExecutor): void {
+  register(executor: JobExecutor): void {
     this.jobs.set(executor.jobId, executor);
+    this.jobMetrics.get(executor.jobId)?.();
+    const taskManagerId = (this.o.taskManagers?.() ?? [])[0]?.id ?? embeddedTaskManager(0).id;
+    this.jobMetrics.set(executor.jobId, registerJobMetrics(this.metrics, executor, { host: hostname(), taskManagerId }));
   }
 
   /** Starts listening; resolves with the base URL. */
   async start(): Promise<string> {
     const server = createServer((req, res) => void this.handle(req, res));
     this.server = server;
+    this.metrics.start();
     const address = this.o.address ?? '127.0.0.1';
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
@@ -209,17 +228,18 @@ export class RestServer {
     while (Date.now() < deadline && [...this.operations.values()].some((o) => !o.reported)) {
       await new Promise((r) => setTimeout(r, 50));
     }
+    this.metrics.close();
     server.closeAllConnections();
     await new Promise<void>((resolve) => server.close(() => resolve()));
   }
 
-  private route(method: string, path: string, handler: Handler): void {
+  private route(method: string, path: string, handler: Handler, isPublic = false): void {
     const names: string[] = [];
     const pattern = new RegExp(`^${path.replace(/:([a-z]+)/g, (_m, n: string) => (names.push(n), '([^/]+)'))}$`);
-    this.routes.push({ method, pattern, names, handler });
+    this.routes.push({ method, pattern, names, handler, public: isPublic });
   }
 
-  private job(id: string): LocalExecutor {
+  private job(id: string): JobExecutor {
     if (!/^[0-9a-f]{32}$/.test(id)) throw new RestError(400, `'${id}' is not a job id (32 hex characters)`);
     const j = this.jobs.get(id);
     if (j === undefined) throw new RestError(404, `job ${id} not found; GET /jobs lists the jobs`);
@@ -242,19 +262,23 @@ export class RestServer {
       res.end(text);
     };
     try {
-      if (!this.authorized(req)) throw new RestError(401, 'missing or wrong bearer token (rest.auth.token): send Authorization: Bearer <token>');
       const url = new URL(req.url ?? '/', 'http://localhost');
       const path = url.pathname.replace(/^\/v1\//, '/').replace(/\/+$/, '') || '/';
       const candidates = this.routes.filter((r) => r.pattern.test(path));
+      const publicPath = candidates.length > 0 && candidates.every((r) => r.public);
+      if (!publicPath && !this.authorized(req)) throw new RestError(401, 'missing or wrong bearer token (rest.auth.token): send Authorization: Bearer <token>');
       if (candidates.length === 0) throw new RestError(404, `no such REST path: ${path}`);
       const route = candidates.find((r) => r.method === req.method);
       if (route === undefined) throw new RestError(405, `${req.method} is not allowed on ${path} (allowed: ${candidates.map((r) => r.method).join(', ')})`);
       const m = route.pattern.exec(path)!;
       const params: Record<string, string> = {};
       route.names.forEach((n, i) => (params[n] = decodeURIComponent(m[i + 1]!)));
-      const body = await readJsonBody(req);
+      const body = await readJsonBody(req, this.o.maxBodyBytes ?? MAX_BODY_BYTES);
       const [status, answer] = await route.handler(params, body, url);
-      send(status, answer);
+      if (answer instanceof RawResponse) {
+        res.writeHead(status, { ...answer.headers, 'content-type': answer.contentType, 'content-length': Buffer.byteLength(answer.body) });
+        res.end(answer.body);
+      } else send(status, answer);
     } catch (e) {
       if (e instanceof RestError) send(e.status, { errors: [e.message] });
       else send(500, { errors: [`internal error: ${(e as Error).message}`] });
@@ -277,7 +301,7 @@ export class RestServer {
     };
   }
 
-  private jobOverview(j: LocalExecutor): Record<string, unknown> {
+  private jobOverview(j: JobExecutor): Record<string, unknown> {
     const end = j.endTimeMs ?? -1;
     const tasks = { running: 0, finished: 0, canceled: 0, failed: 0, total: j.tasks.length };
     for (const t of j.tasks) {
@@ -298,7 +322,7 @@ export class RestServer {
     };
   }
 
-  private jobDetails(j: LocalExecutor): Record<string, unknown> {
+  private jobDetails(j: JobExecutor): Record<string, unknown> {
     return {
       ...this.jobOverview(j),
       isStoppable: false,
@@ -330,7 +354,7 @@ export class RestServer {
     };
   }
 
-  private checkpointConfig(j: LocalExecutor): Record<string, unknown> {
+  private checkpointConfig(j: JobExecutor): Record<string, unknown> {
     const c = j.config;
     if (c.getOptionalNumber('execution.checkpointing.interval') === undefined) {
       throw new RestError(404, `checkpointing is not enabled for job ${j.jobId}`);
@@ -357,12 +381,12 @@ export class RestServer {
   }
 }
 
-async function readJsonBody(req: IncomingMessage): Promise<unknown> {
+async function readJsonBody(req: IncomingMessage, limit: number): Promise<unknown> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of req) {
     size += (chunk as Buffer).length;
-    if (size > MAX_BODY_BYTES) throw new RestError(413, `request body larger than ${MAX_BODY_BYTES} bytes`);
+    if (size > limit) throw new RestError(413, `request body larger than ${limit} bytes`);
     chunks.push(chunk as Buffer);
   }
   if (size === 0) return undefined;

@@ -36,11 +36,20 @@ export class LocalChannel implements OutputChannel, InputChannel {
     if (this.queue.size === 1) this.readable();
   }
 
-  pushPriority(element: ChannelElement): ChannelElement[] {
+  /**
+   * `trailing`: elements the priority element overtook before they reached this queue (a
+   * remote producer's unsent data); they go behind the queue and count as overtaken too.
+   */
+  pushPriority(element: ChannelElement, trailing: readonly ChannelElement[] = []): ChannelElement[] {
     const overtaken = [];
     for (let i = 0; i < this.queue.size; i++) overtaken.push(this.queue.at(i));
     this.queue.unshift(element);
     if (element.kind === 'batch') this.buffers++;
+    for (const e of trailing) {
+      this.queue.push(e);
+      if (e.kind === 'batch') this.buffers++;
+      overtaken.push(e);
+    }
     if (element.kind === 'barrier') this.overtaken.set(element.checkpointId, overtaken.filter((e): e is RecordBatch => e.kind === 'batch'));
     this.readable();
     this.priority();

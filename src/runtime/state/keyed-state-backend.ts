@@ -40,6 +40,14 @@ export interface KeyedStateBackend {
   getOrCreateState(descriptor: KeyedStateDescriptor, namespaced: boolean): InternalState;
   /** The operator's timers of a time domain (0 event time, 1 processing time), restored ones included; snapshotted with the state. */
   timerQueue(domain: 0 | 1): import('../task/timer-queue.js').TimerQueue;
+  /**
+   * Synchronous part of a snapshot, at the barrier; the returned function is the asynchronous
+   * part. Mutations after this call are not in the snapshot. Every backend writes the same
+   * canonical format, so a snapshot restores into any backend.
+   */
+  snapshot(): () => Promise<import('./keyed-state-snapshot.js').KeyedStateSnapshot>;
+  /** Takes this subtask's key groups from snapshots of any parallelism; before any state or timer is registered. */
+  restore(snapshots: readonly import('./keyed-state-snapshot.js').KeyedStateSnapshot[]): void;
   /** Number of (key, namespace) entries of a state; for tests and metrics. */
   numEntries(stateName: string): number;
   dispose(): void;

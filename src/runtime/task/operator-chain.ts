@@ -1,8 +1,9 @@
 import type { JobVertex } from '../../graph/job-graph.js';
 import type { StreamEdge, StreamNode } from '../../graph/stream-graph.js';
 import type { RecordWriter } from '../channel/record-writer.js';
-import { HeapKeyedStateBackend } from '../state/heap-keyed-state-backend.js';
 import { keyGroupRangeForOperator } from '../state/key-group.js';
+import type { KeyedStateBackend } from '../state/keyed-state-backend.js';
+import { createKeyedStateBackend } from '../state/state-backend-factory.js';
 import { OperatorStateBackend } from '../state/operator-state-backend.js';
 import type { OperatorRuntime } from './operator-runtime.js';
 import { OperatorOutput, WriterSink, fanOut, type RecordSink } from './output.js';
@@ -26,7 +27,7 @@ export interface ChainedOperator {
   readonly node: StreamNode;
   readonly operator: StreamOperator;
   readonly operatorState: OperatorStateBackend;
-  readonly keyedBackend: HeapKeyedStateBackend | undefined;
+  readonly keyedBackend: KeyedStateBackend | undefined;
 }
 
 /**
@@ -67,7 +68,8 @@ export class OperatorChain {
       const keyedBackend =
         node.keySelector1 === undefined
           ? undefined
-          : new HeapKeyedStateBackend(
+          : createKeyedStateBackend(
+              node.stateBackend,
               keyGroupRangeForOperator(node.maxParallelism, node.parallelism, env.subtaskIndex),
               node.maxParallelism,
               () => env.processingTime.nowMs(),

@@ -1,6 +1,7 @@
 import type { ReaderOutput, Source, SourceReader } from '../../api/source.js';
 import { MAX_WATERMARK, NO_TIMESTAMP, type CheckpointBarrier } from '../channel/stream-element.js';
 import { isTerminal } from './task-state.js';
+import { MetricGroup } from '../../metrics/metric-group.js';
 import type { OperatorOutput } from './output.js';
 import { StreamTask, type InputResult, type TaskDeployment } from './stream-task.js';
 
@@ -22,6 +23,8 @@ export class SourceStreamTask extends StreamTask {
   /** A checkpoint taken after every source finished its data completed: the task may end. */
   private finalCheckpointDone = false;
   private stopMode: 'drain' | 'suspend' | undefined;
+  /** Metrics the reader registers (e.g. Kafka lag per partition), under the source operator's scope. */
+  readonly readerMetrics = new MetricGroup();
 
   constructor(
     d: TaskDeployment,
@@ -37,6 +40,7 @@ export class SourceStreamTask extends StreamTask {
       parallelism: d.vertex.parallelism,
       attemptNumber: d.attemptNumber,
       nowMs: () => d.clock.nowMs(),
+      metricGroup: this.readerMetrics,
     });
   }
 

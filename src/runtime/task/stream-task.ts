@@ -14,6 +14,7 @@ import type { CheckpointBarrier } from '../channel/stream-element.js';
 import { ProcessingTimeService } from './processing-time-service.js';
 import type { Schedulable, TaskScheduler } from './task-scheduler.js';
 import { assertTransition, isTerminal, type TaskState } from './task-state.js';
+import { WaitTimer } from './wait-timer.js';
 
 export interface TaskCheckpointing {
   readonly mode: BarrierMode;
@@ -85,6 +86,9 @@ export abstract class StreamTask implements Schedulable {
   /** Settles when the task is finished, failed or canceled. */
   readonly done: Promise<void>;
   recordsIn = 0;
+  /** Time waiting for room in a full output channel (Flink's backPressuredTime) and for input (idleTime). */
+  private readonly backPressuredTime: WaitTimer;
+  private readonly idleTime: WaitTimer;
   failureCause: Error | undefined;
   protected readonly pendingSnapshots = new Map<number, PendingSnapshot>();
   /** Checkpoint notifications still running (commits), in order. */
@@ -98,6 +102,8 @@ export abstract class StreamTask implements Schedulable {
     });
     this.done.catch(() => {});
     this.processingTime = new ProcessingTimeService(d.clock, (mail) => this.enqueueMail(mail));
+    this.backPressuredTime = new WaitTimer(d.clock);
+    this.idleTime = new WaitTimer(d.clock);
     const writers = new Map<StreamEdge, RecordWriter>();
     for (const [edge, channels] of d.outputs) {
       const selector = channelSelector(edge.partitioning, channels.length, d.subtaskIndex, edge.target.maxParallelism);
@@ -131,9 +137,27 @@ export abstract class StreamTask implements Schedulable {
     return this.d.vertex;
   }
 
+  get attemptNumber(): number {
+    return this.d.attemptNumber;
+  }
+
   /** The event-time watermark of this task's input (minimum over its inputs). */
   inputWatermarkMs(): number {
     return Number.MIN_SAFE_INTEGER;
+  }
+
+  /** Milliseconds this attempt waited for room in its output channels so far. */
+  backPressuredTimeMsTotal(): number {
+    return this.backPressuredTime.totalMs(isTerminal(this.state));
+  }
+
+  /** Milliseconds this attempt waited for input so far. */
+  idleTimeMsTotal(): number {
+    return this.idleTime.totalMs(isTerminal(this.state));
+  }
+
+  isBackPressured(): boolean {
+    return this.backPressuredTime.waiting && !isTerminal(this.state);
   }
 
   recordsOut(): number {
@@ -186,15 +210,23 @@ export abstract class StreamTask implements Schedulable {
 
   runSlice(): boolean {
     if (this.state !== 'running') return false;
+    this.idleTime.stop();
     try {
       while (this.mailbox.size > 0) {
         this.mailbox.shift()!();
         if (this.state !== 'running') return false;
       }
       if (this.finishing || this.pendingAsync !== null || this.dataPhase === 'finishing') return false;
-      if (this.availability.blocked && !this.availability.recheck()) return false;
+      if (this.availability.blocked && !this.availability.recheck()) {
+        // Waiting for room in a full output channel: back-pressured until woken with room.
+        this.backPressuredTime.start();
+        return false;
+      }
+      this.backPressuredTime.stop();
       const result = this.processInput(SLICE_BUDGET_RECORDS);
       for (const w of this.writers) w.flushAll();
+      if (this.availability.blocked) this.backPressuredTime.start();
+      else if (result === 'wait' && this.pendingAsync === null) this.idleTime.start();
       if (result === 'end-of-data') {
         this.dataPhase = 'finishing';
         void this.finishData();

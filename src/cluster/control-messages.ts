@@ -1,0 +1,93 @@
+import type { ConfigValue } from '../config/configuration.js';
+import type { CheckpointBarrier } from '../runtime/channel/stream-element.js';
+import type { CheckpointFailureReason } from '../runtime/checkpoint/coordinator-decisions.js';
+import type { SubtaskCheckpointMetrics, SubtaskRestore, SubtaskState } from '../runtime/checkpoint/subtask-state.js';
+import type { BarrierMode } from '../runtime/checkpoint/barrier-handler.js';
+import type { TaskState } from '../runtime/task/task-state.js';
+
+/** A subtask of a job: vertex id and subtask index. */
+export type SubtaskRef = readonly [vertexId: number, subtaskIndex: number];
+
+export interface SerializedError {
+  readonly message: string;
+  readonly stack: string | undefined;
+  /** Name of the subtask where it happened, when a subtask failed. */
+  readonly task: string | undefined;
+}
+
+/** What a TaskManager needs to run its part of one attempt of a job. */
+export interface Deployment {
+  readonly jobId: string;
+  readonly attempt: number;
+  /** Content hash of the job bundle; the bundle itself is sent once per TaskManager. */
+  readonly bundleId: string;
+  readonly bundle: string | undefined;
+  readonly jobArgs: readonly string[];
+  readonly jobName: string;
+  /** The job's configuration as given at submission (before the job module ran). */
+  readonly config: readonly (readonly [string, ConfigValue])[];
+  /** Fingerprint of the job graph the JobManager built; the TaskManager's must match. */
+  readonly graph: string;
+  /** TaskManager of every subtask: [vertexId, subtaskIndex, taskManagerId]. */
+  readonly placement: readonly (readonly [number, number, string])[];
+  /** Data addresses of the TaskManagers of this attempt. */
+  readonly peers: readonly (readonly [string, string, number])[];
+  /** Restored state of this TaskManager's subtasks, by subtaskKey. */
+  readonly restore: readonly (readonly [string, SubtaskRestore])[] | undefined;
+  /** Splits of this TaskManager's source subtasks, by subtaskKey. */
+  readonly splits: readonly (readonly [string, unknown[]])[];
+  readonly checkpointing: { readonly mode: BarrierMode; readonly finalCheckpoint: boolean; readonly timeoutMs: number; readonly restartDelayMsMax: number } | undefined;
+}
+
+/** TaskManager -> JobManager. */
+export type TaskManagerMessage =
+  | { readonly t: 'register'; readonly tm: string; readonly slots: number; readonly dataHost: string; readonly dataPort: number; readonly pid: number; readonly proof: string }
+  | { readonly t: 'heartbeat' }
+  | { readonly t: 'deployed'; readonly jobId: string; readonly attempt: number }
+  | { readonly t: 'deploy-failed'; readonly jobId: string; readonly attempt: number; readonly error: SerializedError }
+  | { readonly t: 'task-state'; readonly jobId: string; readonly attempt: number; readonly subtask: SubtaskRef; readonly state: TaskState; readonly error: SerializedError | undefined }
+  | {
+      readonly t: 'ack';
+      readonly jobId: string;
+      readonly attempt: number;
+      readonly subtask: SubtaskRef;
+      readonly checkpointId: number;
+      readonly state: SubtaskState;
+      readonly metrics: SubtaskCheckpointMetrics;
+    }
+  | {
+      readonly t: 'decline';
+      readonly jobId: string;
+      readonly attempt: number;
+      readonly subtask: SubtaskRef;
+      readonly checkpointId: number;
+      readonly reason: CheckpointFailureReason;
+      readonly message: string;
+    }
+  | { readonly t: 'data-finished'; readonly jobId: string; readonly attempt: number; readonly subtask: SubtaskRef }
+  | { readonly t: 'canceled'; readonly jobId: string; readonly attempt: number }
+  /** Live counters: [vertexId, subtaskIndex, state, recordsIn, recordsOut, inputWatermarkMs]. */
+  | { readonly t: 'progress'; readonly jobId: string; readonly attempt: number; readonly tasks: readonly (readonly [number, number, TaskState, number, number, number])[] };
+
+/** JobManager -> TaskManager. */
+export type JobManagerMessage =
+  | { readonly t: 'registered'; readonly heartbeatIntervalMs: number; readonly heartbeatTimeoutMs: number }
+  | { readonly t: 'heartbeat' }
+  | { readonly t: 'deploy'; readonly deployment: Deployment }
+  | { readonly t: 'start'; readonly jobId: string; readonly attempt: number }
+  | { readonly t: 'trigger'; readonly jobId: string; readonly attempt: number; readonly barrier: CheckpointBarrier }
+  | { readonly t: 'complete'; readonly jobId: string; readonly attempt: number; readonly checkpointId: number; readonly final: boolean }
+  | { readonly t: 'abort'; readonly jobId: string; readonly attempt: number; readonly checkpointId: number; readonly reason: string }
+  | { readonly t: 'stop-sources'; readonly jobId: string; readonly attempt: number; readonly drain: boolean }
+  | { readonly t: 'cancel'; readonly jobId: string; readonly attempt: number };
+
+export function serializeError(e: unknown, task?: string): SerializedError {
+  const err = e instanceof Error ? e : new Error(String(e));
+  return { message: err.message, stack: err.stack, task };
+}
+
+export function deserializeError(s: SerializedError): Error {
+  const e = new Error(s.task === undefined ? s.message : `${s.task}: ${s.message}`);
+  if (s.stack !== undefined) e.stack = s.stack;
+  return e;
+}

@@ -1,0 +1,235 @@
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync, renameSync } from 'node:fs';
+import { createServer, type AddressInfo, type Server } from 'node:net';
+import { availableParallelism, freemem, tmpdir, totalmem } from 'node:os';
+import { join } from 'node:path';
+import { Configuration, type ConfigValue } from '../config/configuration.js';
+import { RestServer, RestError } from '../rest/rest-server.js';
+import type { RestRoute } from '../rest/rest-route.js';
+import { JobExecutor } from '../runtime/job-executor.js';
+import type { TaskManagerInfo } from '../dashboard/task-managers.js';
+import { ClusterDeployer, type ClusterJob } from './cluster-deployer.js';
+import { graphFingerprint } from './graph-fingerprint.js';
+import { buildJob, jobBundle, storeBundle } from './job-bundle.js';
+import { TaskManagerRegistry } from './task-manager-registry.js';
+
+/** A job submission (REST POST /jobs, or in process). */
+export interface JobSubmission {
+  readonly bundle: string;
+  readonly config: readonly (readonly [string, ConfigValue])[];
+  readonly args: readonly string[];
+  readonly name: string;
+  readonly savepointPath?: string | undefined;
+  readonly allowNonRestoredState?: boolean;
+  /** Set when the JobManager takes back a job after a restart. */
+  readonly jobId?: string;
+}
+
+interface RunningJob {
+  readonly executor: JobExecutor;
+  readonly result: Promise<unknown>;
+}
+
+export interface JobManagerOptions {
+  /** Cluster configuration: jobmanager.rpc.*, rest.*, heartbeat.*, cluster.secret, high-availability.storageDir. */
+  readonly config: Configuration;
+  readonly log?: (message: string) => void;
+}
+
+/**
+ * The JobManager: TaskManagers register with it over TCP (jobmanager.rpc.port); jobs are
+ * submitted through its REST API (POST /jobs with a bundled job module), run by a
+ * JobExecutor each with checkpoints and restarts, deployed onto the TaskManagers' slots.
+ * Submitted jobs are written to the high-availability directory, so a restarted JobManager
+ * takes them back from their latest retained checkpoint.
+ */
+export class JobManager {
+  readonly registry: TaskManagerRegistry;
+  readonly rest: RestServer;
+  private server: Server | undefined;
+  private readonly jobs = new Map<string, RunningJob>();
+  private readonly workDir = mkdtempSync(join(tmpdir(), 'sluice-jm-'));
+  private readonly log: (message: string) => void;
+  private readonly haDir: string | undefined;
+  rpcPort = 0;
+  restUrl = '';
+
+  constructor(private readonly o: JobManagerOptions) {
+    this.log = o.log ?? ((m) => process.stderr.write(`[jobmanager] ${m}\n`));
+    const c = o.config;
+    this.registry = new TaskManagerRegistry({
+      secret: c.getString('cluster.secret'),
+      heartbeatIntervalMs: c.getNumber('heartbeat.interval'),
+      heartbeatTimeoutMs: c.getNumber('heartbeat.timeout'),
+      log: this.log,
+    });
+    const ha = c.getString('high-availability.storageDir') ?? c.getString('execution.checkpointing.dir');
+    this.haDir = ha === undefined ? undefined : join(ha, 'jobmanager-ha');
+    const token = c.getString('rest.auth.token');
+    this.rest = new RestServer({
+      address: c.getString('rest.address') ?? '127.0.0.1',
+      port: c.getNumber('rest.port'),
+      ...(token === undefined ? {} : { authToken: token }),
+      taskManagers: () => this.taskManagerInfos(),
+      routes: this.routes(),
+      maxBodyBytes: 64 * 1024 * 1024,
+    });
+  }
+
+  /** Listens for TaskManagers and REST clients; takes back the jobs of a previous run. */
+  async start(): Promise<void> {
+    const server = createServer((socket) => this.registry.accept(socket));
+    this.server = server;
+    const c = this.o.config;
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(c.getNumber('jobmanager.rpc.port'), c.getString('jobmanager.rpc.address') ?? '127.0.0.1', () => resolve());
+    });
+    this.rpcPort = (server.address() as AddressInfo).port;
+    this.restUrl = await this.rest.start();
+    this.log(`listening for TaskManagers on ${c.getString('jobmanager.rpc.address')}:${this.rpcPort}; REST API at ${this.restUrl}`);
+    await this.recoverJobs();
+  }
+
+  async stop(): Promise<void> {
+    for (const j of this.jobs.values()) j.executor.cancel();
+    await Promise.allSettled([...this.jobs.values()].map((j) => j.result));
+    this.registry.close();
+    await this.rest.stop(0);
+    const server = this.server;
+    if (server !== undefined) await new Promise<void>((resolve) => server.close(() => resolve()));
+    rmSync(this.workDir, { recursive: true, force: true });
+  }
+
+  /** Stops listening without canceling jobs or cleaning up (a JobManager that dies; tests). */
+  async crash(): Promise<void> {
+    this.registry.close();
+    await this.rest.stop(0);
+    const server = this.server;
+    if (server !== undefined) await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+
+  job(jobId: string): JobExecutor | undefined {
+    return this.jobs.get(jobId)?.executor;
+  }
+
+  /** Builds the job's graph here, then runs it on the TaskManagers; resolves once it is accepted. */
+  async submit(s: JobSubmission): Promise<JobExecutor> {
+    const bundle = jobBundle(s.bundle);
+    const file = storeBundle(join(this.workDir, 'jobs'), bundle);
+    const config = new Configuration(s.config);
+    const { graph, env } = await buildJob(file, s.config, s.args, s.name);
+    const jobId = s.jobId ?? randomBytes(16).toString('hex');
+    const job: ClusterJob = { jobId, jobName: graph.jobName, bundle, config: s.config, jobArgs: s.args, graphFingerprint: graphFingerprint(graph) };
+    const deployer = new ClusterDeployer(this.registry, job, config.getNumber('slot.request.timeout'));
+    const executor = new JobExecutor(graph, env.config, {
+      jobId,
+      deployer,
+      log: this.log,
+      ...(s.savepointPath === undefined ? {} : { restoreFrom: { path: s.savepointPath, allowNonRestoredState: s.allowNonRestoredState ?? false } }),
+    });
+    this.rest.register(executor);
+    this.persistJob(jobId, s, env.config.getString('execution.checkpointing.dir'));
+    const result = executor.run().finally(() => {
+      this.registry.forgetJob(jobId);
+      this.forgetPersistedJob(jobId);
+    });
+    result.then(
+      (r) => this.log(`job ${jobId} ${r.status.toLowerCase()}`),
+      (e: unknown) => this.log(`job ${jobId} failed: ${(e as Error).message}`),
+    );
+    this.jobs.set(jobId, { executor, result });
+    return executor;
+  }
+
+  private routes(): RestRoute[] {
+    return [
+      {
+        method: 'POST',
+        path: '/jobs',
+        handler: async (_p, body) => {
+          const b = body as Partial<JobSubmission> | undefined;
+          if (b === undefined || typeof b.bundle !== 'string') throw new RestError(400, 'POST /jobs needs a JSON body with "bundle" (the bundled job module, as `sluice run --jobmanager` sends it)');
+          const config = Array.isArray(b.config) ? b.config : [];
+          let executor: JobExecutor;
+          try {
+            executor = await this.submit({
+              bundle: b.bundle,
+              config,
+              args: Array.isArray(b.args) ? b.args.map(String) : [],
+              name: typeof b.name === 'string' ? b.name : 'job',
+              savepointPath: typeof b.savepointPath === 'string' ? b.savepointPath : undefined,
+              allowNonRestoredState: b.allowNonRestoredState === true,
+            });
+          } catch (e) {
+            throw new RestError(400, `the job cannot be submitted: ${(e as Error).message}`);
+          }
+          return [200, { jobid: executor.jobId }];
+        },
+      },
+      {
+        method: 'GET',
+        path: '/jobs/:jobid/result',
+        handler: (p) => {
+          const j = this.jobs.get(p.jobid!);
+          if (j === undefined) throw new RestError(404, `no job ${p.jobid}`);
+          const e = j.executor;
+          return [200, { status: e.status, numRestarts: e.progress().numRestarts, failure: e.exceptions.at(-1)?.message }];
+        },
+      },
+    ];
+  }
+
+  private taskManagerInfos(): TaskManagerInfo[] {
+    return [...this.registry.taskManagers.values()].map((tm) => ({
+      id: tm.id,
+      path: `tcp://${tm.dataHost}:${tm.dataPort}/${tm.pid}`,
+      dataPort: tm.dataPort,
+      jmxPort: -1,
+      timeSinceLastHeartbeat: tm.lastHeartbeatMs,
+      slotsNumber: tm.slots,
+      freeSlots: tm.freeSlots,
+      hardware: { cpuCores: availableParallelism(), physicalMemory: totalmem(), freeMemory: freemem(), managedMemory: 0 },
+    }));
+  }
+
+  // -- high availability: submitted jobs survive a JobManager restart ------------------------
+
+  private persistJob(jobId: string, s: JobSubmission, checkpointDir: string | undefined): void {
+    if (this.haDir === undefined) return;
+    mkdirSync(this.haDir, { recursive: true });
+    const file = join(this.haDir, `${jobId}.json`);
+    const tmp = `${file}.tmp`;
+    writeFileSync(tmp, JSON.stringify({ ...s, jobId, checkpointDir }));
+    renameSync(tmp, file);
+  }
+
+  private forgetPersistedJob(jobId: string): void {
+    if (this.haDir === undefined) return;
+    rmSync(join(this.haDir, `${jobId}.json`), { force: true });
+  }
+
+  private async recoverJobs(): Promise<void> {
+    if (this.haDir === undefined || !existsSync(this.haDir)) return;
+    for (const f of readdirSync(this.haDir).filter((n) => n.endsWith('.json'))) {
+      const saved = JSON.parse(readFileSync(join(this.haDir, f), 'utf8')) as JobSubmission & { jobId: string; checkpointDir: string | undefined };
+      const latest = saved.checkpointDir === undefined ? undefined : latestRetainedCheckpoint(join(saved.checkpointDir, saved.jobId));
+      this.log(`taking back job ${saved.jobId} (${saved.name}) ${latest === undefined ? (saved.savepointPath === undefined ? 'from the beginning' : `from ${saved.savepointPath}`) : `from ${latest}`}`);
+      try {
+        await this.submit({ ...saved, savepointPath: latest ?? saved.savepointPath });
+      } catch (e) {
+        this.log(`cannot take back job ${saved.jobId}: ${(e as Error).message}`);
+      }
+    }
+  }
+}
+
+/** The newest chk-N with a _metadata in a job's checkpoint directory. */
+export function latestRetainedCheckpoint(jobDir: string): string | undefined {
+  if (!existsSync(jobDir)) return undefined;
+  const ids = readdirSync(jobDir)
+    .filter((n) => /^chk-\d+$/.test(n) && existsSync(join(jobDir, n, '_metadata')))
+    .map((n) => Number(n.slice(4)))
+    .sort((a, b) => b - a);
+  return ids.length === 0 ? undefined : join(jobDir, `chk-${ids[0]}`);
+}

@@ -1,0 +1,102 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { basename, dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Configuration, ConfigValue } from '../config/configuration.js';
+import { JobManager } from './job-manager.js';
+
+/** The `sluice` executable of this installation (also when this module runs from src/ in tests). */
+export function sluiceBin(): string {
+  const here = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+  const root = basename(here) === 'src' || basename(here) === 'dist' ? resolve(here, '..') : here;
+  return join(root, 'bin', 'sluice.js');
+}
+
+export interface LocalClusterOptions {
+  /** Cluster configuration for the JobManager, and -D options for the TaskManagers. */
+  readonly config: Configuration;
+  readonly taskManagers: number;
+  readonly slotsPerTaskManager: number;
+  /** Restart a TaskManager process that dies (default true). */
+  readonly restartTaskManagers?: boolean;
+  readonly log?: (message: string) => void;
+  /** Where TaskManager output goes (default: this process's stderr). */
+  readonly taskManagerOutput?: 'inherit' | 'ignore';
+}
+
+/** A TaskManager child process of the local cluster. */
+export interface TaskManagerProcess {
+  readonly id: string;
+  process: ChildProcess;
+  restarts: number;
+}
+
+/**
+ * A standalone cluster on this machine: the JobManager in this process and one TaskManager
+ * process per slot group, restarted when one dies (as a resource manager would ask for a
+ * new one). `sluice cluster start` runs it in the background; `sluice run` uses it as its
+ * embedded runtime.
+ */
+export class LocalCluster {
+  readonly jobManager: JobManager;
+  readonly taskManagers: TaskManagerProcess[] = [];
+  private stopping = false;
+  private readonly log: (message: string) => void;
+
+  constructor(private readonly o: LocalClusterOptions) {
+    this.log = o.log ?? ((m) => process.stderr.write(`[cluster] ${m}\n`));
+    this.jobManager = new JobManager({ config: o.config, log: o.log ?? ((m) => process.stderr.write(`[jobmanager] ${m}\n`)) });
+  }
+
+  /** Starts the JobManager and the TaskManagers; resolves when all TaskManagers registered. */
+  async start(): Promise<void> {
+    await this.jobManager.start();
+    for (let i = 0; i < this.o.taskManagers; i++) {
+      const tm: TaskManagerProcess = { id: `tm-${i}`, process: undefined as unknown as ChildProcess, restarts: 0 };
+      this.taskManagers.push(tm);
+      this.spawn(tm);
+    }
+    await this.waitForTaskManagers(this.o.taskManagers, 30_000);
+  }
+
+  /** Resolves when `n` TaskManagers are registered. */
+  async waitForTaskManagers(n: number, timeoutMs: number): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while (this.jobManager.registry.taskManagers.size < n) {
+      if (Date.now() > deadline) throw new Error(`only ${this.jobManager.registry.taskManagers.size} of ${n} TaskManagers registered within ${timeoutMs} ms`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  }
+
+  private spawn(tm: TaskManagerProcess): void {
+    const args = [sluiceBin(), 'taskmanager', '--jobmanager', `127.0.0.1:${this.jobManager.rpcPort}`, '--slots', String(this.o.slotsPerTaskManager), '--id', tm.id];
+    for (const [k, v] of this.o.config.entries() as [string, ConfigValue][]) if (k === 'cluster.secret' || k.startsWith('taskmanager.') || k.startsWith('heartbeat.')) args.push('-D', `${k}=${v}`);
+    const child = spawn(process.execPath, args, { env: { ...process.env, SLUICE_PARENT_PID: String(process.pid) }, stdio: ['ignore', this.o.taskManagerOutput ?? 'inherit', this.o.taskManagerOutput ?? 'inherit'] });
+    tm.process = child;
+    child.on('exit', (code, signal) => {
+      if (this.stopping || tm.process !== child) return;
+      this.log(`TaskManager ${tm.id} (pid ${child.pid}) exited (${signal ?? `code ${code}`})${this.o.restartTaskManagers === false ? '' : '; starting a new one'}`);
+      if (this.o.restartTaskManagers === false) return;
+      tm.restarts++;
+      setTimeout(() => {
+        if (!this.stopping) this.spawn(tm);
+      }, 200).unref();
+    });
+  }
+
+  async stop(): Promise<void> {
+    this.stopping = true;
+    await this.jobManager.stop();
+    await Promise.all(
+      this.taskManagers.map(
+        (tm) =>
+          new Promise<void>((resolve) => {
+            const p = tm.process;
+            if (p.exitCode !== null || p.signalCode !== null) return resolve();
+            p.once('exit', () => resolve());
+            p.kill('SIGTERM');
+            setTimeout(() => p.kill('SIGKILL'), 3000).unref();
+          }),
+      ),
+    );
+  }
+}

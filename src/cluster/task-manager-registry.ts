@@ -1,0 +1,173 @@
+import type { Socket } from 'node:net';
+import { Connection } from './wire/connection.js';
+import { checkProof } from './wire/shared-secret.js';
+import type { JobManagerMessage, TaskManagerMessage } from './control-messages.js';
+import type { ClusterAttempt } from './cluster-deployer.js';
+
+type TmConnection = Connection<JobManagerMessage, TaskManagerMessage>;
+
+/** A TaskManager as the JobManager knows it. */
+export class RegisteredTaskManager {
+  lost = false;
+  lastHeartbeatMs = Date.now();
+  readonly registeredAtMs = Date.now();
+  /** Job bundles this TaskManager has been sent. */
+  readonly bundles = new Set<string>();
+  /** Slots taken, by job id. */
+  readonly slotsByJob = new Map<string, number>();
+
+  constructor(
+    readonly id: string,
+    readonly slots: number,
+    readonly dataHost: string,
+    readonly dataPort: number,
+    readonly pid: number,
+    private readonly conn: TmConnection,
+  ) {}
+
+  get freeSlots(): number {
+    let used = 0;
+    for (const n of this.slotsByJob.values()) used += n;
+    return this.slots - used;
+  }
+
+  send(m: JobManagerMessage): void {
+    if (!this.lost) this.conn.send(m);
+  }
+
+  close(why: Error): void {
+    this.conn.close(why);
+  }
+}
+
+/**
+ * The JobManager's view of its TaskManagers: registration (with the cluster secret),
+ * heartbeats both ways, slots, and the routing of their messages to the attempt they
+ * belong to. A TaskManager whose connection closes is lost at once; one that stays silent
+ * for heartbeat.timeout is disconnected and lost.
+ */
+export class TaskManagerRegistry {
+  readonly taskManagers = new Map<string, RegisteredTaskManager>();
+  private readonly attempts = new Map<string, ClusterAttempt>();
+  private readonly slotWaiters: (() => void)[] = [];
+  private heartbeatTimer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly o: {
+      readonly secret: string | undefined;
+      readonly heartbeatIntervalMs: number;
+      readonly heartbeatTimeoutMs: number;
+      readonly log: (message: string) => void;
+    },
+  ) {
+    this.heartbeatTimer = setInterval(() => this.checkHeartbeats(), o.heartbeatIntervalMs);
+    this.heartbeatTimer.unref();
+  }
+
+  close(): void {
+    clearInterval(this.heartbeatTimer);
+    for (const tm of this.taskManagers.values()) tm.close(new Error('the JobManager is shutting down'));
+  }
+
+  /** A TaskManager connected: it must register first. */
+  accept(socket: Socket): void {
+    const conn: TmConnection = new Connection(socket, `TaskManager at ${socket.remoteAddress}:${socket.remotePort}`);
+    let tm: RegisteredTaskManager | undefined;
+    conn.onMessage((m) => {
+      if (tm === undefined) {
+        if (m.t !== 'register' || !checkProof(this.o.secret, `register/${m.tm}`, m.proof)) {
+          this.o.log(`refused a TaskManager connection from ${socket.remoteAddress}: ${m.t !== 'register' ? 'it did not register' : 'wrong cluster secret (cluster.secret)'}`);
+          conn.close(new Error('refused'));
+          return;
+        }
+        const old = this.taskManagers.get(m.tm);
+        if (old !== undefined) this.lose(old, 'it registered again');
+        tm = new RegisteredTaskManager(m.tm, m.slots, m.dataHost, m.dataPort, m.pid, conn);
+        this.taskManagers.set(tm.id, tm);
+        conn.send({ t: 'registered', heartbeatIntervalMs: this.o.heartbeatIntervalMs, heartbeatTimeoutMs: this.o.heartbeatTimeoutMs });
+        this.o.log(`TaskManager ${tm.id} registered: ${tm.slots} slot(s), pid ${tm.pid}, data at ${tm.dataHost}:${tm.dataPort}`);
+        for (const w of this.slotWaiters.splice(0)) w();
+        return;
+      }
+      tm.lastHeartbeatMs = Date.now();
+      if (m.t === 'heartbeat' || m.t === 'register') return;
+      const attempt = this.attempts.get(m.jobId);
+      if (attempt !== undefined && attempt.attemptNumber === m.attempt) attempt.onMessage(tm, m);
+    });
+    conn.onClose((e) => {
+      if (tm !== undefined) this.lose(tm, `its connection closed${e === undefined ? '' : ` (${e.message})`}`);
+    });
+  }
+
+  private lose(tm: RegisteredTaskManager, why: string): void {
+    if (tm.lost) return;
+    tm.lost = true;
+    if (this.taskManagers.get(tm.id) === tm) this.taskManagers.delete(tm.id);
+    this.o.log(`TaskManager ${tm.id} (pid ${tm.pid}) lost: ${why}`);
+    for (const a of this.attempts.values()) a.taskManagerLost(tm, why);
+    tm.close(new Error(why));
+  }
+
+  private checkHeartbeats(): void {
+    const now = Date.now();
+    for (const tm of [...this.taskManagers.values()]) {
+      if (now - tm.lastHeartbeatMs > this.o.heartbeatTimeoutMs) this.lose(tm, `no heartbeat for ${now - tm.lastHeartbeatMs} ms (heartbeat.timeout ${this.o.heartbeatTimeoutMs} ms)`);
+      else tm.send({ t: 'heartbeat' });
+    }
+  }
+
+  /** Messages of the job go to this attempt from now on. */
+  routeAttempt(jobId: string, attempt: ClusterAttempt): void {
+    this.attempts.set(jobId, attempt);
+  }
+
+  forgetJob(jobId: string): void {
+    this.attempts.delete(jobId);
+    this.releaseSlots(jobId);
+  }
+
+  /** Takes `n` slots for a job, round-robin over TaskManagers; waits for them up to `timeoutMs`. */
+  async takeSlots(jobId: string, n: number, timeoutMs: number): Promise<RegisteredTaskManager[]> {
+    this.releaseSlots(jobId);
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const free = [...this.taskManagers.values()].filter((t) => !t.lost).sort((a, b) => (a.id < b.id ? -1 : 1));
+      const total = free.reduce((s, t) => s + t.freeSlots, 0);
+      if (total >= n) {
+        const taken: RegisteredTaskManager[] = [];
+        const left = new Map(free.map((t) => [t, t.freeSlots]));
+        while (taken.length < n) {
+          for (const t of free) {
+            if (taken.length === n) break;
+            if (left.get(t)! > 0) {
+              left.set(t, left.get(t)! - 1);
+              taken.push(t);
+            }
+          }
+        }
+        for (const t of taken) t.slotsByJob.set(jobId, (t.slotsByJob.get(jobId) ?? 0) + 1);
+        // Slots are numbered so that pipelines of one TaskManager are next to each other.
+        return taken;
+      }
+      const waitMs = deadline - Date.now();
+      if (waitMs <= 0) {
+        throw new Error(
+          `the job needs ${n} slot(s) but the cluster has ${total} free (${free.length} TaskManager(s)); ` +
+            'start more TaskManagers (sluice taskmanager) or give them more slots (taskmanager.numberOfTaskSlots), or lower the parallelism',
+        );
+      }
+      await new Promise<void>((resolve) => {
+        const t = setTimeout(resolve, Math.min(waitMs, 1000));
+        this.slotWaiters.push(() => {
+          clearTimeout(t);
+          resolve();
+        });
+      });
+    }
+  }
+
+  releaseSlots(jobId: string): void {
+    for (const t of this.taskManagers.values()) t.slotsByJob.delete(jobId);
+    for (const w of this.slotWaiters.splice(0)) w();
+  }
+}

@@ -1,0 +1,291 @@
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { createConnection } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { wiringOptions } from '../runtime/deploy/in-process-deployer.js';
+import { wireTasks } from '../runtime/deploy/task-wiring.js';
+import { subtaskKey } from '../runtime/checkpoint/state-persistence.js';
+import type { CheckpointResponder } from '../runtime/checkpoint/subtask-state.js';
+import { systemClock } from '../runtime/task/clock.js';
+import type { SourceStreamTask } from '../runtime/task/source-stream-task.js';
+import type { StreamTask } from '../runtime/task/stream-task.js';
+import { TaskScheduler } from '../runtime/task/task-scheduler.js';
+import { isTerminal } from '../runtime/task/task-state.js';
+import { describeGraphDifference, graphFingerprint } from './graph-fingerprint.js';
+import { buildJob, storeBundle } from './job-bundle.js';
+import { serializeError, type Deployment, type JobManagerMessage, type TaskManagerMessage } from './control-messages.js';
+import { DataEndpoint, type AttemptNetwork } from './network/data-endpoint.js';
+import { Connection } from './wire/connection.js';
+import { proof } from './wire/shared-secret.js';
+
+export interface TaskManagerOptions {
+  readonly jobManagerHost: string;
+  readonly jobManagerPort: number;
+  readonly slots: number;
+  /** Address to listen on for data and to announce to peers. */
+  readonly host: string;
+  readonly dataPort?: number;
+  readonly secret?: string | undefined;
+  readonly id?: string;
+  readonly log?: (message: string) => void;
+  /** How long to keep trying to reach the JobManager before giving up (default: forever). */
+  readonly connectTimeoutMs?: number;
+}
+
+type JmConnection = Connection<TaskManagerMessage, JobManagerMessage>;
+
+/** The tasks of one attempt of a job on this TaskManager. */
+interface LocalAttempt {
+  readonly jobId: string;
+  readonly attempt: number;
+  readonly tasks: StreamTask[];
+  readonly sources: SourceStreamTask[];
+  readonly network: AttemptNetwork;
+  readonly progressTimer: NodeJS.Timeout;
+  canceled: boolean;
+}
+
+/**
+ * A TaskManager: registers its slots with the JobManager, runs the subtasks the JobManager
+ * deploys to it on one task scheduler, exchanges data with the other TaskManagers over TCP
+ * and reports task states, checkpoint acknowledgements and progress. When it loses the
+ * JobManager it cancels its tasks and registers again as soon as it can reach it.
+ */
+export class TaskManager {
+  readonly id: string;
+  private readonly log: (message: string) => void;
+  private readonly data: DataEndpoint;
+  private readonly scheduler = new TaskScheduler();
+  private readonly attempts = new Map<string, LocalAttempt>();
+  private readonly bundleDir = mkdtempSync(join(tmpdir(), 'sluice-tm-'));
+  private connection: JmConnection | undefined;
+  private stopped = false;
+  private heartbeatTimer: NodeJS.Timeout | undefined;
+  private lastFromJobManagerMs = Date.now();
+  private heartbeatTimeoutMs = 5000;
+  /** Resolves once registered the first time. */
+  readonly registered: Promise<void>;
+  private markRegistered!: () => void;
+
+  constructor(private readonly o: TaskManagerOptions) {
+    this.id = o.id ?? `tm-${randomBytes(4).toString('hex')}`;
+    this.log = o.log ?? ((m) => process.stderr.write(`[taskmanager ${this.id}] ${m}\n`));
+    this.data = new DataEndpoint(this.id, o.secret, this.log);
+    this.registered = new Promise((resolve) => (this.markRegistered = resolve));
+  }
+
+  async start(): Promise<void> {
+    await this.data.start(this.o.host, this.o.dataPort ?? 0);
+    void this.connectLoop();
+    await this.registered;
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearInterval(this.heartbeatTimer);
+    for (const a of [...this.attempts.values()]) this.cancelAttempt(a);
+    this.connection?.close();
+    await this.data.stop();
+    rmSync(this.bundleDir, { recursive: true, force: true });
+  }
+
+  private async connectLoop(): Promise<void> {
+    const started = Date.now();
+    let lastComplaint = 0;
+    while (!this.stopped) {
+      try {
+        await this.connectOnce();
+        return;
+      } catch (e) {
+        if (this.o.connectTimeoutMs !== undefined && Date.now() - started > this.o.connectTimeoutMs) {
+          this.log(`cannot reach the JobManager at ${this.o.jobManagerHost}:${this.o.jobManagerPort}: ${(e as Error).message}; giving up`);
+          process.exitCode = 1;
+          await this.stop();
+          return;
+        }
+        if (Date.now() - lastComplaint > 10_000) {
+          this.log(`cannot reach the JobManager at ${this.o.jobManagerHost}:${this.o.jobManagerPort} (${(e as Error).message}); retrying`);
+          lastComplaint = Date.now();
+        }
+        await new Promise((r) => setTimeout(r, 500));
+      }
+    }
+  }
+
+  private connectOnce(): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const socket = createConnection({ host: this.o.jobManagerHost, port: this.o.jobManagerPort });
+      socket.once('error', reject);
+      socket.once('connect', () => {
+        socket.off('error', reject);
+        const conn: JmConnection = new Connection(socket, `JobManager ${this.o.jobManagerHost}:${this.o.jobManagerPort}`);
+        this.connection = conn;
+        const address = this.data.address!;
+        conn.send({ t: 'register', tm: this.id, slots: this.o.slots, dataHost: address.host, dataPort: address.port, pid: process.pid, proof: proof(this.o.secret, `register/${this.id}`) });
+        conn.onMessage((m) => this.onMessage(conn, m));
+        conn.onClose((e) => this.onJobManagerLost(conn, e));
+        resolve();
+      });
+    });
+  }
+
+  private onJobManagerLost(conn: JmConnection, e: Error | undefined): void {
+    if (this.connection !== conn) return;
+    this.connection = undefined;
+    clearInterval(this.heartbeatTimer);
+    if (this.stopped) return;
+    this.log(`lost the JobManager${e === undefined ? '' : ` (${e.message})`}: canceling ${this.attempts.size} attempt(s) and registering again`);
+    for (const a of [...this.attempts.values()]) this.cancelAttempt(a);
+    void this.connectLoop();
+  }
+
+  private send(m: TaskManagerMessage): void {
+    this.connection?.send(m);
+  }
+
+  private onMessage(conn: JmConnection, m: JobManagerMessage): void {
+    this.lastFromJobManagerMs = Date.now();
+    switch (m.t) {
+      case 'registered':
+        this.heartbeatTimeoutMs = m.heartbeatTimeoutMs;
+        clearInterval(this.heartbeatTimer);
+        this.heartbeatTimer = setInterval(() => {
+          conn.send({ t: 'heartbeat' });
+          if (Date.now() - this.lastFromJobManagerMs > this.heartbeatTimeoutMs) {
+            conn.close(new Error(`no heartbeat from the JobManager for ${this.heartbeatTimeoutMs} ms`));
+          }
+        }, m.heartbeatIntervalMs);
+        this.heartbeatTimer.unref();
+        this.log(`registered at the JobManager with ${this.o.slots} slot(s)`);
+        this.markRegistered();
+        return;
+      case 'heartbeat':
+        return;
+      case 'deploy':
+        void this.deploy(m.deployment).then(
+          () => this.send({ t: 'deployed', jobId: m.deployment.jobId, attempt: m.deployment.attempt }),
+          (e: unknown) => {
+            const a = this.attempts.get(key(m.deployment.jobId, m.deployment.attempt));
+            if (a !== undefined) this.cancelAttempt(a);
+            this.send({ t: 'deploy-failed', jobId: m.deployment.jobId, attempt: m.deployment.attempt, error: serializeError(e) });
+          },
+        );
+        return;
+      case 'start': {
+        const a = this.attempts.get(key(m.jobId, m.attempt));
+        if (a !== undefined) for (const t of a.tasks) t.start();
+        return;
+      }
+      case 'trigger': {
+        const a = this.attempts.get(key(m.jobId, m.attempt));
+        if (a !== undefined) for (const t of a.sources) t.triggerCheckpoint(m.barrier);
+        return;
+      }
+      case 'complete': {
+        const a = this.attempts.get(key(m.jobId, m.attempt));
+        if (a !== undefined) for (const t of a.tasks) t.notifyCheckpointComplete(m.checkpointId, m.final);
+        return;
+      }
+      case 'abort': {
+        const a = this.attempts.get(key(m.jobId, m.attempt));
+        if (a !== undefined) for (const t of a.tasks) t.notifyCheckpointAborted(m.checkpointId, m.reason);
+        return;
+      }
+      case 'stop-sources': {
+        const a = this.attempts.get(key(m.jobId, m.attempt));
+        if (a !== undefined) for (const t of a.sources) t.stop(m.drain);
+        return;
+      }
+      case 'cancel': {
+        const a = this.attempts.get(key(m.jobId, m.attempt));
+        if (a !== undefined) this.cancelAttempt(a);
+        this.send({ t: 'canceled', jobId: m.jobId, attempt: m.attempt });
+        return;
+      }
+    }
+  }
+
+  private async deploy(d: Deployment): Promise<void> {
+    const file = d.bundle === undefined ? storeBundleKnown(this.bundleDir, d.bundleId) : storeBundle(this.bundleDir, { id: d.bundleId, code: d.bundle });
+    const { graph, env } = await buildJob(file, d.config, d.jobArgs, d.jobName);
+    const difference = describeGraphDifference(d.graph, graphFingerprint(graph));
+    if (difference !== undefined) {
+      throw new Error(
+        `the job graph built on TaskManager ${this.id} differs from the JobManager's: ${difference}. ` +
+          'A job module must build the same graph on every process (no randomness or clock in names, parallelism or structure)',
+      );
+    }
+    const placement = new Map(d.placement.map(([v, i, tm]) => [subtaskKey(v, i), tm]));
+    const network = this.data.attempt(d.jobId, d.attempt);
+    network.peers = new Map(d.peers.map(([tm, host, port]) => [tm, { host, port }]));
+    network.placement = (v, i) => placement.get(subtaskKey(v, i))!;
+    const jobId = d.jobId;
+    const attempt = d.attempt;
+    const responder: CheckpointResponder = {
+      acknowledge: (vertexId, subtaskIndex, checkpointId, state, metrics) => this.send({ t: 'ack', jobId, attempt, subtask: [vertexId, subtaskIndex], checkpointId, state, metrics }),
+      decline: (vertexId, subtaskIndex, checkpointId, reason, message) => this.send({ t: 'decline', jobId, attempt, subtask: [vertexId, subtaskIndex], checkpointId, reason, message }),
+      dataFinished: (vertexId, subtaskIndex) => this.send({ t: 'data-finished', jobId, attempt, subtask: [vertexId, subtaskIndex] }),
+    };
+    const { tasks, sourceTasks } = wireTasks({
+      graph,
+      isLocal: (v, i) => placement.get(subtaskKey(v.id, i)) === this.id,
+      remote: network,
+      attemptNumber: attempt,
+      scheduler: this.scheduler,
+      clock: systemClock,
+      ...wiringOptions(env.config),
+      checkpointing: d.checkpointing === undefined ? undefined : { ...d.checkpointing, responder },
+      restore: d.restore === undefined ? undefined : new Map(d.restore),
+      splits: new Map(d.splits),
+    });
+    const progressTimer = setInterval(() => this.reportProgress(local), 500);
+    progressTimer.unref();
+    const local: LocalAttempt = { jobId, attempt, tasks, sources: sourceTasks, network, progressTimer, canceled: false };
+    this.attempts.set(key(jobId, attempt), local);
+    network.onBroken = (e) => {
+      if (local.canceled) return;
+      for (const t of tasks) if (!isTerminal(t.state)) t.fail(e);
+    };
+    for (const t of tasks) {
+      const ref = [t.vertex.id, t.subtaskIndex] as const;
+      t.done.then(
+        () => {
+          if (!local.canceled) this.send({ t: 'task-state', jobId, attempt, subtask: ref, state: t.state, error: undefined });
+        },
+        (e: unknown) => {
+          if (!local.canceled) this.send({ t: 'task-state', jobId, attempt, subtask: ref, state: 'failed', error: serializeError(e, `${t.name}`) });
+        },
+      );
+    }
+    await Promise.all(tasks.map((t) => t.initialize()));
+  }
+
+  private reportProgress(a: LocalAttempt): void {
+    this.send({
+      t: 'progress',
+      jobId: a.jobId,
+      attempt: a.attempt,
+      tasks: a.tasks.map((t) => [t.vertex.id, t.subtaskIndex, t.state, t.recordsIn, t.recordsOut(), t.inputWatermarkMs()] as const),
+    });
+  }
+
+  private cancelAttempt(a: LocalAttempt): void {
+    if (a.canceled) return;
+    a.canceled = true;
+    clearInterval(a.progressTimer);
+    for (const t of a.tasks) t.cancel();
+    this.data.release(a.jobId, a.attempt);
+    this.attempts.delete(key(a.jobId, a.attempt));
+  }
+}
+
+function key(jobId: string, attempt: number): string {
+  return `${jobId}/${attempt}`;
+}
+
+function storeBundleKnown(dir: string, id: string): string {
+  const file = join(dir, `job-${id}.mjs`);
+  if (!existsSync(file)) throw new Error(`the JobManager sent no code for job bundle ${id} and this TaskManager has none`);
+  return file;
+}

@@ -1,0 +1,115 @@
+import type { Socket } from 'node:net';
+import { Packr, Unpackr, type Options } from 'msgpackr';
+import { FrameDecoder, FrameTooLargeError, FRAME_HEADER_BYTES } from './frame-decoder.js';
+
+/** Largest frame a peer may send: a record batch or a deployment with its state. */
+export const DEFAULT_MAX_FRAME_BYTES = 256 * 1024 * 1024;
+
+/**
+ * msgpack with record structures (msgpackr): a structure (an object's keys) is written the
+ * first time it appears on a connection and referenced afterwards, so a batch of records of
+ * the same shape costs little more than their values. Each direction of a connection has its
+ * own encoder/decoder pair, used in order (`sequential`).
+ */
+function wireOptions(): Options {
+  return { useRecords: true, sequential: true, mapsAsObjects: false, moreTypes: true, useBigIntExtension: true, int64AsType: 'bigint' };
+}
+
+/**
+ * A message connection over a TCP socket: length-prefixed msgpack frames, typed messages in
+ * both directions. Closing (by either side, or an error) is reported once.
+ */
+export class Connection<Out, In> {
+  private readonly packr = new Packr(wireOptions());
+  private readonly unpackr = new Unpackr(wireOptions());
+  private readonly decoder: FrameDecoder;
+  private handler: ((message: In) => void) | undefined;
+  private readonly early: In[] = [];
+  private readonly closeListeners: ((error: Error | undefined) => void)[] = [];
+  private closedWith: { error: Error | undefined } | undefined;
+  bytesSent = 0;
+  bytesReceived = 0;
+
+  constructor(
+    readonly socket: Socket,
+    readonly name: string,
+    maxFrameBytes = DEFAULT_MAX_FRAME_BYTES,
+  ) {
+    this.decoder = new FrameDecoder(maxFrameBytes);
+    socket.setNoDelay(true);
+    socket.on('data', (chunk: Buffer) => this.onData(chunk));
+    socket.on('error', (e) => this.close(e));
+    socket.on('close', () => this.close(undefined));
+  }
+
+  get closed(): boolean {
+    return this.closedWith !== undefined;
+  }
+
+  /** Messages that arrived before a handler was set are delivered to it first. */
+  onMessage(handler: (message: In) => void): void {
+    this.handler = handler;
+    while (this.early.length > 0 && this.handler === handler) handler(this.early.shift()!);
+  }
+
+  onClose(listener: (error: Error | undefined) => void): void {
+    if (this.closedWith !== undefined) listener(this.closedWith.error);
+    else this.closeListeners.push(listener);
+  }
+
+  /** Sends a message; false when the socket's buffer is full (wait for `drained()`). */
+  send(message: Out): boolean {
+    if (this.closedWith !== undefined) return false;
+    const payload = this.packr.pack(message);
+    const frame = Buffer.allocUnsafe(FRAME_HEADER_BYTES + payload.length);
+    frame.writeUInt32BE(payload.length, 0);
+    frame.set(payload, FRAME_HEADER_BYTES);
+    this.bytesSent += frame.length;
+    return this.socket.write(frame);
+  }
+
+  /** Resolves when the socket's write buffer has drained (at once when it is not full). */
+  drained(): Promise<void> {
+    if (!this.socket.writableNeedDrain || this.closed) return Promise.resolve();
+    return new Promise((resolve) => {
+      const done = (): void => {
+        this.socket.off('drain', done);
+        this.socket.off('close', done);
+        resolve();
+      };
+      this.socket.on('drain', done);
+      this.socket.on('close', done);
+    });
+  }
+
+  /** Closes the connection; `error` says why (reported to close listeners). */
+  close(error?: Error): void {
+    if (this.closedWith !== undefined) return;
+    this.closedWith = { error };
+    this.socket.destroy();
+    for (const l of this.closeListeners.splice(0)) l(error);
+  }
+
+  private onData(chunk: Buffer): void {
+    this.bytesReceived += chunk.length;
+    let frames: Buffer[];
+    try {
+      frames = this.decoder.push(chunk);
+    } catch (e) {
+      this.close(e instanceof FrameTooLargeError ? e : new Error(`${this.name}: ${(e as Error).message}`));
+      return;
+    }
+    for (const f of frames) {
+      if (this.closedWith !== undefined) return;
+      let message: In;
+      try {
+        message = this.unpackr.unpack(f) as In;
+      } catch (e) {
+        this.close(new Error(`${this.name}: undecodable message (${(e as Error).message}); is the peer a Sluice process of the same version?`));
+        return;
+      }
+      if (this.handler === undefined) this.early.push(message);
+      else this.handler(message);
+    }
+  }
+}

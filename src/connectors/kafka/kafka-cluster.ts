@@ -1,0 +1,262 @@
+import {
+  ConnectionPool,
+  FindCoordinatorKeyTypes,
+  GenericError,
+  metadataV12,
+  findCoordinatorV6,
+  type Broker,
+  type Connection,
+} from '@platformatic/kafka';
+
+type MetadataResponse = Awaited<ReturnType<typeof metadataV12.api.async>>;
+
+/** Options shared by the Kafka source and sink for reaching the cluster. */
+export interface KafkaConnectionOptions {
+  /** `host:port[,host:port...]` (Kafka's `bootstrap.servers`). */
+  readonly bootstrapServers: string | readonly string[];
+  /** Kafka's `client.id` (default `sluice`). */
+  readonly clientId?: string;
+  /** Kafka's `request.timeout.ms` (default 30 000). */
+  readonly requestTimeoutMs?: number;
+  /** How long a request is retried on retriable errors (unknown leader, coordinator loading, ...) before it fails (default 60 000). */
+  readonly retryTimeoutMs?: number;
+}
+
+export interface TopicPartitionInfo {
+  readonly partition: number;
+  readonly leaderId: number;
+  readonly leaderEpoch: number;
+}
+
+export interface TopicInfo {
+  readonly name: string;
+  readonly topicId: string;
+  readonly partitions: readonly TopicPartitionInfo[];
+}
+
+/** The error ids (`CONCURRENT_TRANSACTIONS`, ...) in a Kafka error response; empty for other errors. */
+export function kafkaErrorIds(e: unknown): string[] {
+  const ids: string[] = [];
+  const visit = (x: unknown, depth: number): void => {
+    if (depth > 4 || x === null || typeof x !== 'object') return;
+    const r = x as { apiId?: unknown; errors?: unknown; cause?: unknown };
+    if (typeof r.apiId === 'string') ids.push(r.apiId);
+    if (Array.isArray(r.errors)) for (const c of r.errors) visit(c, depth + 1);
+    if (r.cause !== undefined) visit(r.cause, depth + 1);
+  };
+  visit(e, 0);
+  return ids;
+}
+
+/** Whether a request failed for a reason that goes away by itself (network, leader change, coordinator loading, concurrent transaction end). */
+export function isRetriable(e: unknown): boolean {
+  if (!(e instanceof Error) || !GenericError.isGenericError(e)) return false;
+  if (e.code === 'PLT_KFK_NETWORK' || e.code === 'PLT_KFK_TIMEOUT') return true;
+  const ids = kafkaErrorIds(e);
+  return ids.length > 0 && ids.every((id) => RETRIABLE.has(id));
+}
+
+const RETRIABLE = new Set([
+  'COORDINATOR_LOAD_IN_PROGRESS',
+  'COORDINATOR_NOT_AVAILABLE',
+  'NOT_COORDINATOR',
+  'CONCURRENT_TRANSACTIONS',
+  'LEADER_NOT_AVAILABLE',
+  'NOT_LEADER_OR_FOLLOWER',
+  'UNKNOWN_TOPIC_OR_PARTITION',
+  'FENCED_LEADER_EPOCH',
+  'UNKNOWN_LEADER_EPOCH',
+  'NOT_ENOUGH_REPLICAS',
+  'NOT_ENOUGH_REPLICAS_AFTER_APPEND',
+  'REQUEST_TIMED_OUT',
+  'NETWORK_EXCEPTION',
+  'OFFSET_NOT_AVAILABLE',
+  'KAFKA_STORAGE_ERROR',
+  'THROTTLING_QUOTA_EXCEEDED',
+]);
+
+/** Errors after which cached leaders or coordinators are stale. */
+const STALE = new Set(['NOT_COORDINATOR', 'COORDINATOR_NOT_AVAILABLE', 'NOT_LEADER_OR_FOLLOWER', 'LEADER_NOT_AVAILABLE', 'UNKNOWN_TOPIC_OR_PARTITION', 'FENCED_LEADER_EPOCH']);
+
+export function parseBootstrap(servers: string | readonly string[]): Broker[] {
+  const list = (typeof servers === 'string' ? servers.split(',') : [...servers]).map((s) => s.trim()).filter((s) => s.length > 0);
+  if (list.length === 0) throw new Error('kafka: bootstrapServers is empty');
+  return list.map((s) => {
+    const i = s.lastIndexOf(':');
+    const port = Number(s.slice(i + 1));
+    if (i <= 0 || !Number.isInteger(port) || port <= 0 || port > 65535) throw new Error(`kafka: bootstrap server '${s}' is not host:port`);
+    return { host: s.slice(0, i).replace(/^\[(.*)\]$/, '$1'), port };
+  });
+}
+
+/**
+ * The connections of one Kafka client (a sink writer or a source reader) to a cluster: the
+ * bootstrap brokers, the brokers metadata names, the leader of a partition and the
+ * coordinator of a group or transactional id, each looked up on demand and cached until an
+ * error says the cache is stale. Requests are `@platformatic/kafka`'s low-level protocol
+ * functions, retried here on retriable errors for up to `retryTimeoutMs`.
+ */
+export class KafkaCluster {
+  private readonly pool: ConnectionPool;
+  private readonly bootstrap: Broker[];
+  private brokers = new Map<number, Broker>();
+  private readonly topics = new Map<string, TopicInfo>();
+  private readonly coordinators = new Map<string, number>();
+  readonly requestTimeoutMs: number;
+  readonly retryTimeoutMs: number;
+  private closed = false;
+
+  constructor(readonly options: KafkaConnectionOptions) {
+    this.bootstrap = parseBootstrap(options.bootstrapServers);
+    this.requestTimeoutMs = options.requestTimeoutMs ?? 30_000;
+    this.retryTimeoutMs = options.retryTimeoutMs ?? 60_000;
+    this.pool = new ConnectionPool(options.clientId ?? 'sluice', {
+      connectTimeout: Math.min(this.requestTimeoutMs, 10_000),
+      requestTimeout: this.requestTimeoutMs,
+      maxInflights: 5,
+    });
+    // Connection errors are reported through the requests that fail; an unheard 'error' event would crash the process.
+    this.pool.on('failed', () => {});
+  }
+
+  get isClosed(): boolean {
+    return this.closed;
+  }
+
+  /** Runs `op`, again after a short pause while it fails with a retriable error, up to `retryTimeoutMs`. */
+  async retrying<T>(what: string, op: () => Promise<T>, retriable: (e: unknown) => boolean = isRetriable): Promise<T> {
+    const deadline = Date.now() + this.retryTimeoutMs;
+    let pauseMs = 20;
+    for (;;) {
+      try {
+        return await op();
+      } catch (e) {
+        if (this.closed) throw e;
+        if (kafkaErrorIds(e).some((id) => STALE.has(id)) || (e as GenericError).code === 'PLT_KFK_NETWORK') this.forgetCaches();
+        if (!retriable(e) || Date.now() + pauseMs > deadline) throw withContext(e, what);
+        await sleep(pauseMs);
+        pauseMs = Math.min(pauseMs * 2, 500);
+      }
+    }
+  }
+
+  private forgetCaches(): void {
+    this.topics.clear();
+    this.coordinators.clear();
+  }
+
+  async anyConnection(): Promise<Connection> {
+    const known = [...this.brokers.values()];
+    return this.pool.getFirstAvailable(known.length > 0 ? [...known, ...this.bootstrap] : this.bootstrap);
+  }
+
+  async connectionTo(nodeId: number): Promise<Connection> {
+    let broker = this.brokers.get(nodeId);
+    if (broker === undefined) {
+      await this.refreshMetadata([]);
+      broker = this.brokers.get(nodeId);
+    }
+    if (broker === undefined) throw new Error(`kafka: broker ${nodeId} is not in the cluster metadata`);
+    return this.pool.get(broker);
+  }
+
+  /** Metadata of the given topics (all topics with `null`); also refreshes the broker list. */
+  async refreshMetadata(topics: string[] | null): Promise<MetadataResponse> {
+    const response = await this.retrying('metadata', async () => metadataV12.api.async(await this.anyConnection(), topics, false, false));
+    this.brokers = new Map(response.brokers.map((b) => [b.nodeId, { host: b.host, port: b.port }]));
+    for (const t of response.topics) {
+      if (t.errorCode !== 0 || t.name === null || t.name === undefined) continue;
+      this.topics.set(t.name, {
+        name: t.name,
+        topicId: t.topicId,
+        partitions: t.partitions
+          .map((p) => ({ partition: p.partitionIndex, leaderId: p.leaderId, leaderEpoch: p.leaderEpoch }))
+          .sort((a, b) => a.partition - b.partition),
+      });
+    }
+    return response;
+  }
+
+  /** A topic's metadata if it is cached (a synchronous fast path for writers). */
+  cachedTopic(name: string): TopicInfo | undefined {
+    return this.topics.get(name);
+  }
+
+  /** A topic's partitions and leaders (cached); fails when the topic does not exist. */
+  async topic(name: string): Promise<TopicInfo> {
+    const cached = this.topics.get(name);
+    if (cached !== undefined && cached.partitions.every((p) => p.leaderId >= 0)) return cached;
+    return this.retrying(`metadata of topic '${name}'`, async () => {
+      const response = await this.refreshMetadata([name]);
+      const t = response.topics.find((x) => x.name === name);
+      if (t === undefined || t.errorCode !== 0) {
+        throw new TopicMissing(`kafka: topic '${name}' does not exist (create it first; Sluice does not create topics)`);
+      }
+      const info = this.topics.get(name)!;
+      if (info.partitions.some((p) => p.leaderId < 0)) throw retriableError(`kafka: a partition of topic '${name}' has no leader`);
+      return info;
+    }, (e) => !(e instanceof TopicMissing) && isRetriable(e));
+  }
+
+  /** Names of all topics (internal ones excluded). */
+  async listTopics(): Promise<TopicInfo[]> {
+    const response = await this.refreshMetadata(null);
+    return response.topics.filter((t) => !t.isInternal && t.errorCode === 0 && t.name !== null).map((t) => this.topics.get(t.name!)!);
+  }
+
+  async leaderConnection(topic: string, partition: number): Promise<{ connection: Connection; leaderEpoch: number; leaderId: number }> {
+    const t = await this.topic(topic);
+    const p = t.partitions[partition];
+    if (p === undefined) throw new Error(`kafka: topic '${topic}' has no partition ${partition} (it has ${t.partitions.length})`);
+    return { connection: await this.connectionTo(p.leaderId), leaderEpoch: p.leaderEpoch, leaderId: p.leaderId };
+  }
+
+  /** The coordinator of a consumer group or a transactional id (FindCoordinator), cached. */
+  async coordinator(keyType: 'group' | 'transaction', key: string): Promise<Connection> {
+    const cacheKey = `${keyType}:${key}`;
+    const known = this.coordinators.get(cacheKey);
+    if (known !== undefined) return this.connectionTo(known);
+    const response = await this.retrying(`find the ${keyType} coordinator of '${key}'`, async () => {
+      const r = await findCoordinatorV6.api.async(
+        await this.anyConnection(),
+        keyType === 'group' ? FindCoordinatorKeyTypes.GROUP : FindCoordinatorKeyTypes.TRANSACTION,
+        [key],
+      );
+      return r;
+    });
+    const c = response.coordinators.find((x) => x.key === key);
+    if (c === undefined) throw new Error(`kafka: no coordinator found for ${keyType} '${key}'`);
+    this.brokers.set(c.nodeId, { host: c.host, port: c.port });
+    this.coordinators.set(cacheKey, c.nodeId);
+    return this.pool.get({ host: c.host, port: c.port });
+  }
+
+  /** Forgets the cached coordinator of a key (after NOT_COORDINATOR). */
+  forgetCoordinator(keyType: 'group' | 'transaction', key: string): void {
+    this.coordinators.delete(`${keyType}:${key}`);
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.pool.close();
+  }
+}
+
+class TopicMissing extends Error {}
+
+function retriableError(message: string): Error {
+  return new GenericError('PLT_KFK_NETWORK', message);
+}
+
+function withContext(e: unknown, what: string): Error {
+  if (!(e instanceof Error)) return new Error(`kafka: ${what} failed: ${String(e)}`);
+  if (e.message.startsWith('kafka:')) return e;
+  const ids = kafkaErrorIds(e);
+  const detail = ids.length > 0 ? `${ids.join(', ')} (${e.message})` : e.message;
+  return new Error(`kafka: ${what} failed: ${detail}`, { cause: e });
+}
+
+export function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}

@@ -1,0 +1,413 @@
+import type { MessageRecord } from '@platformatic/kafka';
+import type { Sink, SinkWriter, SinkWriterContext } from '../../api/sink.js';
+import { KafkaCluster, type KafkaConnectionOptions, type TopicInfo } from './kafka-cluster.js';
+import {
+  abortLingeringTransactions,
+  brokerTransactionMaxTimeoutMs,
+  endTransaction,
+  initTransactionalProducer,
+  transactionalIdOf,
+  type PreparedTransaction,
+  type ProducerIdentity,
+} from './kafka-transactions.js';
+import { partitionForKey } from './partitioner.js';
+import { RecordSender, type Compression } from './record-sender.js';
+import { resolveSerializer, type Serializer, type SerializerSpec } from './serde.js';
+import { checkTransactionTimeout } from './transaction-timeout-check.js';
+
+export type DeliveryGuarantee = 'none' | 'at-least-once' | 'exactly-once';
+
+export interface KafkaSinkOptions<T, K = never, V = T> extends KafkaConnectionOptions {
+  /** The topic of every record, or a function choosing it per record. The topics must exist. */
+  readonly topic: string | ((value: T) => string);
+  /**
+   * Flink's DeliveryGuarantee (default 'none'): 'none' sends records as they come;
+   * 'at-least-once' also waits at every barrier until the broker acknowledged all records
+   * before it; 'exactly-once' writes a Kafka transaction per subtask and checkpoint, committed
+   * when the checkpoint completes (readers must use isolation.level=read_committed).
+   */
+  readonly deliveryGuarantee?: DeliveryGuarantee;
+  /** Prefix of the transactional ids (`<prefix>-<subtask>-<checkpointId>`); required for 'exactly-once', unique per job writing to a cluster. */
+  readonly transactionalIdPrefix?: string;
+  /** Kafka's `transaction.timeout.ms` (default 900 000, the brokers' default maximum). */
+  readonly transactionTimeoutMs?: number;
+  /** The record key, taken from the value (default: no key). */
+  readonly key?: (value: T) => K;
+  /** How the key becomes bytes: 'string', 'json', 'bytes' or a function (default 'string'). */
+  readonly keySerializer?: SerializerSpec<K>;
+  /** The record value, taken from the element (default: the element itself). */
+  readonly value?: (value: T) => V;
+  /** How the value becomes bytes: 'string', 'json', 'bytes' or a function (default: strings as UTF-8, Buffers as they are, anything else as JSON). */
+  readonly valueSerializer?: SerializerSpec<V>;
+  /** The partition of a record (default: murmur2 of the key like Kafka's producer; records without key round-robin). */
+  readonly partition?: (value: T, partitions: number) => number;
+  readonly headers?: (value: T) => Readonly<Record<string, string | Buffer>>;
+  /** Records per produce round (default 2000). */
+  readonly batchRecordsMax?: number;
+  readonly compression?: Compression;
+  /** Where the sink reports what it did on start (aborted lingering transactions); default stderr. */
+  readonly log?: (message: string) => void;
+}
+
+/** What an exactly-once writer keeps in a checkpoint. */
+export interface KafkaSinkWriterState {
+  readonly v: 1;
+  readonly transactionalIdPrefix: string;
+  readonly subtask: number;
+  readonly parallelism: number;
+  /** The checkpoint this state belongs to. */
+  readonly checkpointId: number;
+  /** Pre-committed transactions waiting for their checkpoint to complete, oldest first. */
+  readonly pending: readonly { readonly checkpointId: number; readonly txn: PreparedTransaction }[];
+}
+
+/** Job timings the runtime may hand a sink writer (see SinkWriterContext). */
+interface TimingContext {
+  readonly checkpointTimeoutMs?: number;
+  readonly restartDelayMsMax?: number;
+}
+
+const DEFAULT_TRANSACTION_TIMEOUT_MS = 900_000;
+
+/**
+ * Flink's KafkaSink. Exactly-once: each subtask writes the records between two barriers in a
+ * transaction with transactional id `<prefix>-<subtask>-<n>` (n: the id of the checkpoint after
+ * the previous barrier; the first after a restore of checkpoint c is c+1). At the barrier the
+ * transaction is flushed and its (transactionalId, producerId, epoch) kept in the checkpoint;
+ * when the checkpoint completes it commits with EndTxn. After a restore the pre-committed
+ * transactions in state commit with EndTxn and the saved producer id and epoch (never
+ * InitProducerId, which would abort them), and transactions of the prefix left open by the
+ * failed run are aborted. The transaction timeout is checked at start against the brokers'
+ * maximum and the job's checkpoint timeout plus restart delay.
+ */
+export class KafkaSink<T, K = never, V = T> implements Sink<T> {
+  readonly deliveryGuarantee: DeliveryGuarantee;
+  readonly transactionTimeoutMs: number;
+
+  constructor(readonly options: KafkaSinkOptions<T, K, V>) {
+    this.deliveryGuarantee = options.deliveryGuarantee ?? 'none';
+    if (!['none', 'at-least-once', 'exactly-once'].includes(this.deliveryGuarantee)) {
+      throw new Error(`kafka sink: deliveryGuarantee must be 'none', 'at-least-once' or 'exactly-once', got '${String(this.deliveryGuarantee)}'`);
+    }
+    this.transactionTimeoutMs = options.transactionTimeoutMs ?? DEFAULT_TRANSACTION_TIMEOUT_MS;
+    if (this.deliveryGuarantee === 'exactly-once') {
+      const prefix = options.transactionalIdPrefix;
+      if (prefix === undefined || prefix.length === 0) {
+        throw new Error("kafka sink: deliveryGuarantee 'exactly-once' needs a transactionalIdPrefix, unique to this job among the jobs writing to the cluster");
+      }
+      const problem = checkTransactionTimeout({ transactionTimeoutMs: this.transactionTimeoutMs, brokerMaxTimeoutMs: undefined, checkpointTimeoutMs: undefined, restartDelayMsMax: undefined });
+      if (problem !== undefined) throw new Error(problem);
+    }
+    if (typeof options.topic !== 'function' && (typeof options.topic !== 'string' || options.topic.length === 0)) throw new Error('kafka sink: topic is required');
+  }
+
+  async createWriter(ctx: SinkWriterContext, restoredState: readonly unknown[]): Promise<SinkWriter<T>> {
+    const cluster = new KafkaCluster({ ...this.options, clientId: this.options.clientId ?? `sluice-sink-${ctx.subtaskIndex}` });
+    try {
+      const router = new RecordRouter(this.options, cluster);
+      if (this.deliveryGuarantee !== 'exactly-once' || ctx.checkpointing !== true) {
+        if (this.deliveryGuarantee === 'exactly-once') {
+          // Without checkpoints there is nothing to commit with: one transaction for the whole input.
+          return await TransactionalWriter.create(this, ctx, cluster, router, restoredState);
+        }
+        return new PlainWriter(cluster, router, this.senderOptions(), this.deliveryGuarantee === 'at-least-once');
+      }
+      return await TransactionalWriter.create(this, ctx, cluster, router, restoredState);
+    } catch (e) {
+      await cluster.close();
+      throw e;
+    }
+  }
+
+  /** @internal */
+  senderOptions(): { batchRecordsMax: number; compression: Compression; produceTimeoutMs: number } {
+    return {
+      batchRecordsMax: this.options.batchRecordsMax ?? 2000,
+      compression: this.options.compression ?? 'none',
+      produceTimeoutMs: this.options.requestTimeoutMs ?? 30_000,
+    };
+  }
+
+  /** @internal */
+  log(message: string): void {
+    if (this.options.log !== undefined) this.options.log(message);
+    else process.stderr.write(`[sluice] ${message}\n`);
+  }
+}
+
+function defaultValueSerializer(v: unknown): Buffer | undefined {
+  if (v === undefined || v === null) return undefined;
+  if (typeof v === 'string') return Buffer.from(v, 'utf8');
+  if (Buffer.isBuffer(v)) return v;
+  if (v instanceof Uint8Array) return Buffer.from(v.buffer, v.byteOffset, v.byteLength);
+  return Buffer.from(JSON.stringify(v), 'utf8');
+}
+
+/** Turns elements into Kafka records: topic, key, value, partition, headers, timestamp. */
+class RecordRouter<T, K, V> {
+  private readonly keySerializer: Serializer<K>;
+  private readonly valueSerializer: Serializer<V>;
+  private roundRobin = 0;
+
+  constructor(
+    private readonly o: KafkaSinkOptions<T, K, V>,
+    private readonly cluster: KafkaCluster,
+  ) {
+    this.keySerializer = resolveSerializer<K>(o.keySerializer, 'string');
+    this.valueSerializer = o.valueSerializer === undefined ? (defaultValueSerializer as Serializer<V>) : resolveSerializer<V>(o.valueSerializer, 'json');
+  }
+
+  /** The record, at once when the topic's metadata is known, else after looking it up. */
+  route(value: T, timestampMs: number | undefined): MessageRecord | Promise<MessageRecord> {
+    const topic = typeof this.o.topic === 'function' ? this.o.topic(value) : this.o.topic;
+    const info = this.cluster.cachedTopic(topic);
+    if (info !== undefined) return this.build(value, timestampMs, topic, info);
+    return this.cluster.topic(topic).then((i) => this.build(value, timestampMs, topic, i));
+  }
+
+  private build(value: T, timestampMs: number | undefined, topic: string, info: TopicInfo): MessageRecord {
+    const key = this.o.key === undefined ? undefined : this.keySerializer(this.o.key(value));
+    const v = this.valueSerializer(this.o.value === undefined ? (value as unknown as V) : this.o.value(value));
+    const n = info.partitions.length;
+    let partition: number;
+    if (this.o.partition !== undefined) {
+      partition = this.o.partition(value, n);
+      if (!Number.isInteger(partition) || partition < 0 || partition >= n) throw new Error(`kafka sink: partition function returned ${partition} for topic '${topic}', which has ${n} partitions`);
+    } else if (key !== undefined) {
+      partition = partitionForKey(key, n);
+    } else {
+      partition = this.roundRobin++ % n;
+    }
+    const record: MessageRecord = { topic, partition, value: v as Buffer, timestamp: BigInt(Math.trunc(timestampMs ?? Date.now())) };
+    if (key !== undefined) record.key = key;
+    if (this.o.headers !== undefined) {
+      const h = this.o.headers(value);
+      record.headers = new Map(Object.entries(h).map(([k, x]) => [Buffer.from(k, 'utf8'), typeof x === 'string' ? Buffer.from(x, 'utf8') : x]));
+    }
+    return record;
+  }
+}
+
+/** 'none' and 'at-least-once': one sender for the writer's lifetime; at-least-once flushes at every barrier. */
+class PlainWriter<T, K, V> implements SinkWriter<T> {
+  private readonly sender: RecordSender;
+
+  constructor(
+    private readonly cluster: KafkaCluster,
+    private readonly router: RecordRouter<T, K, V>,
+    options: { batchRecordsMax: number; compression: Compression; produceTimeoutMs: number },
+    private readonly flushAtBarrier: boolean,
+  ) {
+    this.sender = new RecordSender(cluster, options);
+  }
+
+  write(value: T, timestampMs: number | undefined): void | Promise<void> {
+    const r = this.router.route(value, timestampMs);
+    if (r instanceof Promise) return r.then((rec) => this.sender.add(rec));
+    return this.sender.add(r);
+  }
+
+  prepareCommit(): void | Promise<void> {
+    if (this.flushAtBarrier) return this.sender.flush();
+  }
+
+  flush(): Promise<void> {
+    return this.sender.flush();
+  }
+
+  async close(): Promise<void> {
+    try {
+      if (this.sender.failed === undefined) await this.sender.flush();
+    } finally {
+      await this.cluster.close();
+    }
+  }
+}
+
+/** The transaction a writer is filling: named at once, opened on the broker at its first record. */
+interface OpenTransaction {
+  readonly transactionalId: string;
+  identity: ProducerIdentity | undefined;
+  opening: Promise<RecordSender> | undefined;
+  sender: RecordSender | undefined;
+}
+
+/** 'exactly-once': a Kafka transaction per subtask and checkpoint. */
+class TransactionalWriter<T, K, V> implements SinkWriter<T> {
+  private current: OpenTransaction;
+  private readonly pending: { checkpointId: number; txn: PreparedTransaction }[] = [];
+  /** The last pre-commit's flush: the next transaction sends after it, so partitions get transactions in order. */
+  private lastFlush: Promise<unknown> = Promise.resolve();
+  private failure: Error | undefined;
+  private readonly prefix: string;
+
+  private constructor(
+    private readonly sink: KafkaSink<T, K, V>,
+    private readonly ctx: SinkWriterContext,
+    private readonly cluster: KafkaCluster,
+    private readonly router: RecordRouter<T, K, V>,
+    restoredCheckpointId: number,
+  ) {
+    this.prefix = sink.options.transactionalIdPrefix!;
+    this.current = this.newTransaction(restoredCheckpointId + 1);
+  }
+
+  static async create<T, K, V>(
+    sink: KafkaSink<T, K, V>,
+    ctx: SinkWriterContext,
+    cluster: KafkaCluster,
+    router: RecordRouter<T, K, V>,
+    restoredState: readonly unknown[],
+  ): Promise<TransactionalWriter<T, K, V>> {
+    const timings = ctx as SinkWriterContext & TimingContext;
+    const problem = checkTransactionTimeout({
+      transactionTimeoutMs: sink.transactionTimeoutMs,
+      brokerMaxTimeoutMs: await brokerTransactionMaxTimeoutMs(cluster),
+      checkpointTimeoutMs: ctx.checkpointing === true ? timings.checkpointTimeoutMs : undefined,
+      restartDelayMsMax: timings.restartDelayMsMax,
+    });
+    if (problem !== undefined) throw new Error(problem);
+
+    const states = restoredState.map((s) => asState(s));
+    const restoredCheckpointId = states.reduce((m, s) => Math.max(m, s.checkpointId), 0);
+    // Commit what completed checkpoints pre-committed, oldest first, with the saved producer id and epoch.
+    const pending = states.flatMap((s) => s.pending).sort((a, b) => a.checkpointId - b.checkpointId);
+    for (const p of pending) await endTransaction(cluster, p.txn, true, sink.transactionTimeoutMs);
+    const aborted = await abortLingeringTransactions(cluster, {
+      prefix: sink.options.transactionalIdPrefix!,
+      subtask: ctx.subtaskIndex,
+      parallelism: ctx.parallelism,
+      restoredCheckpointId,
+      transactionTimeoutMs: sink.transactionTimeoutMs,
+    });
+    if (pending.length > 0 || aborted.length > 0) {
+      sink.log(
+        `kafka sink subtask ${ctx.subtaskIndex}: restored checkpoint ${restoredCheckpointId}: committed ${pending.length} pre-committed transaction(s)` +
+          `${pending.length > 0 ? ` (${pending.map((p) => p.txn.transactionalId).join(', ')})` : ''}, aborted ${aborted.length} lingering` +
+          `${aborted.length > 0 ? ` (${aborted.join(', ')})` : ''}`,
+      );
+    }
+    return new TransactionalWriter(sink, ctx, cluster, router, restoredCheckpointId);
+  }
+
+  private newTransaction(n: number): OpenTransaction {
+    return { transactionalId: transactionalIdOf(this.prefix, this.ctx.subtaskIndex, n), identity: undefined, opening: undefined, sender: undefined };
+  }
+
+  private checkHealthy(): void {
+    if (this.failure !== undefined) throw this.failure;
+  }
+
+  private open(txn: OpenTransaction): Promise<RecordSender> {
+    txn.opening ??= initTransactionalProducer(this.cluster, txn.transactionalId, this.sink.transactionTimeoutMs).then((identity) => {
+      txn.identity = identity;
+      txn.sender = new RecordSender(this.cluster, { ...this.sink.senderOptions(), transaction: identity, after: this.lastFlush });
+      return txn.sender;
+    });
+    return txn.opening;
+  }
+
+  write(value: T, timestampMs: number | undefined): void | Promise<void> {
+    this.checkHealthy();
+    const txn = this.current;
+    const r = this.router.route(value, timestampMs);
+    if (txn.sender !== undefined && !(r instanceof Promise)) return this.guard(txn.sender.add(r));
+    return this.guard(Promise.all([r, this.open(txn)]).then(([rec, sender]) => sender.add(rec)));
+  }
+
+  private guard(p: Promise<void> | undefined): Promise<void> | undefined {
+    if (p === undefined) return undefined;
+    return p.catch((e: unknown) => {
+      this.failure ??= e as Error;
+      throw e;
+    });
+  }
+
+  prepareCommit(checkpointId: number): void | Promise<void> {
+    this.checkHealthy();
+    const txn = this.current;
+    this.current = this.newTransaction(checkpointId + 1);
+    if (txn.opening === undefined) return; // no record: nothing to commit
+    const sender = txn.sender;
+    const identity = txn.identity;
+    if (sender === undefined || identity === undefined) {
+      // Records were written only after awaiting the open: a transaction still opening has none.
+      return;
+    }
+    this.pending.push({
+      checkpointId,
+      txn: { transactionalId: identity.transactionalId, producerId: identity.producerId.toString(), producerEpoch: identity.producerEpoch },
+    });
+    const flushed = sender.flush();
+    this.lastFlush = flushed.catch(() => {});
+    return flushed.catch((e: unknown) => {
+      // A pre-committed transaction must hold all its records: this writer cannot go on.
+      this.failure ??= e as Error;
+      throw e;
+    });
+  }
+
+  snapshotState(checkpointId: number): unknown[] {
+    const state: KafkaSinkWriterState = {
+      v: 1,
+      transactionalIdPrefix: this.prefix,
+      subtask: this.ctx.subtaskIndex,
+      parallelism: this.ctx.parallelism,
+      checkpointId,
+      pending: this.pending.map((p) => ({ checkpointId: p.checkpointId, txn: { ...p.txn } })),
+    };
+    return [state];
+  }
+
+  /** Commits every pre-committed transaction up to the checkpoint (the runtime calls this in order, one at a time). */
+  async notifyCheckpointComplete(checkpointId: number): Promise<void> {
+    this.checkHealthy();
+    while (this.pending.length > 0 && this.pending[0]!.checkpointId <= checkpointId) {
+      await endTransaction(this.cluster, this.pending[0]!.txn, true, this.sink.transactionTimeoutMs);
+      this.pending.shift();
+    }
+  }
+
+  /** End of input without checkpoints: commit the one transaction now. */
+  async flush(endOfInput: boolean): Promise<void> {
+    if (!endOfInput || this.ctx.checkpointing === true) return;
+    this.checkHealthy();
+    const txn = this.current;
+    this.current = this.newTransaction(Number.MAX_SAFE_INTEGER);
+    if (txn.sender === undefined || txn.identity === undefined) return;
+    await txn.sender.flush();
+    await endTransaction(
+      this.cluster,
+      { transactionalId: txn.identity.transactionalId, producerId: txn.identity.producerId.toString(), producerEpoch: txn.identity.producerEpoch },
+      true,
+      this.sink.transactionTimeoutMs,
+    );
+  }
+
+  /** The open transaction can never commit: abort it; pre-committed ones stay for the restored job to commit. */
+  async close(): Promise<void> {
+    const txn = this.current;
+    try {
+      if (txn.opening !== undefined) {
+        const sender = await txn.opening.catch(() => undefined);
+        sender?.discard();
+        if (txn.identity !== undefined) {
+          const id = txn.identity;
+          await endTransaction(this.cluster, { transactionalId: id.transactionalId, producerId: id.producerId.toString(), producerEpoch: id.producerEpoch }, false, this.sink.transactionTimeoutMs).catch(
+            () => {}, // the restarted job aborts it as lingering
+          );
+        }
+      }
+    } finally {
+      await this.cluster.close();
+    }
+  }
+}
+
+function asState(s: unknown): KafkaSinkWriterState {
+  const st = s as Partial<KafkaSinkWriterState> | undefined;
+  if (st === undefined || st === null || st.v !== 1 || !Array.isArray(st.pending) || typeof st.checkpointId !== 'number') {
+    throw new Error(`kafka sink: the restored writer state is not a Kafka sink's (${JSON.stringify(s)?.slice(0, 200)}); was the sink's uid reused for another sink?`);
+  }
+  return st as KafkaSinkWriterState;
+}

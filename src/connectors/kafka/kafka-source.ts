@@ -1,0 +1,509 @@
+import { fetchV17, listOffsetsV9, offsetCommitV9, offsetFetchV9 } from '@platformatic/kafka';
+import type { InputStatus, ReaderOutput, Source, SourceReader, SourceReaderContext } from '../../api/source.js';
+import { stringHashCode } from '../../runtime/state/key-group.js';
+import { KafkaCluster, sleep, type KafkaConnectionOptions, type TopicInfo } from './kafka-cluster.js';
+import { resolveDeserializer, type Deserializer, type DeserializerSpec } from './serde.js';
+
+/** Where a partition is read from when the job starts without state (Flink's OffsetsInitializer). */
+export type StartingOffsets =
+  | 'earliest'
+  | 'latest'
+  /** The first offset whose record timestamp is at or after this time (latest when there is none). */
+  | { readonly timestampMs: number }
+  /** The group's committed offsets (`groupId` needed); partitions without one start at `fallback` (default earliest). */
+  | { readonly committed: true; readonly fallback?: 'earliest' | 'latest' };
+
+/** A consumed record as a user deserializer sees it. */
+export interface ConsumedRecord {
+  readonly topic: string;
+  readonly partition: number;
+  readonly offset: bigint;
+  readonly timestampMs: number;
+  readonly key: Buffer | undefined;
+  readonly value: Buffer | undefined;
+  readonly headers: readonly (readonly [string, Buffer | undefined])[];
+}
+
+export interface KafkaSourceOptions<T> extends KafkaConnectionOptions {
+  /** Topics to read (one or more), or `topicPattern`. */
+  readonly topics?: string | readonly string[];
+  /** Every topic whose name matches (checked again at each partition discovery). */
+  readonly topicPattern?: RegExp;
+  /** The consumer group: for `startingOffsets: { committed }` and for the offsets committed back on checkpoint completion (monitoring only). */
+  readonly groupId?: string;
+  /** Default 'earliest'. */
+  readonly startingOffsets?: StartingOffsets;
+  /** 'latest': bounded, each partition ends at the offset that was latest when the job started (Flink's setBounded(latest())). Default: unbounded. */
+  readonly stoppingOffsets?: 'latest';
+  /** Default 'read_committed': records of open or aborted transactions are never read. */
+  readonly isolationLevel?: 'read_committed' | 'read_uncommitted';
+  /** How the value becomes the record: 'string' (default), 'json', 'bytes' or a function of the value bytes. */
+  readonly deserializer?: DeserializerSpec<T>;
+  /** Instead of `deserializer`: a function of the whole consumed record (key, value, headers, topic, partition, offset, timestamp). */
+  readonly recordDeserializer?: (record: ConsumedRecord) => T;
+  /** Look for new partitions (and topics of the pattern) this often; new ones are read from the earliest offset. 0 or absent: off (Flink: partition.discovery.interval.ms). */
+  readonly partitionDiscoveryIntervalMs?: number;
+  /** Commit the checkpointed offsets to the group when a checkpoint completes (default true with a groupId). */
+  readonly commitOffsetsOnCheckpoint?: boolean;
+  /** Records buffered per subtask before fetching pauses (default 10 000). */
+  readonly queueRecordsMax?: number;
+  /** Kafka's fetch.max.wait.ms (default 200). */
+  readonly fetchMaxWaitMs?: number;
+  readonly log?: (message: string) => void;
+}
+
+/**
+ * One topic partition and the next offset to read (a decimal string: 64-bit offsets in plain
+ * data). `stopAt`: a bounded split ends there. `ownerParallelism`: the parallelism it was
+ * assigned at (discovery is off after a restore at another parallelism).
+ */
+export interface KafkaSplit {
+  readonly topic: string;
+  readonly partition: number;
+  offset: string;
+  readonly stopAt?: string;
+  readonly ownerParallelism: number;
+}
+
+/** Flink's KafkaSourceEnumerator.getSplitOwner: the subtask reading a partition. */
+export function splitOwner(topic: string, partition: number, parallelism: number): number {
+  const start = (Math.imul(stringHashCode(topic), 31) & 0x7fffffff) % parallelism;
+  return (start + partition) % parallelism;
+}
+
+const EARLIEST = -2n;
+const LATEST = -1n;
+const IS_TRANSACTIONAL = 1 << 4;
+const IS_CONTROL = 1 << 5;
+
+/**
+ * Flink's KafkaSource: the partitions of the topics (or of the topics matching a pattern)
+ * are split across the subtasks; each split keeps the next offset to read, so a checkpoint holds
+ * the positions and a restored job reads on from them (offsets committed to the group are for
+ * monitoring only). read_committed by default: records of aborted transactions are skipped and
+ * nothing past the last stable offset is read.
+ */
+export class KafkaSource<T = string> implements Source<T, KafkaSplit> {
+  readonly boundedness: 'bounded' | 'unbounded';
+
+  constructor(readonly options: KafkaSourceOptions<T>) {
+    const hasTopics = options.topics !== undefined && (typeof options.topics === 'string' || options.topics.length > 0);
+    if (hasTopics === (options.topicPattern !== undefined)) throw new Error('kafka source: give either topics or topicPattern');
+    const so = options.startingOffsets;
+    if (typeof so === 'object' && 'committed' in so && options.groupId === undefined) throw new Error('kafka source: startingOffsets { committed } needs a groupId');
+    this.boundedness = options.stoppingOffsets === 'latest' ? 'bounded' : 'unbounded';
+  }
+
+  /** @internal */
+  matches(topic: string): boolean {
+    const o = this.options;
+    if (o.topicPattern !== undefined) return o.topicPattern.test(topic) && !topic.startsWith('__');
+    return (typeof o.topics === 'string' ? [o.topics] : o.topics!).includes(topic);
+  }
+
+  /** @internal */
+  async subscribedTopics(cluster: KafkaCluster): Promise<TopicInfo[]> {
+    const o = this.options;
+    if (o.topicPattern !== undefined) return (await cluster.listTopics()).filter((t) => this.matches(t.name));
+    const names = typeof o.topics === 'string' ? [o.topics] : o.topics!;
+    return Promise.all(names.map((n) => cluster.topic(n)));
+  }
+
+  async createSplits(parallelism: number): Promise<KafkaSplit[]> {
+    const cluster = new KafkaCluster({ ...this.options, clientId: this.options.clientId ?? 'sluice-source' });
+    try {
+      const topics = await this.subscribedTopics(cluster);
+      const partitions = topics.flatMap((t) => t.partitions.map((p) => ({ topic: t.name, partition: p.partition })));
+      const start = await resolveStartingOffsets(cluster, this.options, partitions);
+      const stop = this.options.stoppingOffsets === 'latest' ? await listOffsets(cluster, partitions, LATEST, this.isolation()) : undefined;
+      return partitions.map((tp) => {
+        const key = `${tp.topic}:${tp.partition}`;
+        return { ...tp, offset: start.get(key)!.toString(), ...(stop === undefined ? {} : { stopAt: stop.get(key)!.toString() }), ownerParallelism: parallelism };
+      });
+    } finally {
+      await cluster.close();
+    }
+  }
+
+  assignSplit(split: KafkaSplit, _index: number, parallelism: number): number {
+    return splitOwner(split.topic, split.partition, parallelism);
+  }
+
+  createReader(ctx: SourceReaderContext): SourceReader<T, KafkaSplit> {
+    return new KafkaSourceReader(this, ctx);
+  }
+
+  /** @internal */
+  isolation(): 0 | 1 {
+    return (this.options.isolationLevel ?? 'read_committed') === 'read_committed' ? 1 : 0;
+  }
+}
+
+async function listOffsets(cluster: KafkaCluster, partitions: readonly { topic: string; partition: number }[], timestamp: bigint, isolation: 0 | 1): Promise<Map<string, bigint>> {
+  const out = new Map<string, bigint>();
+  for (const tp of partitions) {
+    const r = await cluster.retrying(`ListOffsets of ${tp.topic}:${tp.partition}`, async () => {
+      const leader = await cluster.leaderConnection(tp.topic, tp.partition);
+      return listOffsetsV9.api.async(leader.connection, -1, isolation, [{ name: tp.topic, partitions: [{ partitionIndex: tp.partition, currentLeaderEpoch: -1, timestamp }] }]);
+    });
+    const offset = r.topics[0]!.partitions[0]!.offset;
+    out.set(`${tp.topic}:${tp.partition}`, offset);
+  }
+  return out;
+}
+
+async function resolveStartingOffsets(
+  cluster: KafkaCluster,
+  o: KafkaSourceOptions<unknown>,
+  partitions: readonly { topic: string; partition: number }[],
+): Promise<Map<string, bigint>> {
+  const so = o.startingOffsets ?? 'earliest';
+  const isolation = (o.isolationLevel ?? 'read_committed') === 'read_committed' ? 1 : 0;
+  if (so === 'earliest') return listOffsets(cluster, partitions, EARLIEST, isolation);
+  if (so === 'latest') return listOffsets(cluster, partitions, LATEST, isolation);
+  if ('timestampMs' in so) {
+    const byTime = await listOffsets(cluster, partitions, BigInt(so.timestampMs), isolation);
+    const latest = await listOffsets(cluster, partitions, LATEST, isolation);
+    for (const [k, v] of byTime) if (v < 0n) byTime.set(k, latest.get(k)!);
+    return byTime;
+  }
+  const groupId = o.groupId!;
+  const topics = new Map<string, number[]>();
+  for (const tp of partitions) topics.set(tp.topic, [...(topics.get(tp.topic) ?? []), tp.partition]);
+  const r = await cluster.retrying(`OffsetFetch of group '${groupId}'`, async () =>
+    offsetFetchV9.api.async(await cluster.coordinator('group', groupId), [{ groupId, memberEpoch: -1, topics: [...topics].map(([name, partitionIndexes]) => ({ name, partitionIndexes })) }], true),
+  );
+  const fallback = await listOffsets(cluster, partitions, so.fallback === 'latest' ? LATEST : EARLIEST, isolation);
+  const out = new Map(fallback);
+  for (const t of r.groups[0]?.topics ?? []) for (const p of t.partitions) if (p.committedOffset >= 0n) out.set(`${t.name}:${p.partitionIndex}`, p.committedOffset);
+  return out;
+}
+
+/** What the fetch loop hands the poll: a record, or the split's position after skipped markers and aborted records. */
+type Fetched =
+  | { readonly split: KafkaSplit; readonly offset: bigint; readonly record: ConsumedRecord }
+  | { readonly split: KafkaSplit; readonly advanceTo: bigint; readonly record?: undefined };
+
+const RECORDS_PER_POLL = 512;
+/** UNKNOWN_TOPIC_OR_PARTITION, LEADER_NOT_AVAILABLE, NOT_LEADER_OR_FOLLOWER, FENCED_LEADER_EPOCH, UNKNOWN_LEADER_EPOCH. */
+const RETRIABLE_FETCH_ERRORS = new Set([3, 5, 6, 74, 75]);
+
+class KafkaSourceReader<T> implements SourceReader<T, KafkaSplit> {
+  private readonly splits = new Map<string, KafkaSplit>();
+  /** Next offset to fetch per split (ahead of `split.offset` by what is queued). */
+  private readonly fetchPositions = new Map<string, bigint>();
+  private readonly queue: Fetched[] = [];
+  private queueHead = 0;
+  private cluster: KafkaCluster | undefined;
+  private loop: Promise<void> | undefined;
+  private failure: Error | undefined;
+  private closed = false;
+  private noMore = false;
+  private waiter: (() => void) | undefined;
+  private drained: (() => void) | undefined;
+  private readonly deserialize: (r: ConsumedRecord) => T;
+  private readonly snapshots = new Map<number, { topic: string; partition: number; offset: bigint }[]>();
+  private discoveryEnabled: boolean;
+  private nextDiscoveryMs = 0;
+
+  constructor(
+    private readonly source: KafkaSource<T>,
+    private readonly ctx: SourceReaderContext,
+  ) {
+    const o = source.options;
+    if (o.recordDeserializer !== undefined) {
+      this.deserialize = o.recordDeserializer;
+    } else {
+      const d: Deserializer<T> = resolveDeserializer<T>(o.deserializer, 'string');
+      this.deserialize = (r) => d(r.value);
+    }
+    this.discoveryEnabled = (o.partitionDiscoveryIntervalMs ?? 0) > 0 && source.boundedness === 'unbounded';
+  }
+
+  start(): void {
+    this.cluster = new KafkaCluster({ ...this.source.options, clientId: this.source.options.clientId ?? `sluice-source-${this.ctx.subtaskIndex}` });
+  }
+
+  addSplits(splits: readonly KafkaSplit[]): void {
+    for (const s of splits) {
+      const split: KafkaSplit = { ...s };
+      if (split.ownerParallelism !== this.ctx.parallelism && this.discoveryEnabled) {
+        this.discoveryEnabled = false;
+        this.log(`kafka source subtask ${this.ctx.subtaskIndex}: restored at parallelism ${this.ctx.parallelism} from ${split.ownerParallelism}: partition discovery is off for this run`);
+      }
+      this.splits.set(`${s.topic}:${s.partition}`, split);
+      this.fetchPositions.set(`${s.topic}:${s.partition}`, BigInt(s.offset));
+    }
+  }
+
+  noMoreSplits(): void {
+    this.noMore = true;
+    this.loop ??= this.fetchLoop().catch((e: unknown) => {
+      this.failure = e instanceof Error ? e : new Error(String(e));
+      this.wakePoll();
+    });
+  }
+
+  pollNext(output: ReaderOutput<T>): InputStatus {
+    if (this.failure !== undefined) throw this.failure;
+    let emitted = 0;
+    while (this.queueHead < this.queue.length && emitted < RECORDS_PER_POLL) {
+      const f = this.queue[this.queueHead++]!;
+      if (f.record === undefined) {
+        if (BigInt(f.split.offset) < f.advanceTo) f.split.offset = f.advanceTo.toString();
+        continue;
+      }
+      let value: T;
+      try {
+        value = this.deserialize(f.record);
+      } catch (e) {
+        throw new Error(
+          `kafka source: cannot deserialize the record at topic '${f.record.topic}' partition ${f.record.partition} offset ${f.record.offset}: ${(e as Error).message}`,
+          { cause: e },
+        );
+      }
+      f.split.offset = (f.offset + 1n).toString();
+      output.collect(value, f.record.timestampMs);
+      emitted++;
+    }
+    if (this.queueHead >= this.queue.length) {
+      this.queue.length = 0;
+      this.queueHead = 0;
+      this.drained?.();
+    }
+    if (emitted > 0) return 'more';
+    if (this.source.boundedness === 'bounded' && this.noMore && [...this.splits.values()].every((s) => s.stopAt === undefined || BigInt(s.offset) >= BigInt(s.stopAt))) return 'end';
+    return 'nothing';
+  }
+
+  isAvailable(): Promise<void> {
+    if (this.queueHead < this.queue.length || this.failure !== undefined) return Promise.resolve();
+    return new Promise((resolve) => {
+      this.waiter = resolve;
+      // Also wake now and then: a bounded reader checks its end, and nothing is lost by polling.
+      setTimeout(() => this.wakePoll(), 100).unref();
+    });
+  }
+
+  snapshotState(checkpointId: number): KafkaSplit[] {
+    const splits = [...this.splits.values()].map((s) => ({ ...s }));
+    this.snapshots.set(checkpointId, splits.map((s) => ({ topic: s.topic, partition: s.partition, offset: BigInt(s.offset) })));
+    return splits;
+  }
+
+  /** Commits the offsets of the completed checkpoint to the group: for monitoring only, a failure is logged. */
+  async notifyCheckpointComplete(checkpointId: number): Promise<void> {
+    const offsets = this.snapshots.get(checkpointId);
+    for (const id of [...this.snapshots.keys()]) if (id <= checkpointId) this.snapshots.delete(id);
+    const groupId = this.source.options.groupId;
+    if (offsets === undefined || groupId === undefined || this.source.options.commitOffsetsOnCheckpoint === false || offsets.length === 0) return;
+    const cluster = this.cluster;
+    if (cluster === undefined || cluster.isClosed) return;
+    const topics = new Map<string, { partitionIndex: number; committedOffset: bigint; committedLeaderEpoch: number }[]>();
+    for (const o of offsets) topics.set(o.topic, [...(topics.get(o.topic) ?? []), { partitionIndex: o.partition, committedOffset: o.offset, committedLeaderEpoch: -1 }]);
+    try {
+      await cluster.retrying(`OffsetCommit of group '${groupId}'`, async () =>
+        offsetCommitV9.api.async(await cluster.coordinator('group', groupId), groupId, -1, '', null, [...topics].map(([name, partitions]) => ({ name, partitions }))),
+      );
+    } catch (e) {
+      if (this.closed) return; // the attempt ended meanwhile
+      this.log(`kafka source subtask ${this.ctx.subtaskIndex}: committing offsets of checkpoint ${checkpointId} to group '${groupId}' failed (monitoring only): ${(e as Error).message}`);
+    }
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    this.drained?.();
+    await this.cluster?.close();
+    await this.loop?.catch(() => {});
+  }
+
+  private log(message: string): void {
+    if (this.source.options.log !== undefined) this.source.options.log(message);
+    else process.stderr.write(`[sluice] ${message}\n`);
+  }
+
+  private wakePoll(): void {
+    const w = this.waiter;
+    this.waiter = undefined;
+    w?.();
+  }
+
+  private get queued(): number {
+    return this.queue.length - this.queueHead;
+  }
+
+  private async fetchLoop(): Promise<void> {
+    const cluster = this.cluster!;
+    const max = this.source.options.queueRecordsMax ?? 10_000;
+    while (!this.closed) {
+      if (this.queued >= max) {
+        await new Promise<void>((resolve) => {
+          this.drained = resolve;
+        });
+        this.drained = undefined;
+        continue;
+      }
+      if (this.discoveryEnabled && this.ctx.nowMs() >= this.nextDiscoveryMs) {
+        this.nextDiscoveryMs = this.ctx.nowMs() + this.source.options.partitionDiscoveryIntervalMs!;
+        await this.discover(cluster);
+      }
+      const active = [...this.splits.values()].filter((s) => s.stopAt === undefined || this.fetchPositions.get(`${s.topic}:${s.partition}`)! < BigInt(s.stopAt));
+      if (active.length === 0) {
+        if (this.source.boundedness === 'bounded') return;
+        await sleep(100);
+        continue;
+      }
+      const byLeader = new Map<number, KafkaSplit[]>();
+      for (const s of active) {
+        const t = await cluster.topic(s.topic);
+        const leader = t.partitions[s.partition]?.leaderId ?? -1;
+        byLeader.set(leader, [...(byLeader.get(leader) ?? []), s]);
+      }
+      await Promise.all([...byLeader].map(([leader, splits]) => this.fetchFrom(cluster, leader, splits)));
+    }
+  }
+
+  private async discover(cluster: KafkaCluster): Promise<void> {
+    const topics = await this.source.subscribedTopics(cluster);
+    const added: KafkaSplit[] = [];
+    for (const t of topics) {
+      for (const p of t.partitions) {
+        const key = `${t.name}:${p.partition}`;
+        if (this.splits.has(key) || splitOwner(t.name, p.partition, this.ctx.parallelism) !== this.ctx.subtaskIndex) continue;
+        const [offset] = (await listOffsets(cluster, [{ topic: t.name, partition: p.partition }], EARLIEST, this.source.isolation())).values();
+        added.push({ topic: t.name, partition: p.partition, offset: offset!.toString(), ownerParallelism: this.ctx.parallelism });
+      }
+    }
+    if (added.length > 0) {
+      this.log(`kafka source subtask ${this.ctx.subtaskIndex}: discovered ${added.map((s) => `${s.topic}:${s.partition}`).join(', ')}`);
+      this.addSplits(added);
+    }
+  }
+
+  private async fetchFrom(cluster: KafkaCluster, leader: number, splits: readonly KafkaSplit[]): Promise<void> {
+    const topicIds = new Map<string, string>();
+    const byTopic = new Map<string, KafkaSplit[]>();
+    for (const s of splits) {
+      topicIds.set(s.topic, (await cluster.topic(s.topic)).topicId);
+      byTopic.set(s.topic, [...(byTopic.get(s.topic) ?? []), s]);
+    }
+    let response;
+    try {
+      response = await cluster.retrying(`fetch from broker ${leader}`, async () =>
+        fetchV17.api.async(
+          await cluster.connectionTo(leader),
+          this.source.options.fetchMaxWaitMs ?? 200,
+          1,
+          8 << 20,
+          this.source.isolation(),
+          0,
+          -1,
+          [...byTopic].map(([topic, list]) => ({
+            topicId: topicIds.get(topic)!,
+            partitions: list.map((s) => ({
+              partition: s.partition,
+              currentLeaderEpoch: -1,
+              fetchOffset: this.fetchPositions.get(`${s.topic}:${s.partition}`)!,
+              lastFetchedEpoch: -1,
+              partitionMaxBytes: 1 << 20,
+            })),
+          })),
+          [],
+          '',
+        ),
+      );
+    } catch (e) {
+      if (this.closed) return;
+      throw e;
+    }
+    const topicById = new Map([...topicIds].map(([name, id]) => [id, name]));
+    for (const t of response.responses) {
+      const topic = topicById.get(t.topicId)!;
+      for (const p of t.partitions) {
+        const split = this.splits.get(`${topic}:${p.partitionIndex}`)!;
+        if (p.errorCode !== 0) {
+          await this.partitionError(cluster, split, p.errorCode);
+          continue;
+        }
+        this.take(split, p.records ?? [], p.abortedTransactions);
+      }
+    }
+    this.wakePoll();
+  }
+
+  private async partitionError(cluster: KafkaCluster, split: KafkaSplit, errorCode: number): Promise<void> {
+    const key = `${split.topic}:${split.partition}`;
+    if (errorCode === 1) {
+      // OFFSET_OUT_OF_RANGE: the records were deleted (retention); go on from the earliest there is.
+      const [offset] = (await listOffsets(cluster, [split], EARLIEST, this.source.isolation())).values();
+      this.log(`kafka source: offset ${this.fetchPositions.get(key)} of ${key} is out of range; reading on from ${offset}`);
+      this.fetchPositions.set(key, offset!);
+      this.queue.push({ split, advanceTo: offset! });
+      return;
+    }
+    // Leadership moved or metadata is stale: look again next round.
+    if (!RETRIABLE_FETCH_ERRORS.has(errorCode)) throw new Error(`kafka source: fetching ${key} failed with Kafka error code ${errorCode}`);
+    await cluster.refreshMetadata([split.topic]).catch(() => {});
+    await sleep(50);
+  }
+
+  /**
+   * Queues the records of one partition's fetch from the fetch position on. read_committed:
+   * the records of aborted transactions are skipped as Kafka's Java consumer does (a producer
+   * is aborted from the first offset the response lists until its ABORT marker); control
+   * records are never returned.
+   */
+  private take(split: KafkaSplit, batches: readonly FetchedBatch[], abortedTransactions: readonly { producerId: bigint; firstOffset: bigint }[]): void {
+    const key = `${split.topic}:${split.partition}`;
+    let position = this.fetchPositions.get(key)!;
+    const stopAt = split.stopAt === undefined ? undefined : BigInt(split.stopAt);
+    const aborted = [...abortedTransactions].sort((a, b) => (a.firstOffset < b.firstOffset ? -1 : a.firstOffset > b.firstOffset ? 1 : 0));
+    const abortedProducers = new Set<bigint>();
+    let nextAborted = 0;
+    const readCommitted = this.source.isolation() === 1;
+    for (const batch of batches) {
+      const lastOffset = batch.firstOffset + BigInt(batch.lastOffsetDelta);
+      if (lastOffset < position) continue;
+      if (stopAt !== undefined && batch.firstOffset >= stopAt) break;
+      if (readCommitted) {
+        while (nextAborted < aborted.length && aborted[nextAborted]!.firstOffset <= lastOffset) abortedProducers.add(aborted[nextAborted++]!.producerId);
+      }
+      const control = (batch.attributes & IS_CONTROL) !== 0;
+      if (control) {
+        const type = batch.records[0]?.key?.readInt16BE(2);
+        if (type === 0) abortedProducers.delete(batch.producerId);
+      } else if (!(readCommitted && (batch.attributes & IS_TRANSACTIONAL) !== 0 && abortedProducers.has(batch.producerId))) {
+        for (const r of batch.records) {
+          const offset = batch.firstOffset + BigInt(r.offsetDelta);
+          if (offset < position || (stopAt !== undefined && offset >= stopAt)) continue;
+          this.queue.push({
+            split,
+            offset,
+            record: {
+              topic: split.topic,
+              partition: split.partition,
+              offset,
+              timestampMs: Number(batch.firstTimestamp + r.timestampDelta),
+              key: r.key ?? undefined,
+              value: r.value ?? undefined,
+              headers: r.headers.map(([k, v]) => [k?.toString('utf8') ?? '', v ?? undefined] as const),
+            },
+          });
+        }
+      }
+      position = stopAt !== undefined && lastOffset + 1n > stopAt ? stopAt : lastOffset + 1n;
+    }
+    this.fetchPositions.set(key, position);
+    this.queue.push({ split, advanceTo: position });
+  }
+}
+
+interface FetchedBatch {
+  readonly firstOffset: bigint;
+  readonly lastOffsetDelta: number;
+  readonly attributes: number;
+  readonly producerId: bigint;
+  readonly firstTimestamp: bigint;
+  readonly records: readonly { offsetDelta: number; timestampDelta: bigint; key: Buffer | null; value: Buffer | null; headers: [Buffer | null, Buffer | null][] }[];
+}

@@ -1,0 +1,55 @@
+import type { JobGraph, JobVertex } from '../../graph/job-graph.js';
+import type { CheckpointBarrier } from '../channel/stream-element.js';
+import type { SubtaskRestore } from '../checkpoint/subtask-state.js';
+import type { TaskCheckpointing } from '../task/stream-task.js';
+import type { TaskState } from '../task/task-state.js';
+
+/** What the job executor sees of a subtask, wherever it runs. */
+export interface TaskView {
+  readonly vertex: JobVertex;
+  readonly subtaskIndex: number;
+  readonly state: TaskState;
+  readonly recordsIn: number;
+  recordsOut(): number;
+  /** Lowest event-time watermark over the task's inputs. */
+  inputWatermarkMs(): number;
+}
+
+/** One deployment of the whole job (an attempt), as the executor asks for it. */
+export interface AttemptSpec {
+  readonly attemptNumber: number;
+  readonly graph: JobGraph;
+  /** State to start from, by subtaskKey(vertex id, subtask); undefined on a fresh start. */
+  readonly restore: ReadonlyMap<string, SubtaskRestore> | undefined;
+  /** Splits of every source subtask, by subtaskKey. */
+  readonly splits: ReadonlyMap<string, unknown[]>;
+  /** Absent when checkpointing is off; its responder is the coordinator. */
+  readonly checkpointing: TaskCheckpointing | undefined;
+  /** A subtask failed (or its process died): the attempt is over. */
+  readonly fail: (error: Error) => void;
+}
+
+/** The tasks of an attempt, deployed somewhere: in this process or on TaskManagers. */
+export interface DeployedAttempt {
+  readonly tasks: readonly TaskView[];
+  /** Restores every task's state; rejects when one cannot start. */
+  initialize(): Promise<void>;
+  /** Starts processing everywhere. */
+  start(): void;
+  /** Resolves when every task has finished; rejects with the first failure. */
+  readonly done: Promise<void>;
+  /** Cancels every task; resolves when all have stopped. */
+  cancel(): Promise<void>;
+  triggerSources(barrier: CheckpointBarrier): void;
+  notifyComplete(checkpointId: number, final: boolean): void;
+  notifyAborted(checkpointId: number, reason: string): void;
+  /** Stop-with-savepoint: sources stop (with `drain`, event time is closed first). */
+  stopSources(drain: boolean): void;
+}
+
+/** Places the subtasks of an attempt and runs them. */
+export interface Deployer {
+  deploy(spec: AttemptSpec): Promise<DeployedAttempt>;
+  /** The deployer is no longer needed (the job ended). */
+  close?(): Promise<void>;
+}

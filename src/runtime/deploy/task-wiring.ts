@@ -1,0 +1,165 @@
+import type { JobGraph, JobVertex } from '../../graph/job-graph.js';
+import type { StreamEdge } from '../../graph/stream-graph.js';
+import type { InputChannel, OutputChannel } from '../channel/channel.js';
+import { LocalChannel } from '../channel/local-channel.js';
+import { isPointwise } from '../channel/partitioner.js';
+import type { ChannelElement } from '../channel/stream-element.js';
+import { subtaskKey } from '../checkpoint/state-persistence.js';
+import type { SubtaskRestore } from '../checkpoint/subtask-state.js';
+import type { Clock } from '../task/clock.js';
+import { InputStreamTask } from '../task/input-stream-task.js';
+import { SourceStreamTask } from '../task/source-stream-task.js';
+import type { StreamTask, TaskCheckpointing, TaskDeployment } from '../task/stream-task.js';
+import type { TaskScheduler } from '../task/task-scheduler.js';
+
+/**
+ * One channel of the job graph: from subtask `producer` of the edge's source vertex to
+ * subtask `consumer` of its target vertex. `id` numbers the channels in one fixed order, so
+ * every process that builds the same graph gives a channel the same id.
+ */
+export interface ChannelSpec {
+  readonly id: number;
+  readonly edge: StreamEdge;
+  readonly source: JobVertex;
+  readonly target: JobVertex;
+  readonly producer: number;
+  readonly consumer: number;
+  /** Logical input of the consumer (0 or 1) and the channel's index within it. */
+  readonly input: number;
+  readonly indexInInput: number;
+  readonly capacityBuffers: number;
+}
+
+/** The input end a channel needs here: it takes the in-flight records of a restore first. */
+export type RestorableInputChannel = InputChannel & { push(element: ChannelElement): void };
+
+/** Where the two ends of channels that cross to another process come from (cluster runtime). */
+export interface RemoteChannels {
+  /** The producer is here, the consumer elsewhere. */
+  output(spec: ChannelSpec): OutputChannel;
+  /** The consumer is here, the producer elsewhere. */
+  input(spec: ChannelSpec): RestorableInputChannel;
+}
+
+/** Every channel of the graph, in the fixed order that numbers them. */
+export function channelSpecs(graph: JobGraph, config: { buffersPerChannel: number; floatingBuffersPerGate: number }): ChannelSpec[] {
+  const specs: ChannelSpec[] = [];
+  for (const v of graph.vertices) {
+    const channelsPerInput = new Map<number, number>();
+    for (const e of v.inputs) {
+      const t = e.streamEdge.typeNumber;
+      channelsPerInput.set(t, (channelsPerInput.get(t) ?? 0) + (isPointwise(e.streamEdge.partitioning) ? 1 : e.source.parallelism));
+    }
+    // index within each (consumer, input): channels are appended in edge order, producer order
+    const nextIndex = new Map<string, number>();
+    for (const e of v.inputs) {
+      const pointwise = isPointwise(e.streamEdge.partitioning);
+      const t = e.streamEdge.typeNumber;
+      const capacity = config.buffersPerChannel + Math.ceil(config.floatingBuffersPerGate / channelsPerInput.get(t)!);
+      for (let p = 0; p < e.source.parallelism; p++) {
+        for (let c = 0; c < v.parallelism; c++) {
+          if (pointwise && p !== c) continue;
+          const k = `${c}/${t}`;
+          const indexInInput = nextIndex.get(k) ?? 0;
+          nextIndex.set(k, indexInInput + 1);
+          specs.push({ id: specs.length, edge: e.streamEdge, source: e.source, target: v, producer: p, consumer: c, input: t - 1, indexInInput, capacityBuffers: capacity });
+        }
+      }
+    }
+  }
+  return specs;
+}
+
+export interface WireTasksOptions {
+  readonly graph: JobGraph;
+  /** Whether a subtask runs in this process. */
+  readonly isLocal: (vertex: JobVertex, subtaskIndex: number) => boolean;
+  /** Needed when some channel crosses processes. */
+  readonly remote?: RemoteChannels;
+  readonly attemptNumber: number;
+  readonly scheduler: TaskScheduler;
+  readonly clock: Clock;
+  readonly batchSizeRecords: number;
+  readonly buffersPerChannel: number;
+  readonly floatingBuffersPerGate: number;
+  readonly checkpointing: TaskCheckpointing | undefined;
+  /** By subtaskKey(vertex id, subtask). */
+  readonly restore: ReadonlyMap<string, SubtaskRestore> | undefined;
+  /** Splits of each local source subtask, by subtaskKey. */
+  readonly splits: ReadonlyMap<string, unknown[]>;
+}
+
+/**
+ * Creates the tasks of the subtasks that run here and the channels between them: in-memory
+ * channels where both ends are here, remote ends otherwise. In-flight records of an
+ * unaligned checkpoint are put into the input channels first, to be replayed before new input.
+ */
+export function wireTasks(o: WireTasksOptions): { tasks: StreamTask[]; sourceTasks: SourceStreamTask[] } {
+  const specs = channelSpecs(o.graph, { buffersPerChannel: o.buffersPerChannel, floatingBuffersPerGate: o.floatingBuffersPerGate });
+  const outputs = new Map<string, Map<StreamEdge, OutputChannel[]>>();
+  const inputs = new Map<string, RestorableInputChannel[][]>();
+  for (const v of o.graph.vertices) {
+    const numInputs = v.inputs.some((e) => e.streamEdge.typeNumber === 2) ? 2 : v.inputs.length > 0 ? 1 : 0;
+    for (let i = 0; i < v.parallelism; i++) {
+      if (!o.isLocal(v, i)) continue;
+      outputs.set(subtaskKey(v.id, i), new Map(v.outputs.map((e) => [e.streamEdge, []])));
+      inputs.set(subtaskKey(v.id, i), Array.from({ length: numInputs }, () => []));
+    }
+  }
+  for (const s of specs) {
+    const producerHere = o.isLocal(s.source, s.producer);
+    const consumerHere = o.isLocal(s.target, s.consumer);
+    if (!producerHere && !consumerHere) continue;
+    let out: OutputChannel | undefined;
+    let inp: RestorableInputChannel | undefined;
+    if (producerHere && consumerHere) {
+      const ch = new LocalChannel(s.capacityBuffers);
+      out = ch;
+      inp = ch;
+    } else {
+      if (o.remote === undefined) throw new Error(`channel ${s.id} (${s.source.name} -> ${s.target.name}) crosses processes, but no network is set up`);
+      if (producerHere) out = o.remote.output(s);
+      else inp = o.remote.input(s);
+    }
+    if (out !== undefined) outputs.get(subtaskKey(s.source.id, s.producer))!.get(s.edge)!.push(out);
+    if (inp !== undefined) {
+      const list = inputs.get(subtaskKey(s.target.id, s.consumer))![s.input]!;
+      if (list.length !== s.indexInInput) throw new Error(`channel ${s.id}: index ${s.indexInInput} in input ${s.input} of ${s.target.name}#${s.consumer}, expected ${list.length}`);
+      list.push(inp);
+    }
+  }
+
+  const tasks: StreamTask[] = [];
+  const sourceTasks: SourceStreamTask[] = [];
+  for (const v of o.graph.vertices) {
+    const head = v.nodes[0]!;
+    for (let i = 0; i < v.parallelism; i++) {
+      if (!o.isLocal(v, i)) continue;
+      const key = subtaskKey(v.id, i);
+      const subtaskRestore = o.restore?.get(key);
+      const d: TaskDeployment = {
+        vertex: v,
+        subtaskIndex: i,
+        attemptNumber: o.attemptNumber,
+        outputs: outputs.get(key)!,
+        scheduler: o.scheduler,
+        clock: o.clock,
+        batchSizeRecords: o.batchSizeRecords,
+        checkpointing: o.checkpointing,
+        restore: subtaskRestore,
+      };
+      if (head.source !== undefined) {
+        const t = new SourceStreamTask(d, head.source, o.splits.get(key) ?? []);
+        sourceTasks.push(t);
+        tasks.push(t);
+      } else {
+        const ins = inputs.get(key)!;
+        for (const b of subtaskRestore?.inFlight ?? []) {
+          ins[b.input]![b.channel]!.push({ kind: 'batch', values: [...b.values], timestamps: [...b.timestamps] });
+        }
+        tasks.push(new InputStreamTask(d, ins));
+      }
+    }
+  }
+  return { tasks, sourceTasks };
+}

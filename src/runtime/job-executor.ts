@@ -1,0 +1,495 @@
+import { randomBytes } from 'node:crypto';
+import { ConfigError, type Configuration } from '../config/configuration.js';
+import type { JobGraph } from '../graph/job-graph.js';
+import type { CheckpointBarrier } from './channel/stream-element.js';
+import { CheckpointCoordinator, type CompletedCheckpointInfo } from './checkpoint/checkpoint-coordinator.js';
+import { CheckpointStatsTracker } from './checkpoint/checkpoint-stats.js';
+import { checkpointCoordinatorConfig, type CheckpointCoordinatorConfig } from './checkpoint/coordinator-decisions.js';
+import { restoreAssignments, subtaskKey } from './checkpoint/state-persistence.js';
+import type { SubtaskRestore } from './checkpoint/subtask-state.js';
+import { createRestartStrategy, maxRestartDelayMs } from './recovery/restart-strategy.js';
+import { createCheckpointStorage } from './storage/checkpoint-storage-factory.js';
+import type { CheckpointStorage } from './storage/checkpoint-storage.js';
+import { chooseCheckpointToRestore, describeFallbacks } from './storage/choose-checkpoint-to-restore.js';
+import { locateSnapshot, readSnapshotMetadata, readStateHandleInDirectory } from './storage/snapshot-directory-reader.js';
+import { systemClock, type Clock } from './task/clock.js';
+import type { StreamTask, TaskCheckpointing } from './task/stream-task.js';
+import type { DeployedAttempt, Deployer, TaskView } from './deploy/deployer.js';
+import { InProcessDeployer } from './deploy/in-process-deployer.js';
+
+export interface VertexResult {
+  readonly name: string;
+  readonly parallelism: number;
+  readonly recordsIn: number;
+  readonly recordsOut: number;
+}
+
+export interface JobResult {
+  readonly jobId: string;
+  readonly jobName: string;
+  readonly status: 'FINISHED' | 'CANCELED';
+  readonly durationMs: number;
+  /** Restarts after failures. */
+  readonly numRestarts: number;
+  readonly completedCheckpoints: number;
+  readonly vertices: readonly VertexResult[];
+}
+
+/** Live counters of a running job. */
+export interface JobProgress {
+  /** Records emitted by sources so far (this attempt). */
+  readonly sourceRecords: number;
+  /** Records received by the last operators (those without outputs). */
+  readonly sinkRecords: number;
+  /** Lowest event-time watermark at the last operators; undefined before the first. */
+  readonly watermarkMs: number | undefined;
+  readonly runningTasks: number;
+  readonly numRestarts: number;
+  readonly completedCheckpoints: number;
+}
+
+export class JobExecutionError extends Error {
+  override readonly name = 'JobExecutionError';
+}
+
+export interface JobExecutorOptions {
+  readonly clock?: Clock;
+  readonly jobId?: string;
+  readonly random?: () => number;
+  /** Where the runtime reports restarts, fallbacks and checkpoint failures (default: stderr). */
+  readonly log?: (message: string) => void;
+  /** Start from a savepoint or a retained checkpoint (`sluice run -s <path>`). */
+  readonly restoreFrom?: { readonly path: string; readonly allowNonRestoredState: boolean };
+  /** Called with each attempt's tasks once they run (fault injection in tests). */
+  readonly onAttemptStarted?: (attempt: RunningAttempt) => void;
+  /** Where the subtasks run (default: all in this process). */
+  readonly deployer?: Deployer;
+}
+
+/** One deployment of the job: its tasks and coordinator. */
+export interface RunningAttempt {
+  readonly attemptNumber: number;
+  /** The tasks of the attempt that run in this process (none on a cluster). */
+  readonly tasks: readonly StreamTask[];
+  readonly coordinator: CheckpointCoordinator | undefined;
+}
+
+/**
+ * Runs a job graph: deploys its subtasks (in this process, or on TaskManagers), runs a
+ * checkpoint coordinator when checkpointing is on, and restarts from the latest completed
+ * checkpoint after a failure, as the restart strategy allows.
+ */
+export class JobExecutor {
+  readonly jobId: string;
+  private readonly clock: Clock;
+  private readonly random: () => number;
+  private readonly log: (message: string) => void;
+  /** The tasks of the current attempt. */
+  tasks: readonly TaskView[] = [];
+  private attempt: DeployedAttempt | undefined;
+  private readonly deployer: Deployer;
+  private canceled = false;
+  private cancelAttempt: ((e: Error) => void) | undefined;
+  private numRestarts = 0;
+  readonly checkpointStats = new CheckpointStatsTracker();
+  private coordinator: CheckpointCoordinator | undefined;
+  private readonly checkpointing: CheckpointCoordinatorConfig | undefined;
+
+  constructor(
+    readonly jobGraph: JobGraph,
+    readonly config: Configuration,
+    private readonly options: JobExecutorOptions = {},
+  ) {
+    this.clock = options.clock ?? systemClock;
+    this.random = options.random ?? Math.random;
+    this.jobId = options.jobId ?? randomBytes(16).toString('hex');
+    this.log = options.log ?? ((m) => process.stderr.write(`[sluice] ${m}\n`));
+    this.deployer = options.deployer ?? new InProcessDeployer(config, this.clock);
+    this.checkpointing = config.getOptionalNumber('execution.checkpointing.interval') === undefined ? undefined : checkpointCoordinatorConfig(config);
+    if (this.checkpointing?.unaligned === true) {
+      if (this.checkpointing.mode !== 'EXACTLY_ONCE') {
+        throw new ConfigError(
+          `execution.checkpointing.unaligned.enabled needs execution.checkpointing.mode EXACTLY_ONCE (it is ${this.checkpointing.mode}): turn one of them off`,
+        );
+      }
+      if (this.checkpointing.maxConcurrentCheckpoints > 1) {
+        throw new ConfigError(
+          `unaligned checkpoints need execution.checkpointing.max-concurrent-checkpoints 1 (it is ${this.checkpointing.maxConcurrentCheckpoints})`,
+        );
+      }
+    }
+  }
+
+  /** Flink's job states that a local job goes through. */
+  status: 'INITIALIZING' | 'RUNNING' | 'RESTARTING' | 'FINISHED' | 'FAILED' | 'CANCELED' = 'INITIALIZING';
+  startTimeMs = Date.now();
+  endTimeMs: number | undefined;
+  /** Failures of the job, oldest first (REST /jobs/:id/exceptions). */
+  readonly exceptions: { timestampMs: number; message: string; stack: string | undefined; taskName: string | undefined }[] = [];
+
+  private running: Promise<JobResult> | undefined;
+
+  /** Runs the job to its end; a second call returns the same result. */
+  run(): Promise<JobResult> {
+    this.running ??= this.runOnce();
+    return this.running;
+  }
+
+  private async runOnce(): Promise<JobResult> {
+    try {
+      const result = await this.runAttempts();
+      this.status = result.status;
+      return result;
+    } catch (e) {
+      this.status = this.canceled ? 'CANCELED' : 'FAILED';
+      throw e;
+    } finally {
+      this.endTimeMs = Date.now();
+      await this.deployer.close?.();
+    }
+  }
+
+  private async runAttempts(): Promise<JobResult> {
+    const startedMs = Date.now();
+    this.startTimeMs = startedMs;
+    const storage = await this.createStorage();
+    const strategy = createRestartStrategy(this.config, this.checkpointing !== undefined, this.random);
+    const initialSplits = await this.createSplits();
+    let restore: Map<string, SubtaskRestore> | undefined;
+    let retained: CompletedCheckpointInfo[] = [];
+    let nextCheckpointId = 1;
+    if (this.options.restoreFrom !== undefined) {
+      const initial = await this.loadSnapshot(this.options.restoreFrom.path, this.options.restoreFrom.allowNonRestoredState);
+      restore = initial.assignments;
+      nextCheckpointId = initial.checkpointId + 1;
+    }
+    for (let attempt = 0; ; attempt++) {
+      const result = await this.runAttempt(attempt, storage, initialSplits, restore, retained, nextCheckpointId);
+      if (result.ok) {
+        await this.cleanUpCheckpoints(storage, result.retained, 'FINISHED');
+        return {
+          jobId: this.jobId,
+          jobName: this.jobGraph.jobName,
+          // Every task finished: a cancel that came too late does not change that.
+          status: 'FINISHED',
+          durationMs: Date.now() - startedMs,
+          numRestarts: this.numRestarts,
+          completedCheckpoints: this.checkpointStats.counts.completed,
+          vertices: this.vertexResults(),
+        };
+      }
+      const cause = result.error;
+      if (this.canceled) {
+        await this.cleanUpCheckpoints(storage, result.retained, 'CANCELED');
+        return {
+          jobId: this.jobId,
+          jobName: this.jobGraph.jobName,
+          status: 'CANCELED',
+          durationMs: Date.now() - startedMs,
+          numRestarts: this.numRestarts,
+          completedCheckpoints: this.checkpointStats.counts.completed,
+          vertices: this.vertexResults(),
+        };
+      }
+      retained = result.retained;
+      nextCheckpointId = result.nextCheckpointId;
+      this.exceptions.push({ timestampMs: Date.now(), message: cause.message, stack: rootCause(cause).stack, taskName: undefined });
+      this.status = 'RESTARTING';
+      strategy.notifyFailure(cause, this.clock.nowMs());
+      if (!strategy.canRestart()) {
+        await this.cleanUpCheckpoints(storage, result.retained, 'FAILED');
+        const why = strategy.givingUpReason() ?? `restart strategy ${strategy.describe()} does not restart`;
+        throw new JobExecutionError(`job '${this.jobGraph.jobName}' failed: ${cause.message} (${why})`, { cause });
+      }
+      const delayMs = strategy.getBackoffTimeMs();
+      this.log(`job ${this.jobId}: ${cause.message}; restarting in ${delayMs} ms (${strategy.describe()})`);
+      await new Promise<void>((r) => this.clock.schedule(delayMs, r));
+      if (this.canceled) throw new JobExecutionError(`job '${this.jobGraph.jobName}' was canceled`, { cause });
+      restore = storage === undefined ? undefined : await this.loadLatest(storage, retained);
+      this.numRestarts++;
+    }
+  }
+
+  /**
+   * What happens to retained checkpoints when the job ends, as Flink's CheckpointProperties:
+   * a finished job discards them; a canceled one keeps them with RETAIN_ON_CANCELLATION; a
+   * failed one keeps them unless checkpoints are not externalized.
+   */
+  private async cleanUpCheckpoints(storage: CheckpointStorage | undefined, retained: readonly CompletedCheckpointInfo[], status: 'FINISHED' | 'CANCELED' | 'FAILED'): Promise<void> {
+    if (storage === undefined || retained.length === 0) return;
+    const retention = this.config.getString('execution.checkpointing.externalized-checkpoint-retention');
+    const discard =
+      status === 'FINISHED' ||
+      (status === 'CANCELED' && retention !== 'RETAIN_ON_CANCELLATION') ||
+      (status === 'FAILED' && retention === 'NO_EXTERNALIZED_CHECKPOINTS');
+    if (!discard) {
+      this.log(`job ${this.jobId} ${status.toLowerCase()}: keeping ${retained.length} checkpoint(s): ${retained.map((c) => c.pointer).join(', ')}`);
+      return;
+    }
+    for (const c of retained) {
+      try {
+        await storage.discardCheckpoint(c.checkpointId);
+      } catch (e) {
+        this.log(`discarding checkpoint ${c.checkpointId} failed: ${(e as Error).message}`);
+      }
+    }
+  }
+
+  private async createStorage(): Promise<CheckpointStorage | undefined> {
+    if (this.checkpointing === undefined) return undefined;
+    const storage = this.config.getString('execution.checkpointing.storage') as 'jobmanager' | 'filesystem' | undefined;
+    const dir = this.config.getString('execution.checkpointing.dir');
+    return createCheckpointStorage({
+      jobId: this.jobId,
+      ...(storage === undefined ? {} : { storage }),
+      ...(dir === undefined ? {} : { checkpointsDir: dir }),
+      dataInlineThresholdBytes: this.config.getNumber('execution.checkpointing.data-inline-threshold'),
+    });
+  }
+
+  /** The splits of every source subtask, by subtaskKey, created once at job start. */
+  private async createSplits(): Promise<Map<string, unknown[]>> {
+    const out = new Map<string, unknown[]>();
+    for (const v of this.jobGraph.vertices) {
+      const source = v.nodes[0]!.source;
+      if (source === undefined) continue;
+      const splits = await source.createSplits(v.parallelism);
+      for (let i = 0; i < v.parallelism; i++) out.set(subtaskKey(v.id, i), []);
+      splits.forEach((s, i) => out.get(subtaskKey(v.id, source.assignSplit?.(s, i, v.parallelism) ?? i % v.parallelism))!.push(s));
+    }
+    return out;
+  }
+
+  /** A savepoint or retained checkpoint given by path, redistributed to this job. */
+  private async loadSnapshot(path: string, allowNonRestoredState: boolean): Promise<{ assignments: Map<string, SubtaskRestore>; checkpointId: number }> {
+    const snapshot = await locateSnapshot(path);
+    const metadata = await readSnapshotMetadata(snapshot);
+    const ref = { pointer: snapshot.dir, checkpointId: metadata.checkpointId };
+    const assignments = await restoreAssignments(metadata, this.jobGraph, { readStateHandle: readStateHandleInDirectory }, ref, { allowNonRestoredState, log: this.log });
+    const withoutUid = this.jobGraph.vertices.flatMap((v) => v.nodes).filter((n) => !n.hasUserUid);
+    if (withoutUid.length > 0) {
+      this.log(
+        `operators without uid(): ${withoutUid.map((n) => `'${n.name}'`).join(', ')}; their state is matched by position in the graph, ` +
+          'which breaks when the job changes: give every stateful operator a uid()',
+      );
+    }
+    this.log(`job ${this.jobId}: restoring from ${metadata.type} ${metadata.checkpointId} of job ${metadata.jobId} (${snapshot.dir})`);
+    this.checkpointStats.counts.restored++;
+    this.checkpointStats.latestRestored = { id: metadata.checkpointId, restoreTimestampMs: this.clock.nowMs(), externalPath: snapshot.dir, isSavepoint: metadata.type === 'savepoint' };
+    return { assignments, checkpointId: metadata.checkpointId };
+  }
+
+  /** The newest readable retained checkpoint, redistributed to the job; older ones when it cannot be read. */
+  private async loadLatest(storage: CheckpointStorage, retained: readonly CompletedCheckpointInfo[]): Promise<Map<string, SubtaskRestore> | undefined> {
+    const candidates = [...retained].sort((a, b) => b.checkpointId - a.checkpointId);
+    const tried: { checkpointId: number; readable: boolean | Error }[] = [];
+    for (const c of candidates) {
+      try {
+        const metadata = await storage.readMetadata(c.pointer);
+        const assignments = await restoreAssignments(metadata, this.jobGraph, storage, c, { allowNonRestoredState: false });
+        tried.push({ checkpointId: c.checkpointId, readable: true });
+        for (const line of describeFallbacks(chooseCheckpointToRestore(tried))) this.log(line);
+        this.log(`job ${this.jobId}: restoring from checkpoint ${c.checkpointId} (${c.pointer})`);
+        this.checkpointStats.counts.restored++;
+        this.checkpointStats.latestRestored = { id: c.checkpointId, restoreTimestampMs: this.clock.nowMs(), externalPath: c.pointer, isSavepoint: false };
+        return assignments;
+      } catch (e) {
+        tried.push({ checkpointId: c.checkpointId, readable: e as Error });
+      }
+    }
+    if (tried.length === 0 && this.options.restoreFrom !== undefined) {
+      // No checkpoint of its own yet: the job restarts from the snapshot it was started from.
+      const again = await this.loadSnapshot(this.options.restoreFrom.path, this.options.restoreFrom.allowNonRestoredState);
+      return again.assignments;
+    }
+    if (tried.length > 0) {
+      for (const line of describeFallbacks(chooseCheckpointToRestore(tried))) this.log(line);
+      // Starting from scratch would replay everything into sinks that already committed it.
+      throw new JobExecutionError(
+        `job '${this.jobGraph.jobName}': none of the ${tried.length} retained checkpoint(s) can be read; ` +
+          'restore it by hand from a savepoint or a readable checkpoint (sluice run -s <path>), or start it anew',
+      );
+    }
+    this.log(`job ${this.jobId}: no completed checkpoint to restore; starting from the beginning`);
+    return undefined;
+  }
+
+  private async runAttempt(
+    attempt: number,
+    storage: CheckpointStorage | undefined,
+    splits: Map<string, unknown[]>,
+    restore: Map<string, SubtaskRestore> | undefined,
+    retained: CompletedCheckpointInfo[],
+    nextCheckpointId: number,
+  ): Promise<{ ok: true; retained: CompletedCheckpointInfo[] } | { ok: false; error: Error; retained: CompletedCheckpointInfo[]; nextCheckpointId: number }> {
+    const finalCheckpoint = this.config.getBoolean('execution.checkpointing.checkpoints-after-tasks-finish');
+    let failAttempt!: (e: Error) => void;
+    const attemptFailed = new Promise<never>((_, reject) => (failAttempt = reject));
+    attemptFailed.catch(() => {});
+    this.cancelAttempt = failAttempt;
+    let deployed: DeployedAttempt | undefined;
+    let coordinator: CheckpointCoordinator | undefined;
+    if (this.checkpointing !== undefined && storage !== undefined) {
+      coordinator = new CheckpointCoordinator({
+        jobId: this.jobId,
+        graph: this.jobGraph,
+        config: this.checkpointing,
+        storage,
+        clock: this.clock,
+        random: this.random,
+        retained,
+        nextCheckpointId,
+        finalCheckpoint,
+        stats: this.checkpointStats,
+        gateway: {
+          triggerSources: (barrier: CheckpointBarrier) => deployed?.triggerSources(barrier),
+          notifyComplete: (id, final) => deployed?.notifyComplete(id, final),
+          notifyAborted: (id, reason) => deployed?.notifyAborted(id, reason),
+          failJob: (reason) => failAttempt(new Error(reason)),
+          log: this.log,
+        },
+      });
+    }
+    const checkpointing: TaskCheckpointing | undefined =
+      coordinator === undefined
+        ? undefined
+        : {
+            mode: this.checkpointing!.mode === 'AT_LEAST_ONCE' ? 'at-least-once' : 'exactly-once',
+            responder: coordinator,
+            finalCheckpoint,
+            timeoutMs: this.checkpointing!.timeoutMs,
+            restartDelayMsMax: maxRestartDelayMs(this.config, true),
+          };
+    this.coordinator = coordinator;
+
+    const shutdown = async (): Promise<{ retained: CompletedCheckpointInfo[]; nextCheckpointId: number }> => {
+      await deployed?.cancel();
+      if (coordinator === undefined) return { retained, nextCheckpointId };
+      await coordinator.stop();
+      return { retained: coordinator.retainedCheckpoints(), nextCheckpointId: coordinator.nextCheckpointId };
+    };
+
+    try {
+      try {
+        deployed = await Promise.race([
+          this.deployer.deploy({ attemptNumber: attempt, graph: this.jobGraph, restore, splits, checkpointing, fail: failAttempt }),
+          attemptFailed,
+        ]);
+        this.attempt = deployed;
+        this.tasks = deployed.tasks;
+        await Promise.race([deployed.initialize(), attemptFailed]);
+      } catch (e) {
+        throw new Error(`job '${this.jobGraph.jobName}' failed to start: ${(e as Error).message}`, { cause: e });
+      }
+      deployed.start();
+      this.status = 'RUNNING';
+      coordinator?.start();
+      this.options.onAttemptStarted?.({ attemptNumber: attempt, tasks: deployed.tasks.filter(isStreamTask), coordinator });
+      await Promise.race([deployed.done, attemptFailed]);
+      await coordinator?.stop();
+      return { ok: true, retained: coordinator?.retainedCheckpoints() ?? [] };
+    } catch (e) {
+      const error = e instanceof Error ? e : new Error(String(e));
+      return { ok: false, error, ...(await shutdown()) };
+    }
+  }
+
+  private vertexResults(): VertexResult[] {
+    return this.jobGraph.vertices.map((v) => {
+      const ts = this.tasks.filter((t) => t.vertex === v);
+      return {
+        name: v.name,
+        parallelism: v.parallelism,
+        recordsIn: ts.reduce((a, t) => a + t.recordsIn, 0),
+        recordsOut: ts.reduce((a, t) => a + t.recordsOut(), 0),
+      };
+    });
+  }
+
+  /** A manual checkpoint of the running job (`sluice checkpoint`). */
+  triggerCheckpoint(full = false): Promise<CompletedCheckpointInfo> {
+    if (this.checkpointing === undefined) return Promise.reject(new Error('checkpointing is not enabled for this job (set execution.checkpointing.interval)'));
+    if (this.coordinator === undefined || this.status !== 'RUNNING') {
+      return Promise.reject(new Error(`job ${this.jobId} is ${this.status.toLowerCase()}, not running: no checkpoint now`));
+    }
+    return this.coordinator.triggerCheckpoint(full ? 'FULL' : 'CONFIGURED');
+  }
+
+  /**
+   * A savepoint of the running job into `targetDirectory` (default:
+   * execution.checkpointing.savepoint-dir); resolves with its directory.
+   */
+  triggerSavepoint(targetDirectory?: string, formatType: 'CANONICAL' | 'NATIVE' = 'CANONICAL'): Promise<CompletedCheckpointInfo> {
+    const dir = targetDirectory ?? this.config.getString('execution.checkpointing.savepoint-dir');
+    if (dir === undefined) {
+      return Promise.reject(new Error('no savepoint directory: give one (sluice savepoint <jobId> <dir>) or set execution.checkpointing.savepoint-dir'));
+    }
+    if (this.checkpointing === undefined) {
+      return Promise.reject(new Error('savepoints need checkpointing enabled for this job (set execution.checkpointing.interval)'));
+    }
+    if (this.coordinator === undefined || this.status !== 'RUNNING') {
+      return Promise.reject(new Error(`job ${this.jobId} is ${this.status.toLowerCase()}, not running: no savepoint now`));
+    }
+    return this.coordinator.triggerSavepoint(dir, formatType);
+  }
+
+  /**
+   * Stop-with-savepoint (`sluice stop`): sources stop, a synchronous savepoint is taken into
+   * `targetDirectory` (default execution.checkpointing.savepoint-dir) and committed, then the
+   * job finishes. With `drain`, event time is closed and operators finish before the savepoint.
+   */
+  stopWithSavepoint(targetDirectory?: string, drain = false, formatType: 'CANONICAL' | 'NATIVE' = 'CANONICAL'): Promise<CompletedCheckpointInfo> {
+    const dir = targetDirectory ?? this.config.getString('execution.checkpointing.savepoint-dir');
+    if (dir === undefined) {
+      return Promise.reject(new Error('no savepoint directory: give one (sluice stop --savepoint-path <dir> <jobId>) or set execution.checkpointing.savepoint-dir'));
+    }
+    if (this.checkpointing === undefined) {
+      return Promise.reject(new Error('stop-with-savepoint needs checkpointing enabled for this job (set execution.checkpointing.interval)'));
+    }
+    const coordinator = this.coordinator;
+    if (coordinator === undefined || this.status !== 'RUNNING') {
+      return Promise.reject(new Error(`job ${this.jobId} is ${this.status.toLowerCase()}, not running: cannot stop it with a savepoint now`));
+    }
+    const attempt = this.attempt;
+    return coordinator.stopWithSavepoint(dir, formatType, () => attempt?.stopSources(drain));
+  }
+
+  progress(): JobProgress {
+    let sourceRecords = 0;
+    let sinkRecords = 0;
+    let watermark = Number.POSITIVE_INFINITY;
+    let running = 0;
+    for (const t of this.tasks) {
+      if (t.state === 'running') running++;
+      if (t.vertex.inputs.length === 0) sourceRecords += t.recordsIn;
+      if (t.vertex.outputs.length === 0 && t.vertex.inputs.length > 0) {
+        sinkRecords += t.recordsIn;
+        watermark = Math.min(watermark, t.inputWatermarkMs());
+      }
+    }
+    const valid = Number.isFinite(watermark) && watermark > Number.MIN_SAFE_INTEGER;
+    return {
+      sourceRecords,
+      sinkRecords,
+      watermarkMs: valid ? watermark : undefined,
+      runningTasks: running,
+      numRestarts: this.numRestarts,
+      completedCheckpoints: this.checkpointStats.counts.completed,
+    };
+  }
+
+  cancel(): void {
+    this.canceled = true;
+    this.cancelAttempt?.(new Error('canceled'));
+  }
+}
+
+function rootCause(e: Error): Error {
+  let c: Error = e;
+  while (c.cause instanceof Error) c = c.cause;
+  return c;
+}
+
+function isStreamTask(t: TaskView): t is StreamTask {
+  return 'chain' in t;
+}

@@ -1,0 +1,307 @@
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { open, type RootDatabase, type Transaction } from 'lmdb';
+import type { KeyedStateDescriptor } from '../../api/state-descriptors.js';
+import { TimerQueue } from '../task/timer-queue.js';
+import { GroupCapture } from './heap-snapshot.js';
+import { assignToKeyGroup, keyGroupRangeContains, keyGroupRangeSize, type KeyGroupRange, type KeyType } from './key-group.js';
+import type { InternalState, KeyedStateBackend } from './keyed-state-backend.js';
+import { decodeKey, decodeTimerGroup, packGroup, unpackGroup, type KeyedStateSnapshot, type StateSnapshot } from './keyed-state-snapshot.js';
+import { createCachedState } from './lmdb-state-handles.js';
+import { STATE_ID_MAX, decodeStateKey, encodeStateKey, packStoredValue, stateKeyPrefix, unpackStoredValue } from './lmdb-state-keys.js';
+import { WriteBackCache, type CachedStateTable } from './lmdb-write-back-cache.js';
+import { stateCodec } from './state-codec.js';
+
+export interface LmdbBackendOptions {
+  /** Parent of the backend's working directory (`state.backend.lmdb.localdir`); default the OS temp dir. */
+  readonly localDir?: string | undefined;
+  /** Entries kept as objects in the write-back cache (`state.backend.lmdb.cache-entries`). */
+  readonly cacheEntriesMax?: number | undefined;
+}
+
+export const DEFAULT_CACHE_ENTRIES = 100_000;
+
+/** A state known to the store: registered by the operator, or restored and not registered yet. */
+interface StoredState {
+  readonly name: string;
+  readonly stateId: number;
+  readonly kind: string;
+  readonly namespaced: boolean;
+}
+
+/** Key groups serialized per event-loop turn in the asynchronous part of a snapshot. */
+const SNAPSHOT_GROUPS_PER_TURN = 8;
+/** Entries written per transaction when restoring. */
+const RESTORE_ENTRIES_PER_TXN = 50_000;
+
+/**
+ * Keyed state in an embedded LMDB database on local disk, for state larger than memory
+ * (Sluice's counterpart of Flink's EmbeddedRocksDBStateBackend; why LMDB: docs/state.md).
+ *
+ * - Entries are keyed key group first (`lmdb-state-keys.ts`), values are the state's
+ *   serializer's form packed with msgpack, so one key group of one state is one key range.
+ * - Reads are synchronous (a memory-mapped B+tree); a write-back cache keeps hot entries as
+ *   objects and writes dirty ones in sorted batches.
+ * - Snapshot: the synchronous part flushes the cache and opens a read transaction (LMDB's
+ *   MVCC gives a consistent view at that instant); the asynchronous part scans it key group
+ *   by key group into the canonical format, the same bytes the heap backend writes, so a
+ *   snapshot restores into either backend at any parallelism.
+ * - Timers stay on the heap, per key group, as in Flink with `timer-service.factory: HEAP`.
+ */
+export class LmdbKeyedStateBackend implements KeyedStateBackend {
+  currentKey: KeyType = '';
+  currentKeyGroup = -1;
+  readonly path: string;
+  private readonly db: RootDatabase<Buffer, Buffer>;
+  private readonly cache: WriteBackCache;
+  /** Every state in the store, by name. */
+  private readonly stored = new Map<string, StoredState>();
+  private readonly handles = new Map<string, { descriptor: KeyedStateDescriptor; handle: InternalState; table: CachedStateTable }>();
+  private restoredTimers = new Map<number, Uint8Array>();
+  private readonly timerQueues: [TimerQueue | undefined, TimerQueue | undefined] = [undefined, undefined];
+  /** Read transactions of snapshots whose asynchronous part has not finished. */
+  private readonly openSnapshots = new Set<Transaction>();
+  private disposed = false;
+
+  constructor(
+    readonly keyGroupRange: KeyGroupRange,
+    readonly maxParallelism: number,
+    readonly nowMs: () => number = Date.now,
+    options: LmdbBackendOptions = {},
+  ) {
+    const parent = options.localDir ?? tmpdir();
+    mkdirSync(parent, { recursive: true });
+    this.path = mkdtempSync(join(parent, 'sluice-lmdb-'));
+    this.db = open<Buffer, Buffer>({
+      path: this.path,
+      encoding: 'binary',
+      keyEncoding: 'binary',
+      // A working copy: durability comes from checkpoints, so no fsync and no page zeroing.
+      noSync: true,
+      noMemInit: true,
+      cache: false,
+      compression: false,
+    });
+    this.cache = new WriteBackCache(this.db, options.cacheEntriesMax ?? DEFAULT_CACHE_ENTRIES);
+  }
+
+  setCurrentKey(key: KeyType): void {
+    const kg = assignToKeyGroup(key, this.maxParallelism);
+    if (!keyGroupRangeContains(this.keyGroupRange, kg)) {
+      throw new Error(
+        `key ${JSON.stringify(String(key))} belongs to key group ${kg}, outside this subtask's range ` +
+          `[${this.keyGroupRange.startKeyGroup}, ${this.keyGroupRange.endKeyGroup}]: the key selector must return the same key ` +
+          'for a record every time it is called (a non-deterministic key selector?)',
+      );
+    }
+    this.currentKey = key;
+    this.currentKeyGroup = kg;
+  }
+
+  getCurrentKey(): KeyType {
+    return this.currentKey;
+  }
+
+  getCurrentKeyGroup(): number {
+    return this.currentKeyGroup;
+  }
+
+  getOrCreateState(descriptor: KeyedStateDescriptor, namespaced: boolean): InternalState {
+    this.checkOpen();
+    const existing = this.handles.get(descriptor.name);
+    if (existing !== undefined) {
+      if (existing.descriptor.kind !== descriptor.kind) {
+        throw new Error(`state '${descriptor.name}' was registered as ${existing.descriptor.kind} state and is now requested as ${descriptor.kind} state`);
+      }
+      return existing.handle;
+    }
+    const restored = this.stored.get(descriptor.name);
+    if (restored !== undefined && (restored.kind !== descriptor.kind || restored.namespaced !== namespaced)) {
+      throw new Error(
+        `state '${descriptor.name}' was restored as ${restored.kind} state and is now registered as ${descriptor.kind} state: ` +
+          'a state keeps its kind across job versions (give the new state another name)',
+      );
+    }
+    const st = restored ?? this.addStoredState(descriptor.name, descriptor.kind, namespaced);
+    const table = this.cache.table(st.name, st.stateId, namespaced, stateCodec(descriptor));
+    const handle = createCachedState(this, table, descriptor);
+    this.handles.set(descriptor.name, { descriptor, handle, table });
+    return handle;
+  }
+
+  private addStoredState(name: string, kind: string, namespaced: boolean): StoredState {
+    const stateId = this.stored.size;
+    if (stateId > STATE_ID_MAX) throw new Error(`an operator can have at most ${STATE_ID_MAX + 1} keyed states with the lmdb backend`);
+    const st = { name, stateId, kind, namespaced };
+    this.stored.set(name, st);
+    return st;
+  }
+
+  /** The operator's timers of a time domain (0 event time, 1 processing time), with the restored ones; kept on the heap. */
+  timerQueue(domain: 0 | 1): TimerQueue {
+    let q = this.timerQueues[domain];
+    if (q !== undefined) return q;
+    const start = this.keyGroupRange.startKeyGroup;
+    q = new TimerQueue(keyGroupRangeSize(this.keyGroupRange), (key) => {
+      if (key === this.currentKey && this.currentKeyGroup >= 0) return this.currentKeyGroup - start;
+      const kg = assignToKeyGroup(key, this.maxParallelism);
+      if (!keyGroupRangeContains(this.keyGroupRange, kg)) throw new Error(`a timer for key ${JSON.stringify(String(key))} (key group ${kg}) is outside this subtask's key groups`);
+      return kg - start;
+    });
+    this.timerQueues[domain] = q;
+    for (const bytes of this.restoredTimers.values()) decodeTimerGroup(bytes, domain, q);
+    return q;
+  }
+
+  /**
+   * Synchronous part of a snapshot: writes the cache's dirty entries and opens a read
+   * transaction, LMDB's consistent view of this instant; timers are marked for copy-on-access
+   * capture as on the heap backend. The returned function scans the view into the canonical
+   * format while records keep flowing.
+   */
+  snapshot(): () => Promise<KeyedStateSnapshot> {
+    this.checkOpen();
+    this.cache.flush();
+    const txn = this.db.useReadTransaction();
+    this.openSnapshots.add(txn);
+    const states = [...this.stored.values()];
+    const timerCaptures = ([0, 1] as const).map((d) => {
+      const q = this.timerQueue(d);
+      q.capture?.completeNow();
+      const capture = new GroupCapture(q, this.keyGroupRange.startKeyGroup, (i) => q.encodeGroup(i));
+      q.capture = capture;
+      return capture;
+    });
+    return async () => {
+      const out: StateSnapshot[] = [];
+      try {
+        let turn = 0;
+        for (const st of states) {
+          const groups = new Map<number, Uint8Array>();
+          for (let kg = this.keyGroupRange.startKeyGroup; kg <= this.keyGroupRange.endKeyGroup; kg++) {
+            if (++turn % SNAPSHOT_GROUPS_PER_TURN === 0) await new Promise<void>((r) => setImmediate(r));
+            this.checkOpen();
+            const bytes = this.encodeGroup(txn, st, kg);
+            if (bytes !== undefined) groups.set(kg, bytes);
+          }
+          out.push({ name: st.name, kind: st.kind, namespaced: st.namespaced, groups });
+        }
+      } finally {
+        if (this.openSnapshots.delete(txn)) txn.done();
+      }
+      for (const c of timerCaptures) await c.completeAsync();
+      const [event, processing] = timerCaptures as [GroupCapture, GroupCapture];
+      const timers = new Map<number, Uint8Array>();
+      for (const kg of new Set([...event.groups.keys(), ...processing.groups.keys()])) {
+        timers.set(kg, packGroup([event.groups.get(kg) ?? null, processing.groups.get(kg) ?? null]));
+      }
+      return { formatVersion: 1, maxParallelism: this.maxParallelism, keyGroupRange: this.keyGroupRange, states: out, timers };
+    };
+  }
+
+  /** One key group of one state in the canonical format: a packed Map key -> value (or key -> namespace -> value). */
+  private encodeGroup(txn: Transaction, st: StoredState, kg: number): Uint8Array | undefined {
+    const group = new Map<KeyType, unknown>();
+    for (const { key, value } of this.db.getRange({ start: stateKeyPrefix(kg, st.stateId), end: stateKeyPrefix(kg, st.stateId + 1), transaction: txn })) {
+      const [k, ns] = decodeStateKey(key, st.namespaced);
+      const v = unpackStoredValue(value);
+      if (!st.namespaced) {
+        group.set(k, v);
+        continue;
+      }
+      let byNs = group.get(k) as Map<number, unknown> | undefined;
+      if (byNs === undefined) group.set(k, (byNs = new Map()));
+      byNs.set(ns, v);
+    }
+    return group.size === 0 ? undefined : packGroup(group);
+  }
+
+  /**
+   * Loads the key groups of this subtask's range from snapshots of any parallelism (same max
+   * parallelism) and of either backend into the store; timers go to the timer queues when
+   * they are created.
+   */
+  restore(snapshots: readonly KeyedStateSnapshot[]): void {
+    this.checkOpen();
+    if (this.handles.size > 0 || this.timerQueues.some((q) => q !== undefined)) throw new Error('restore must happen before any state or timer is registered');
+    const { startKeyGroup, endKeyGroup } = this.keyGroupRange;
+    for (const snap of snapshots) {
+      if (snap.maxParallelism !== this.maxParallelism) {
+        throw new Error(
+          `the snapshot was taken with max parallelism ${snap.maxParallelism} and the operator now has ${this.maxParallelism}: ` +
+            'the max parallelism (number of key groups) cannot change; set it back with setMaxParallelism()',
+        );
+      }
+      for (const s of snap.states) {
+        const st = this.stored.get(s.name) ?? this.addStoredState(s.name, s.kind, s.namespaced);
+        for (const [kg, bytes] of s.groups) if (kg >= startKeyGroup && kg <= endKeyGroup) this.loadGroup(st, kg, bytes);
+      }
+      for (const [kg, bytes] of snap.timers) if (kg >= startKeyGroup && kg <= endKeyGroup) this.restoredTimers.set(kg, bytes);
+    }
+  }
+
+  private loadGroup(st: StoredState, kg: number, bytes: Uint8Array): void {
+    const entries: { key: Buffer; value: Buffer }[] = [];
+    const add = (key: KeyType, ns: number | undefined, encoded: unknown): void => {
+      entries.push({ key: encodeStateKey(kg, st.stateId, key, ns), value: packStoredValue(encoded) });
+    };
+    const packed = unpackGroup(bytes) as Map<unknown, unknown> | [unknown[], unknown[]];
+    if (Array.isArray(packed)) {
+      // Format of snapshots taken before groups were packed as maps: [keys, values] columns.
+      const [keys, values] = packed;
+      for (let i = 0; i < keys.length; i++) {
+        const key = decodeKey(keys[i]);
+        if (!st.namespaced) add(key, undefined, values[i]);
+        else {
+          const [nss, vs] = values[i] as [number[], unknown[]];
+          for (let j = 0; j < nss.length; j++) add(key, nss[j]!, vs[j]);
+        }
+      }
+    } else {
+      for (const [k, v] of packed) {
+        const key = decodeKey(k);
+        if (!st.namespaced) add(key, undefined, v);
+        else for (const [ns, nv] of v as Map<number, unknown>) add(key, ns, nv);
+      }
+    }
+    entries.sort((a, b) => Buffer.compare(a.key, b.key));
+    for (let i = 0; i < entries.length; i += RESTORE_ENTRIES_PER_TXN) {
+      const chunk = entries.slice(i, i + RESTORE_ENTRIES_PER_TXN);
+      this.db.transactionSync(() => {
+        for (const e of chunk) this.db.putSync(e.key, e.value);
+      });
+    }
+  }
+
+  numEntries(stateName: string): number {
+    const st = this.stored.get(stateName);
+    if (st === undefined) return 0;
+    this.cache.flush();
+    let n = 0;
+    for (let kg = this.keyGroupRange.startKeyGroup; kg <= this.keyGroupRange.endKeyGroup; kg++) {
+      n += this.db.getKeysCount({ start: stateKeyPrefix(kg, st.stateId), end: stateKeyPrefix(kg, st.stateId + 1) });
+    }
+    return n;
+  }
+
+  /** Cache statistics, for tests and benchmarks. */
+  cacheStats(): { readonly entries: number; readonly storeReads: number; readonly flushes: number; readonly entriesWritten: number } {
+    return { entries: this.cache.size, ...this.cache.stats };
+  }
+
+  private checkOpen(): void {
+    if (this.disposed) throw new Error(`the lmdb state backend at ${this.path} was disposed`);
+  }
+
+  /** Closes the store and deletes its working directory. */
+  dispose(): void {
+    if (this.disposed) return;
+    this.disposed = true;
+    for (const txn of this.openSnapshots) txn.done();
+    this.openSnapshots.clear();
+    this.handles.clear();
+    const remove = (): void => rmSync(this.path, { recursive: true, force: true });
+    void this.db.close().then(remove, remove);
+  }
+}

@@ -1,0 +1,320 @@
+import type {
+  AggregatingStateDescriptor,
+  KeyedStateDescriptor,
+  ListStateDescriptor,
+  MapStateDescriptor,
+  ReducingStateDescriptor,
+  StateTtlConfig,
+  ValueStateDescriptor,
+} from '../../api/state-descriptors.js';
+import type { KeyType } from './key-group.js';
+import type { InternalState } from './keyed-state-backend.js';
+import type { CachedStateTable } from './lmdb-write-back-cache.js';
+import { serializerOr, type TypeSerializer } from './serializer.js';
+import { isExpired, resolveTtl, type ResolvedTtl, type TtlValue } from './ttl.js';
+
+/** What a state handle reads from its backend on every access. */
+export interface KeyContext {
+  readonly currentKey: KeyType;
+  readonly currentKeyGroup: number;
+  nowMs(): number;
+}
+
+/**
+ * State handles of the lmdb backend, with the heap backend's semantics (the conformance suite
+ * runs both). They work on the stored form through the write-back cache; an object changed in
+ * place is written back with `put`, so the change reaches the store.
+ */
+export function createCachedState(ctx: KeyContext, table: CachedStateTable, d: KeyedStateDescriptor): InternalState {
+  switch (d.kind) {
+    case 'value':
+      return new CachedValueState(ctx, table, d);
+    case 'list':
+      return new CachedListState(ctx, table, d);
+    case 'map':
+      return new CachedMapState(ctx, table, d);
+    case 'reducing':
+      return new CachedReducingState(ctx, table, d);
+    case 'aggregating':
+      return new CachedAggregatingState(ctx, table, d);
+  }
+}
+
+abstract class CachedState<S> {
+  protected namespace = 0;
+  protected readonly ttl: ResolvedTtl | undefined;
+  protected readonly serializer: TypeSerializer<S>;
+
+  constructor(
+    protected readonly ctx: KeyContext,
+    protected readonly table: CachedStateTable,
+    descriptor: { name: string; serializer?: TypeSerializer<S> | undefined; ttl?: StateTtlConfig | undefined },
+  ) {
+    this.ttl = resolveTtl(descriptor.ttl);
+    this.serializer = serializerOr(descriptor.serializer);
+  }
+
+  setCurrentNamespace(namespace: number): void {
+    this.namespace = namespace;
+  }
+
+  private keyGroup(): number {
+    const kg = this.ctx.currentKeyGroup;
+    if (kg < 0) throw new Error(`state '${this.table.name}' accessed outside a keyed context (no current key)`);
+    return kg;
+  }
+
+  protected raw(): unknown {
+    return this.table.get(this.keyGroup(), this.ctx.currentKey, this.namespace);
+  }
+
+  protected setRaw(value: unknown): void {
+    this.table.put(this.keyGroup(), this.ctx.currentKey, this.namespace, value);
+  }
+
+  clear(): void {
+    this.table.remove(this.keyGroup(), this.ctx.currentKey, this.namespace);
+  }
+
+  protected check(value: S, serializer: TypeSerializer<S> = this.serializer, what = ''): void {
+    try {
+      serializer.check(value);
+    } catch (e) {
+      throw new Error(`cannot write to state '${this.table.name}'${what}: ${(e as Error).message}`, { cause: e });
+    }
+  }
+
+  /** Unwraps a TTL value exactly as the heap backend does (Flink's TTL decorator). */
+  protected unwrap<T>(stored: TtlValue<T> | undefined, rewrap: (v: TtlValue<T>) => void, drop: () => void): T | undefined {
+    if (stored === undefined) return undefined;
+    const ttl = this.ttl!;
+    const now = this.ctx.nowMs();
+    if (isExpired(ttl, stored, now)) {
+      drop();
+      return ttl.returnExpired ? stored.v : undefined;
+    }
+    if (ttl.refreshOnRead) rewrap({ v: stored.v, t: now });
+    return stored.v;
+  }
+
+  protected wrap<T>(v: T): TtlValue<T> {
+    return { v, t: this.ctx.nowMs() };
+  }
+}
+
+abstract class CachedSingleValueState<S> extends CachedState<S> {
+  protected getValue(): S | undefined {
+    const stored = this.raw();
+    if (this.ttl === undefined) return stored as S | undefined;
+    return this.unwrap(
+      stored as TtlValue<S> | undefined,
+      (w) => this.setRaw(w),
+      () => this.clear(),
+    );
+  }
+
+  protected setValue(value: S): void {
+    this.setRaw(this.ttl === undefined ? value : this.wrap(value));
+  }
+
+  getInternal(): unknown {
+    return this.getValue();
+  }
+
+  updateInternal(value: unknown): void {
+    if (value === undefined) this.clear();
+    else this.setValue(value as S);
+  }
+}
+
+class CachedValueState extends CachedSingleValueState<unknown> {
+  private readonly defaultValue: unknown;
+  constructor(ctx: KeyContext, t: CachedStateTable, d: ValueStateDescriptor<unknown>) {
+    super(ctx, t, d);
+    this.defaultValue = d.defaultValue;
+  }
+  value(): unknown {
+    const v = this.getValue();
+    return v === undefined ? this.defaultValue : v;
+  }
+  update(value: unknown): void {
+    if (value === undefined) {
+      this.clear();
+      return;
+    }
+    this.check(value);
+    this.setValue(value);
+  }
+}
+
+class CachedReducingState extends CachedSingleValueState<unknown> {
+  private readonly reduce: (a: unknown, b: unknown) => unknown;
+  constructor(ctx: KeyContext, t: CachedStateTable, d: ReducingStateDescriptor<unknown>) {
+    super(ctx, t, d);
+    this.reduce = d.reduce;
+  }
+  get(): unknown {
+    return this.getValue();
+  }
+  add(value: unknown): void {
+    const current = this.getValue();
+    const next = current === undefined ? value : this.reduce(current, value);
+    this.check(next);
+    this.setValue(next);
+  }
+}
+
+class CachedAggregatingState extends CachedSingleValueState<unknown> {
+  private readonly agg: AggregatingStateDescriptor<unknown, unknown, unknown>['aggregate'];
+  constructor(ctx: KeyContext, t: CachedStateTable, d: AggregatingStateDescriptor<unknown, unknown, unknown>) {
+    super(ctx, t, d);
+    this.agg = d.aggregate;
+  }
+  get(): unknown {
+    const acc = this.getValue();
+    return acc === undefined ? undefined : this.agg.getResult(acc);
+  }
+  add(value: unknown): void {
+    const acc = this.getValue();
+    const next = this.agg.add(value, acc === undefined ? this.agg.createAccumulator() : acc);
+    this.check(next);
+    this.setValue(next);
+  }
+}
+
+class CachedListState extends CachedState<unknown> {
+  constructor(ctx: KeyContext, t: CachedStateTable, d: ListStateDescriptor<unknown>) {
+    super(ctx, t, d);
+  }
+  get(): readonly unknown[] {
+    const stored = this.raw() as unknown[] | undefined;
+    if (stored === undefined) return [];
+    if (this.ttl === undefined) return stored;
+    const now = this.ctx.nowMs();
+    const ttl = this.ttl;
+    const live = (stored as TtlValue<unknown>[]).filter((e) => ttl.returnExpired || !isExpired(ttl, e, now));
+    if (live.length !== stored.length) {
+      if (live.length === 0) this.clear();
+      else this.setRaw(live);
+    }
+    if (ttl.refreshOnRead && live.length > 0) this.setRaw(live.map((e) => ({ v: e.v, t: now })));
+    return live.map((e) => e.v);
+  }
+  private checkElement(value: unknown): void {
+    if (value === undefined || value === null) throw new Error(`cannot add ${value} to list state '${this.table.name}'`);
+    this.check(value);
+  }
+  add(value: unknown): void {
+    this.checkElement(value);
+    this.append([value]);
+  }
+  /** All or nothing: a bad element leaves the list as it was. */
+  addAll(values: readonly unknown[]): void {
+    for (const v of values) this.checkElement(v);
+    this.append(values);
+  }
+  private append(values: readonly unknown[]): void {
+    if (values.length === 0) return;
+    const elements = this.ttl === undefined ? values : values.map((v) => this.wrap(v));
+    const stored = this.raw() as unknown[] | undefined;
+    if (stored === undefined) {
+      this.setRaw([...elements]);
+      return;
+    }
+    for (const e of elements) stored.push(e);
+    this.setRaw(stored);
+  }
+  getInternal(): unknown {
+    const values = this.get();
+    return values.length === 0 ? undefined : values;
+  }
+  updateInternal(value: unknown): void {
+    this.update((value as unknown[] | undefined) ?? []);
+  }
+  /** All or nothing: a bad element leaves the list as it was. */
+  update(values: readonly unknown[]): void {
+    for (const v of values) this.checkElement(v);
+    const copy = [...values];
+    this.clear();
+    this.append(copy);
+  }
+}
+
+/** A map state's entries of one (key, namespace) are stored together, as one Map. */
+class CachedMapState extends CachedState<unknown> {
+  private readonly keySerializer: TypeSerializer<unknown>;
+  constructor(ctx: KeyContext, t: CachedStateTable, d: MapStateDescriptor<unknown, unknown>) {
+    super(ctx, t, d);
+    this.keySerializer = serializerOr(d.keySerializer);
+  }
+  private map(): Map<unknown, unknown> | undefined {
+    return this.raw() as Map<unknown, unknown> | undefined;
+  }
+  /** Writes the map back (marks it dirty), or clears the entry when it became empty. */
+  private store(m: Map<unknown, unknown>): void {
+    if (m.size === 0) this.clear();
+    else this.setRaw(m);
+  }
+  private live(m: Map<unknown, unknown>, k: unknown, stored: unknown): unknown {
+    if (this.ttl === undefined) return stored;
+    return this.unwrap(
+      stored as TtlValue<unknown> | undefined,
+      (w) => {
+        m.set(k, w);
+        this.setRaw(m);
+      },
+      () => {
+        m.delete(k);
+        if (this.raw() === m) this.store(m);
+      },
+    );
+  }
+  get(key: unknown): unknown {
+    const m = this.map();
+    if (m === undefined) return undefined;
+    return this.live(m, key, m.get(key));
+  }
+  put(key: unknown, value: unknown): void {
+    this.check(key, this.keySerializer, ' (map key)');
+    this.check(value);
+    const m = this.map() ?? new Map<unknown, unknown>();
+    m.set(key, this.ttl === undefined ? value : this.wrap(value));
+    this.setRaw(m);
+  }
+  putAll(entries: Iterable<readonly [unknown, unknown]>): void {
+    for (const [k, v] of entries) this.put(k, v);
+  }
+  remove(key: unknown): void {
+    const m = this.map();
+    if (m === undefined || !m.delete(key)) return;
+    this.store(m);
+  }
+  contains(key: unknown): boolean {
+    return this.get(key) !== undefined;
+  }
+  *entries(): IterableIterator<[unknown, unknown]> {
+    const m = this.map();
+    if (m === undefined) return;
+    for (const [k, stored] of [...m]) {
+      const v = this.live(m, k, stored);
+      if (v !== undefined) yield [k, v];
+    }
+  }
+  *keys(): IterableIterator<unknown> {
+    for (const [k] of this.entries()) yield k;
+  }
+  *values(): IterableIterator<unknown> {
+    for (const [, v] of this.entries()) yield v;
+  }
+  isEmpty(): boolean {
+    return this.entries().next().done === true;
+  }
+  getInternal(): unknown {
+    const m = this.map();
+    return m === undefined ? undefined : new Map(this.entries());
+  }
+  updateInternal(value: unknown): void {
+    this.clear();
+    if (value !== undefined) this.putAll(value as Map<unknown, unknown>);
+  }
+}

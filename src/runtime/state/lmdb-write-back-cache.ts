@@ -1,0 +1,186 @@
+import type { RootDatabase } from 'lmdb';
+import { assert } from '../../util/assert.js';
+import type { KeyType } from './key-group.js';
+import { encodeStateKey, packStoredValue, unpackStoredValue } from './lmdb-state-keys.js';
+import type { StateCodec } from './state-codec.js';
+
+/** One (key, namespace) entry in the cache: its stored form (undefined = absent), and whether the store has it. */
+interface Slot {
+  value: unknown;
+  dirty: boolean;
+  /** Accessed since the last sweep; a sweep drops clean entries that were not. */
+  hot: boolean;
+  /** The store holds an entry for it (so removing it needs a write; an entry created and removed in the cache needs none). */
+  inStore: boolean;
+  readonly keyGroup: number;
+}
+
+/**
+ * The entries of one keyed state held as objects, in front of the store: reads of cached
+ * entries cost what the heap backend's do, a miss is one synchronous LMDB read (absent
+ * entries are cached too), and writes stay in memory until the cache flushes them in one
+ * sorted write transaction (when it is full, and at the synchronous point of a snapshot).
+ *
+ * A state handle that changes a stored object in place (a list it appends to) calls `put`
+ * with it afterwards, so the entry is marked dirty.
+ */
+export class CachedStateTable {
+  private readonly slots = new Map<KeyType, Slot | Map<number, Slot>>();
+
+  constructor(
+    readonly name: string,
+    readonly stateId: number,
+    readonly namespaced: boolean,
+    readonly codec: StateCodec,
+    private readonly cache: WriteBackCache,
+  ) {}
+
+  get(keyGroup: number, key: KeyType, namespace: number): unknown {
+    const slot = this.slot(key, namespace);
+    if (slot !== undefined) {
+      slot.hot = true;
+      return slot.value;
+    }
+    const value = this.cache.read(keyGroup, this, key, namespace);
+    this.insert(key, namespace, { value, dirty: false, hot: true, inStore: value !== undefined, keyGroup });
+    return value;
+  }
+
+  put(keyGroup: number, key: KeyType, namespace: number, value: unknown): void {
+    const slot = this.slot(key, namespace);
+    if (slot !== undefined) {
+      slot.value = value;
+      slot.hot = true;
+      if (!slot.dirty) {
+        slot.dirty = true;
+        this.cache.dirtyCount++;
+      }
+      return;
+    }
+    // Not read before: whether the store has it is unknown, so a removal is written.
+    this.insert(key, namespace, { value, dirty: true, hot: true, inStore: true, keyGroup });
+    this.cache.dirtyCount++;
+  }
+
+  remove(keyGroup: number, key: KeyType, namespace: number): void {
+    this.put(keyGroup, key, namespace, undefined);
+  }
+
+  private slot(key: KeyType, namespace: number): Slot | undefined {
+    const s = this.slots.get(key);
+    if (!this.namespaced || s === undefined) return s as Slot | undefined;
+    return (s as Map<number, Slot>).get(namespace);
+  }
+
+  private insert(key: KeyType, namespace: number, slot: Slot): void {
+    this.cache.makeRoom();
+    if (!this.namespaced) {
+      this.slots.set(key, slot);
+    } else {
+      let byNs = this.slots.get(key) as Map<number, Slot> | undefined;
+      if (byNs === undefined) this.slots.set(key, (byNs = new Map()));
+      byNs.set(namespace, slot);
+    }
+    this.cache.size++;
+  }
+
+  /** Calls `write` for every dirty entry and marks it clean. */
+  drainDirty(write: (keyGroup: number, key: KeyType, namespace: number | undefined, value: unknown) => void): void {
+    const visit = (key: KeyType, ns: number | undefined, slot: Slot): void => {
+      if (!slot.dirty) return;
+      if (slot.value !== undefined || slot.inStore) write(slot.keyGroup, key, ns, slot.value);
+      slot.inStore = slot.value !== undefined;
+      slot.dirty = false;
+    };
+    for (const [key, s] of this.slots) {
+      if (!this.namespaced) visit(key, undefined, s as Slot);
+      else for (const [ns, slot] of s as Map<number, Slot>) visit(key, ns, slot);
+    }
+  }
+
+  /** Drops clean entries not accessed since the last sweep (all clean ones with `all`); returns how many. */
+  sweep(all: boolean): number {
+    let dropped = 0;
+    const keep = (slot: Slot): boolean => {
+      if (slot.dirty || (!all && slot.hot)) {
+        slot.hot = false;
+        return true;
+      }
+      dropped++;
+      return false;
+    };
+    for (const [key, s] of this.slots) {
+      if (!this.namespaced) {
+        if (!keep(s as Slot)) this.slots.delete(key);
+        continue;
+      }
+      const byNs = s as Map<number, Slot>;
+      for (const [ns, slot] of byNs) if (!keep(slot)) byNs.delete(ns);
+      if (byNs.size === 0) this.slots.delete(key);
+    }
+    return dropped;
+  }
+}
+
+interface PendingWrite {
+  readonly key: Buffer;
+  readonly value: Buffer | undefined;
+}
+
+/** The cache of all states of one backend, bounded by a number of entries. */
+export class WriteBackCache {
+  size = 0;
+  dirtyCount = 0;
+  private readonly tables: CachedStateTable[] = [];
+  /** Statistics, for tests and the benchmarks. */
+  readonly stats = { storeReads: 0, flushes: 0, entriesWritten: 0 };
+
+  constructor(
+    private readonly db: RootDatabase<Buffer, Buffer>,
+    readonly entriesMax: number,
+  ) {
+    assert(entriesMax >= 1, 'the state cache holds at least one entry');
+  }
+
+  table(name: string, stateId: number, namespaced: boolean, codec: StateCodec): CachedStateTable {
+    const t = new CachedStateTable(name, stateId, namespaced, codec, this);
+    this.tables.push(t);
+    return t;
+  }
+
+  read(keyGroup: number, table: CachedStateTable, key: KeyType, namespace: number): unknown {
+    this.stats.storeReads++;
+    const bytes = this.db.getBinaryFast(encodeStateKey(keyGroup, table.stateId, key, table.namespaced ? namespace : undefined));
+    if (bytes === undefined) return undefined;
+    return table.codec.decode(unpackStoredValue(bytes));
+  }
+
+  /** Called before an entry is added: when full, flushes and drops cold entries (all clean ones if that is not enough). */
+  makeRoom(): void {
+    if (this.size < this.entriesMax) return;
+    this.flush();
+    for (const t of this.tables) this.size -= t.sweep(false);
+    if (this.size > this.entriesMax / 2) for (const t of this.tables) this.size -= t.sweep(true);
+  }
+
+  /** Writes every dirty entry in one transaction, keys in order (LMDB pages are then touched once each). */
+  flush(): void {
+    if (this.dirtyCount === 0) return;
+    const writes: PendingWrite[] = [];
+    for (const t of this.tables) {
+      t.drainDirty((kg, key, ns, value) => {
+        writes.push({ key: encodeStateKey(kg, t.stateId, key, ns), value: value === undefined ? undefined : packStoredValue(t.codec.encode(value)) });
+      });
+    }
+    writes.sort((a, b) => Buffer.compare(a.key, b.key));
+    this.db.transactionSync(() => {
+      for (const w of writes) {
+        if (w.value === undefined) this.db.removeSync(w.key);
+        else this.db.putSync(w.key, w.value);
+      }
+    });
+    this.stats.flushes++;
+    this.stats.entriesWritten += writes.length;
+    this.dirtyCount = 0;
+  }
+}

@@ -1,0 +1,103 @@
+import { spawn, type ChildProcess, execFile } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readCommittedLines } from '../src/connectors/file/exactly-once-file-sink.js';
+import { seededRandom } from '../src/testing/seeded-random.js';
+import { countReference } from './support/counting-job.js';
+import { compareMultisets } from './support/txn-store-sink.js';
+
+const run = promisify(execFile);
+const ROOT = join(import.meta.dirname, '..');
+const BIN = join(ROOT, 'bin', 'sluice.js');
+const JOB = join(import.meta.dirname, 'fixtures', 'cluster', 'keyed-count-job.ts');
+
+let cluster: ChildProcess;
+let rest = '';
+const dirs: string[] = [];
+const tempDir = (): string => {
+  const d = mkdtempSync(join(tmpdir(), 'sluice-failover-'));
+  dirs.push(d);
+  return d;
+};
+
+beforeAll(async () => {
+  cluster = spawn(process.execPath, [BIN, 'cluster', 'run', '--taskmanagers', '2', '--rpc-port', '0', '--rest-port', '0'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let log = '';
+  cluster.stderr!.on('data', (d: Buffer) => (log += d.toString()));
+  rest = await new Promise<string>((resolve, reject) => {
+    let out = '';
+    cluster.stdout!.on('data', (d: Buffer) => {
+      out += d.toString();
+      const m = /cluster ready: rpc \S+ rest http:\/\/(\S+)/.exec(out);
+      if (m !== null) resolve(m[1]!);
+    });
+    cluster.once('exit', (code) => reject(new Error(`the cluster exited (${code}):\n${log}`)));
+  });
+});
+
+afterAll(async () => {
+  cluster.kill('SIGTERM');
+  await new Promise((r) => cluster.once('exit', r));
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+
+async function get<T>(path: string): Promise<T> {
+  const res = await fetch(`http://${rest}${path}`);
+  return (await res.json()) as T;
+}
+
+/** Pids of the TaskManager processes, from the JobManager's REST API. */
+async function taskManagerPids(): Promise<number[]> {
+  const { taskmanagers } = await get<{ taskmanagers: { path: string }[] }>('/taskmanagers');
+  return taskmanagers.map((t) => Number(t.path.split('/').at(-1)));
+}
+
+describe('cluster failover with real processes', () => {
+  it('SIGKILL of TaskManagers at seeded random moments: the keyed job still gives exactly the reference', async () => {
+    const seed = Number(process.env.SLUICE_SEED ?? Date.now() % 100_000);
+    console.log(`cluster failover seed: ${seed} (rerun with SLUICE_SEED=${seed})`);
+    const next = seededRandom(seed);
+    const random = { nextInt: (n: number): number => Math.floor(next() * n) };
+    const out = tempDir();
+    const records = 60_000;
+    const keys = 7;
+    const { stdout } = await run(process.execPath, [
+      BIN, 'run', '--jobmanager', rest, '--detached', '--no-typecheck', '-p', '2',
+      '-D', 'execution.checkpointing.interval=100', '-D', `execution.checkpointing.dir=${tempDir()}`,
+      '-D', 'restart-strategy.type=fixed-delay', '-D', 'restart-strategy.fixed-delay.attempts=100', '-D', 'restart-strategy.fixed-delay.delay=200 ms',
+      JOB, out, String(records), String(keys), '6000',
+    ]);
+    const jobId = stdout.trim();
+    let kills = 0;
+    while (kills < 5) {
+      const job = await get<{ state: string }>(`/jobs/${jobId}`);
+      if (job.state === 'FINISHED') break;
+      await new Promise((r) => setTimeout(r, 300 + random.nextInt(900)));
+      const pids = await taskManagerPids();
+      if (pids.length < 2) continue; // a killed one is still coming back
+      const victim = pids[random.nextInt(pids.length)]!;
+      try {
+        process.kill(victim, 'SIGKILL');
+        kills++;
+      } catch {
+        // it exited on its own meanwhile
+      }
+    }
+    const deadline = Date.now() + 90_000;
+    let state = '';
+    while (Date.now() < deadline) {
+      state = (await get<{ state: string }>(`/jobs/${jobId}`)).state;
+      if (state === 'FINISHED' || state === 'FAILED') break;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    expect(state, `seed ${seed}`).toBe('FINISHED');
+    const restarts = (await get<{ numRestarts: number }>(`/jobs/${jobId}/result`)).numRestarts;
+    expect(kills, `seed ${seed}: the job ended before 5 kills`).toBe(5);
+    expect(restarts, `seed ${seed}`).toBeGreaterThanOrEqual(1);
+    const committed = await readCommittedLines(out);
+    expect(compareMultisets(committed, countReference(records, keys)), `seed ${seed}`).toEqual({ duplicates: 0, missing: 0, unexpected: 0 });
+  }, 180_000);
+});

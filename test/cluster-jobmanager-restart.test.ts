@@ -1,0 +1,100 @@
+import { spawn, type ChildProcess, execFile } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, describe, expect, it } from 'vitest';
+import { readCommittedLines } from '../src/connectors/file/exactly-once-file-sink.js';
+import { countReference } from './support/counting-job.js';
+import { compareMultisets } from './support/txn-store-sink.js';
+
+const run = promisify(execFile);
+const BIN = join(import.meta.dirname, '..', 'bin', 'sluice.js');
+const JOB = join(import.meta.dirname, 'fixtures', 'cluster', 'keyed-count-job.ts');
+
+const processes: ChildProcess[] = [];
+const dirs: string[] = [];
+const tempDir = (): string => {
+  const d = mkdtempSync(join(tmpdir(), 'sluice-jm-restart-'));
+  dirs.push(d);
+  return d;
+};
+afterAll(async () => {
+  for (const p of processes) if (p.exitCode === null && p.signalCode === null) p.kill('SIGKILL');
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+
+function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const s = createServer();
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+/** Starts `sluice <args>` and resolves with the first match of `ready` in its output. */
+function start(args: string[], ready: RegExp): Promise<{ child: ChildProcess; match: RegExpExecArray }> {
+  const child = spawn(process.execPath, [BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  processes.push(child);
+  let out = '';
+  return new Promise((resolve, reject) => {
+    const onData = (d: Buffer): void => {
+      out += d.toString();
+      const m = ready.exec(out);
+      if (m !== null) resolve({ child, match: m });
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', onData);
+    child.once('exit', (code) => reject(new Error(`sluice ${args[0]} exited (${code}):\n${out}`)));
+  });
+}
+
+async function get<T>(rest: string, path: string): Promise<T> {
+  return (await (await fetch(`http://${rest}${path}`)).json()) as T;
+}
+
+describe('JobManager restart', () => {
+  it('a killed JobManager, started again, takes its job back from the latest checkpoint; TaskManagers reconnect; output exactly-once', async () => {
+    const rpcPort = await freePort();
+    const chk = tempDir();
+    const jmArgs = ['jobmanager', '--rpc-port', String(rpcPort), '--rest-port', '0', '-D', `execution.checkpointing.dir=${chk}`];
+    const first = await start(jmArgs, /REST API at http:\/\/(\S+)/);
+    let rest = first.match[1]!;
+    for (let i = 0; i < 2; i++) await start(['taskmanager', '--jobmanager', `127.0.0.1:${rpcPort}`, '--id', `tm-${i}`], /registered at the JobManager/);
+    const out = tempDir();
+    const records = 40_000;
+    const keys = 5;
+    const { stdout } = await run(process.execPath, [
+      BIN, 'run', '--jobmanager', rest, '--detached', '--no-typecheck', '-p', '2',
+      '-D', 'execution.checkpointing.interval=100', '-D', `execution.checkpointing.dir=${chk}`,
+      JOB, out, String(records), String(keys), '5000',
+    ]);
+    const jobId = stdout.trim();
+    // Kill the JobManager once the job has completed a few checkpoints.
+    for (;;) {
+      const c = await get<{ counts: { completed: number } }>(rest, `/jobs/${jobId}/checkpoints`);
+      if (c.counts.completed >= 3) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    first.child.kill('SIGKILL');
+    await new Promise((r) => first.child.once('exit', r));
+    const second = await start(jmArgs, /REST API at http:\/\/(\S+)/);
+    rest = second.match[1]!;
+    let state = '';
+    const deadline = Date.now() + 60_000;
+    while (Date.now() < deadline) {
+      const jobs = await get<{ jobs: { id: string; status: string }[] }>(rest, '/jobs');
+      state = jobs.jobs.find((j) => j.id === jobId)?.status ?? '';
+      if (state === 'FINISHED' || state === 'FAILED') break;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    expect(state).toBe('FINISHED');
+    const restored = await get<{ latest: { restored: { id: number } | null } }>(rest, `/jobs/${jobId}/checkpoints`);
+    expect(restored.latest.restored?.id).toBeGreaterThanOrEqual(3);
+    const committed = await readCommittedLines(out);
+    expect(compareMultisets(committed, countReference(records, keys))).toEqual({ duplicates: 0, missing: 0, unexpected: 0 });
+  }, 120_000);
+});

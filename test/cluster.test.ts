@@ -1,0 +1,59 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { Configuration } from '../src/config/configuration.js';
+import { JobManager } from '../src/cluster/job-manager.js';
+import { TaskManager } from '../src/cluster/task-manager.js';
+import { bundleJob } from '../src/cli/job-loader.js';
+import { readCommittedLines } from '../src/connectors/file/exactly-once-file-sink.js';
+import { compareMultisets } from './support/txn-store-sink.js';
+import { countReference } from './support/counting-job.js';
+
+const JOB = join(import.meta.dirname, 'fixtures', 'cluster', 'keyed-count-job.ts');
+const cleanups: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+const tempDir = (): string => {
+  const d = mkdtempSync(join(tmpdir(), 'sluice-cluster-'));
+  cleanups.push(() => rmSync(d, { recursive: true, force: true }));
+  return d;
+};
+
+async function cluster(taskManagers: number, slots = 1): Promise<{ jm: JobManager; tms: TaskManager[] }> {
+  const jm = new JobManager({ config: new Configuration([['jobmanager.rpc.port', 0], ['rest.port', 0]]), log: () => {} });
+  await jm.start();
+  cleanups.push(() => jm.stop());
+  const tms: TaskManager[] = [];
+  for (let i = 0; i < taskManagers; i++) {
+    const tm = new TaskManager({ jobManagerHost: '127.0.0.1', jobManagerPort: jm.rpcPort, slots, host: '127.0.0.1', id: `tm-${i}`, log: () => {} });
+    await tm.start();
+    cleanups.push(() => tm.stop());
+    tms.push(tm);
+  }
+  return { jm, tms };
+}
+
+describe('cluster runtime: JobManager and TaskManagers over TCP', () => {
+  it('runs a keyed job across two TaskManagers exactly-once, with checkpoints', async () => {
+    const { jm } = await cluster(2);
+    const out = tempDir();
+    const bundle = await bundleJob(JOB, join(tempDir(), 'job.mjs'));
+    const executor = await jm.submit({
+      bundle,
+      config: [
+        ['parallelism.default', 2],
+        ['execution.checkpointing.interval', 50],
+        ['execution.checkpointing.dir', tempDir()],
+      ],
+      args: [out, '20000', '7', '40000'],
+      name: 'keyed-count',
+    });
+    const result = await executor.run();
+    expect(result.status).toBe('FINISHED');
+    const committed = await readCommittedLines(out);
+    expect(compareMultisets(committed, countReference(20_000, 7))).toEqual({ duplicates: 0, missing: 0, unexpected: 0 });
+    expect(executor.checkpointStats.counts.completed).toBeGreaterThan(0);
+  });
+});

@@ -1,0 +1,167 @@
+import { describe, expect, inject, it } from 'vitest';
+import { createPartitionsV3 } from '@platformatic/kafka';
+import { StreamExecutionEnvironment } from '../src/index.js';
+import type { ReaderOutput, SourceReader } from '../src/api/source.js';
+import { CollectSink } from '../src/connectors/collect-sink.js';
+import { KafkaCluster } from '../src/connectors/kafka/kafka-cluster.js';
+import { KafkaSink } from '../src/connectors/kafka/kafka-sink.js';
+import { KafkaSource, type KafkaSplit } from '../src/connectors/kafka/kafka-source.js';
+import { FaultPlan } from '../src/testing/fault-plan.js';
+import { CountPerKey, countReference } from './support/counting-job.js';
+import { compareMultisets } from './support/txn-store-sink.js';
+import { readTopicWithJavaConsumer } from './services/kafka-broker.js';
+import { createTopics, leaveOpenTransaction, produce, uniqueTopic } from './services/kafka-test-client.js';
+
+const KEYS = 13;
+const brokers = inject('kafka');
+
+/** Runs a job reading `source` into a collect sink (bounded sources only). */
+async function collect<T>(source: KafkaSource<T>, parallelism = 1): Promise<T[]> {
+  const env = StreamExecutionEnvironment.create({ 'parallelism.default': parallelism });
+  const sink = new CollectSink<T>();
+  env.fromSource(source, 'kafka').sinkTo(sink);
+  await env.executeAsync(undefined, { log: () => {} }).result;
+  return sink.values;
+}
+
+/** Polls a reader until `n` records came (or `timeoutMs` passed). */
+async function pollReader<T>(reader: SourceReader<T, KafkaSplit>, n: number, timeoutMs = 10_000): Promise<T[]> {
+  const out: T[] = [];
+  const output: ReaderOutput<T> = { collect: (v) => out.push(v) };
+  const deadline = Date.now() + timeoutMs;
+  while (out.length < n && Date.now() < deadline) {
+    if (reader.pollNext(output) === 'nothing') await reader.isAvailable();
+  }
+  return out;
+}
+
+describe('Kafka source against a real broker', () => {
+  it('Kafka -> keyed count -> Kafka exactly-once, >= 5 injected failures: the read_committed output equals the reference', async () => {
+    const records = 4_000;
+    const input = uniqueTopic('k2k-in');
+    const output = uniqueTopic('k2k-out');
+    await createTopics(brokers.bootstrap, [
+      { name: input, partitions: 3 },
+      { name: output, partitions: 2 },
+    ]);
+    await produce(brokers.bootstrap, input, Array.from({ length: records }, (_, i) => ({ partition: i % 3, value: String(i) })));
+    const plan = FaultPlan.seeded({ seed: 620, recordFaults: 5, recordRange: records, commitFaults: 1, checkpointRange: 5 });
+    console.log(`kafka -> kafka exactly-once: ${plan.describe()}`);
+    const logs: string[] = [];
+    const env = StreamExecutionEnvironment.create({
+      'parallelism.default': 2,
+      'execution.checkpointing.interval': 100,
+      'restart-strategy.type': 'fixed-delay',
+      'restart-strategy.fixed-delay.attempts': 30,
+      'restart-strategy.fixed-delay.delay': 10,
+    });
+    env
+      .fromSource(new KafkaSource<string>({ bootstrapServers: brokers.bootstrap, topics: input, stoppingOffsets: 'latest', groupId: `${input}-group`, queueRecordsMax: 200 }), 'kafka-in')
+      .uid('kafka-in')
+      .map((s) => Number(s))
+      .process(plan.failingProcess<number>())
+      .keyBy((n) => n % KEYS)
+      .process(new CountPerKey())
+      .uid('count')
+      .sinkTo(
+        plan.wrapSink(
+          new KafkaSink<string, string>({
+            bootstrapServers: brokers.bootstrap,
+            topic: output,
+            deliveryGuarantee: 'exactly-once',
+            transactionalIdPrefix: output,
+            key: (s) => s.split(':')[0]!,
+            log: (m) => logs.push(m),
+          }),
+        ),
+      )
+      .uid('kafka-out');
+    const result = await env.executeAsync(undefined, { log: (m) => logs.push(m) }).result;
+    expect(result.numRestarts, `${plan.describe()}\n${logs.join('\n')}`).toBeGreaterThanOrEqual(5);
+    const committed = await readTopicWithJavaConsumer(brokers.bootstrap, output);
+    expect(compareMultisets(committed, countReference(records, KEYS)), plan.describe()).toEqual({ duplicates: 0, missing: 0, unexpected: 0 });
+  });
+
+  it('read_committed skips aborted and open transactions; read_uncommitted sees them', async () => {
+    const topic = uniqueTopic('rc');
+    await createTopics(brokers.bootstrap, [{ name: topic, partitions: 1 }]);
+    await produce(brokers.bootstrap, topic, [{ partition: 0, value: 'c1' }]);
+    await leaveOpenTransaction(brokers.bootstrap, `${topic}-t-1`, topic, ['aborted-1', 'aborted-2']);
+    // Fencing the id aborts that transaction (an ABORT marker follows its records).
+    await leaveOpenTransaction(brokers.bootstrap, `${topic}-t-1`, topic, ['aborted-3']);
+    await leaveOpenTransaction(brokers.bootstrap, `${topic}-t-1`, topic, []);
+    await produce(brokers.bootstrap, topic, [{ partition: 0, value: 'c2' }]);
+    expect(await collect(new KafkaSource({ bootstrapServers: brokers.bootstrap, topics: topic, stoppingOffsets: 'latest' }))).toEqual(['c1', 'c2']);
+    const all = await collect(new KafkaSource({ bootstrapServers: brokers.bootstrap, topics: topic, stoppingOffsets: 'latest', isolationLevel: 'read_uncommitted' }));
+    expect(all).toEqual(['c1', 'aborted-1', 'aborted-2', 'aborted-3', 'c2']);
+  });
+
+  it('starting offsets: earliest, latest, timestamp, committed group offsets (committed back on checkpoints)', async () => {
+    const topic = uniqueTopic('start');
+    await createTopics(brokers.bootstrap, [{ name: topic, partitions: 2 }]);
+    const t0 = Date.now() - 100_000;
+    await produce(
+      brokers.bootstrap,
+      topic,
+      Array.from({ length: 10 }, (_, i) => ({ partition: i % 2, value: `v${i}`, timestampMs: t0 + i * 1000 })),
+    );
+    const opts = { bootstrapServers: brokers.bootstrap, topics: [topic], stoppingOffsets: 'latest' as const };
+    expect((await collect(new KafkaSource({ ...opts, startingOffsets: 'earliest' }))).sort()).toEqual(['v0', 'v1', 'v2', 'v3', 'v4', 'v5', 'v6', 'v7', 'v8', 'v9']);
+    expect(await collect(new KafkaSource({ ...opts, startingOffsets: 'latest' }))).toEqual([]);
+    expect((await collect(new KafkaSource({ ...opts, startingOffsets: { timestampMs: t0 + 6000 } }))).sort()).toEqual(['v6', 'v7', 'v8', 'v9']);
+    // A checkpointed run commits its offsets to the group; a later run from the committed offsets reads only what came after.
+    const groupId = `${topic}-group`;
+    const env = StreamExecutionEnvironment.create({ 'parallelism.default': 2, 'execution.checkpointing.interval': 50 });
+    const sink = new CollectSink<string>();
+    env.fromSource(new KafkaSource({ ...opts, groupId }), 'kafka').sinkTo(sink);
+    await env.executeAsync(undefined, { log: () => {} }).result;
+    expect(sink.values.length).toBe(10);
+    await produce(brokers.bootstrap, topic, [{ partition: 1, value: 'new' }]);
+    expect(await collect(new KafkaSource({ ...opts, groupId, startingOffsets: { committed: true } }))).toEqual(['new']);
+  });
+
+  it('a malformed record fails the job naming its topic, partition and offset', async () => {
+    const topic = uniqueTopic('bad');
+    await createTopics(brokers.bootstrap, [{ name: topic, partitions: 1 }]);
+    await produce(brokers.bootstrap, topic, [
+      { partition: 0, value: '{"ok":1}' },
+      { partition: 0, value: '{"ok":2}' },
+      { partition: 0, value: 'not json' },
+    ]);
+    await expect(collect(new KafkaSource<unknown>({ bootstrapServers: brokers.bootstrap, topics: topic, stoppingOffsets: 'latest', deserializer: 'json' }))).rejects.toThrow(
+      new RegExp(`cannot deserialize the record at topic '${topic}' partition 0 offset 2`),
+    );
+  });
+
+  it('topic pattern, user deserializer over the whole record, and partition discovery of new partitions', async () => {
+    const base = uniqueTopic('pat');
+    await createTopics(brokers.bootstrap, [{ name: `${base}-a`, partitions: 1 }]);
+    await produce(brokers.bootstrap, `${base}-a`, [{ partition: 0, key: 'k', value: 'x' }]);
+    const source = new KafkaSource<string>({
+      bootstrapServers: brokers.bootstrap,
+      topicPattern: new RegExp(`^${base}-`),
+      partitionDiscoveryIntervalMs: 100,
+      recordDeserializer: (r) => `${r.topic}/${r.partition}/${r.offset}/${r.key?.toString()}=${r.value?.toString()}`,
+      log: () => {},
+    });
+    const splits = await source.createSplits(1);
+    const reader = source.createReader({ subtaskIndex: 0, parallelism: 1, attemptNumber: 0, nowMs: () => Date.now() });
+    await reader.start?.();
+    reader.addSplits(splits);
+    reader.noMoreSplits();
+    try {
+      expect(await pollReader(reader, 1)).toEqual([`${base}-a/0/0/k=x`]);
+      // A new partition of the topic and a new topic of the pattern are found and read from their start.
+      const cluster = new KafkaCluster({ bootstrapServers: brokers.bootstrap });
+      await createPartitionsV3.api.async(await cluster.anyConnection(), [{ name: `${base}-a`, count: 2 }], 10_000, false);
+      await cluster.close();
+      await createTopics(brokers.bootstrap, [{ name: `${base}-b`, partitions: 1 }]);
+      await produce(brokers.bootstrap, `${base}-a`, [{ partition: 1, value: 'y' }]);
+      await produce(brokers.bootstrap, `${base}-b`, [{ partition: 0, value: 'z' }]);
+      expect((await pollReader(reader, 2)).sort()).toEqual([`${base}-a/1/0/undefined=y`, `${base}-b/0/0/undefined=z`]);
+      expect(reader.snapshotState(1).map((s) => `${s.topic}:${s.partition}@${s.offset}`).sort()).toEqual([`${base}-a:0@1`, `${base}-a:1@1`, `${base}-b:0@1`]);
+    } finally {
+      await reader.close?.();
+    }
+  });
+});
