@@ -5,8 +5,9 @@ import { StreamExecutionEnvironment } from '../dist/index.js';
 import { queries } from './queries.js';
 import { checkpointBenchmarks as faultToleranceBenchmarks } from './checkpoint-benchmarks.js';
 import { stateBackendBenchmarks } from './state-backend-benchmarks.js';
+import { clusterBenchmarks } from './cluster-benchmarks.js';
 
-const checkpointBenchmarks = { ...faultToleranceBenchmarks, ...stateBackendBenchmarks };
+const checkpointBenchmarks = { ...faultToleranceBenchmarks, ...stateBackendBenchmarks, ...clusterBenchmarks };
 
 const [name, ...rest] = process.argv.slice(2);
 const q = queries[name];

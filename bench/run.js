@@ -7,8 +7,9 @@ import { fileURLToPath } from 'node:url';
 import { queries } from './queries.js';
 import { checkpointBenchmarks as faultToleranceBenchmarks, meetsTarget } from './checkpoint-benchmarks.js';
 import { stateBackendBenchmarks } from './state-backend-benchmarks.js';
+import { clusterBenchmarks } from './cluster-benchmarks.js';
 
-const checkpointBenchmarks = { ...faultToleranceBenchmarks, ...stateBackendBenchmarks };
+const checkpointBenchmarks = { ...faultToleranceBenchmarks, ...stateBackendBenchmarks, ...clusterBenchmarks };
 
 const here = dirname(fileURLToPath(import.meta.url));
 const args = process.argv.slice(2);

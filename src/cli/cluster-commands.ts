@@ -9,7 +9,7 @@ import { TaskManager } from '../cluster/task-manager.js';
 import { CliError } from './cli-error.js';
 
 export const JOBMANAGER_USAGE = 'usage: sluice jobmanager [--rpc-port P] [--rest-port P] [--rest-address A] [-D key=value]...';
-export const TASKMANAGER_USAGE = 'usage: sluice taskmanager --jobmanager host:port [--slots N] [--id ID] [-D key=value]...';
+export const TASKMANAGER_USAGE = 'usage: sluice taskmanager --jobmanager host:port [--slots N] [--id ID] [--quiet] [-D key=value]...';
 export const CLUSTER_USAGE = 'usage: sluice cluster start|stop|run [--taskmanagers N] [--slots N] [--rpc-port P] [--rest-port P] [-D key=value]...';
 
 interface ParsedFlags {
@@ -97,7 +97,8 @@ export async function jobManagerCommand(argv: readonly string[]): Promise<number
 
 /** `sluice taskmanager`: runs a TaskManager until SIGINT/SIGTERM. */
 export async function taskManagerCommand(argv: readonly string[]): Promise<number> {
-  const p = parseFlags(argv, ['jobmanager', 'slots', 'id'], TASKMANAGER_USAGE);
+  const quiet = argv.includes('--quiet');
+  const p = parseFlags(argv.filter((a) => a !== '--quiet'), ['jobmanager', 'slots', 'id'], TASKMANAGER_USAGE);
   const target = p.flags.get('jobmanager') ?? process.env.SLUICE_JOBMANAGER_RPC;
   if (target === undefined) throw new CliError(`--jobmanager host:port is required (the JobManager's rpc port, 6123 by default)\n${TASKMANAGER_USAGE}`, 2);
   const { host, port } = hostPort(target, TASKMANAGER_USAGE);
@@ -111,6 +112,7 @@ export async function taskManagerCommand(argv: readonly string[]): Promise<numbe
     dataPort: p.config.getNumber('taskmanager.data.port'),
     secret: p.config.getString('cluster.secret'),
     ...(id === undefined ? {} : { id }),
+    ...(quiet ? { quiet: true } : {}),
   });
   await tm.start();
   // A TaskManager of a local cluster goes when the cluster process does (even if it was killed).

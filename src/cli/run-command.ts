@@ -4,7 +4,11 @@ import { GraphError } from '../graph/stream-graph.js';
 import { JobExecutionError } from '../runtime/local-executor.js';
 import type { Configuration as ConfigurationType } from '../config/configuration.js';
 import { CliError } from './cli-error.js';
-import { loadJob, prepareJob } from './job-loader.js';
+import { prepareJob } from './job-loader.js';
+import { availableParallelism } from 'node:os';
+import type { JobGraph } from '../graph/job-graph.js';
+import type { JobExecutor } from '../runtime/job-executor.js';
+import { LocalCluster } from '../cluster/local-cluster.js';
 import { parseTarget, rest } from './rest-client.js';
 import { ProgressLine } from './progress-line.js';
 import { LocalExecutor } from '../runtime/local-executor.js';
@@ -17,7 +21,7 @@ function printCheckpoints(entries: readonly import('../runtime/checkpoint/checkp
   process.stderr.write(`Checkpoints (${entries.length}${entries.length > shown.length ? `, newest ${shown.length} shown` : ''}):\n${checkpointTable(shown)}\n`);
 }
 
-export const RUN_USAGE = `usage: sluice run [--jobmanager host:port [--detached]] [-p N] [-D key=value]... [-s <savepoint or checkpoint> [--allow-non-restored-state]] [--no-typecheck] [--progress|--no-progress] <job.ts> [job args...]`;
+export const RUN_USAGE = `usage: sluice run [--jobmanager host:port [--detached] | --embedded] [-p N] [-D key=value]... [-s <savepoint or checkpoint> [--allow-non-restored-state]] [--no-typecheck] [--progress|--no-progress] <job.ts> [job args...]`;
 
 interface RunArgs {
   readonly jobPath: string;
@@ -31,6 +35,8 @@ interface RunArgs {
   readonly jobManager: string | undefined;
   readonly token: string | undefined;
   readonly detached: boolean;
+  /** Run every subtask in this process (no TaskManager processes). */
+  readonly embedded: boolean;
 }
 
 function parseParallelism(text: string | undefined): number {
@@ -48,6 +54,7 @@ export function parseRunArgs(argv: readonly string[]): RunArgs {
   let jobManager: string | undefined;
   let token: string | undefined;
   let detached = false;
+  let embedded = false;
   let i = 0;
   const setConfig = (assignment: string | undefined): void => {
     if (assignment === undefined) throw new CliError(`-D needs key=value\n${RUN_USAGE}`, 2);
@@ -72,6 +79,7 @@ export function parseRunArgs(argv: readonly string[]): RunArgs {
       token = argv[++i];
       if (token === undefined) throw new CliError(`--token needs a value\n${RUN_USAGE}`, 2);
     } else if (a === '-d' || a === '--detached') detached = true;
+    else if (a === '--embedded') embedded = true;
     else if (a === '--progress') progress = true;
     else if (a === '--no-progress') progress = false;
     else if (a === '--help' || a === '-h') throw new CliError(RUN_USAGE, 0);
@@ -89,14 +97,16 @@ export function parseRunArgs(argv: readonly string[]): RunArgs {
   if (jobPath === undefined) throw new CliError(`no job file given\n${RUN_USAGE}`, 2);
   if (allowNonRestoredState && restorePath === undefined) throw new CliError(`--allow-non-restored-state needs -s <path>\n${RUN_USAGE}`, 2);
   if (detached && jobManager === undefined) throw new CliError(`--detached needs --jobmanager host:port\n${RUN_USAGE}`, 2);
-  return { jobPath, jobArgs: argv.slice(i + 1), config, typeCheck, progress, restorePath, allowNonRestoredState, jobManager, token, detached };
+  if (embedded && jobManager !== undefined) throw new CliError(`--embedded and --jobmanager exclude each other\n${RUN_USAGE}`, 2);
+  return { jobPath, jobArgs: argv.slice(i + 1), config, typeCheck, progress, restorePath, allowNonRestoredState, jobManager, token, detached, embedded };
 }
 
 /** `sluice run`: runs a job on the local embedded runtime; resolves with the exit code. */
 export async function runCommand(argv: readonly string[]): Promise<number> {
   const args = parseRunArgs(argv);
   if (args.jobManager !== undefined) return submitToCluster(args);
-  const job = await loadJob(args.jobPath, { typeCheck: args.typeCheck });
+  const prepared = await prepareJob(args.jobPath, { typeCheck: args.typeCheck });
+  const job = prepared.definition;
   const env = new StreamExecutionEnvironment(args.config);
   try {
     await job.build(env, args.jobArgs);
@@ -105,10 +115,18 @@ export async function runCommand(argv: readonly string[]): Promise<number> {
     throw e;
   }
   if (env.isEmpty) throw new CliError(`${args.jobPath} built no dataflow: add a source (env.fromSource) and a sink (sinkTo)`);
+  let graph: JobGraph;
+  try {
+    graph = env.getJobGraph(args.config.getString('pipeline.name') ?? args.jobPath);
+  } catch (e) {
+    if (e instanceof GraphError || e instanceof ConfigError) throw new CliError(`${args.jobPath}: ${e.message}`);
+    throw e;
+  }
+  if (!args.embedded) return runOnLocalCluster(args, prepared.code, graph);
   let executor: LocalExecutor;
   try {
     executor = new LocalExecutor(
-      env.getJobGraph(args.config.getString('pipeline.name') ?? args.jobPath),
+      graph,
       env.config,
       args.restorePath === undefined ? {} : { restoreFrom: { path: args.restorePath, allowNonRestoredState: args.allowNonRestoredState } },
     );
@@ -117,6 +135,15 @@ export async function runCommand(argv: readonly string[]): Promise<number> {
     throw e;
   }
   const rest = args.config.getBoolean('rest.enabled') ? await startRest(args.config, executor) : undefined;
+  try {
+    return await awaitJob(args, executor);
+  } finally {
+    await rest?.stop();
+  }
+}
+
+/** Waits for the job's end with a progress line; prints its checkpoints and outcome; the exit code. */
+async function awaitJob(args: RunArgs, executor: JobExecutor): Promise<number> {
   const showProgress = args.progress ?? process.stderr.isTTY === true;
   const line = showProgress ? new ProgressLine(() => executor.progress()) : undefined;
   line?.start();
@@ -144,7 +171,66 @@ export async function runCommand(argv: readonly string[]): Promise<number> {
     throw e;
   } finally {
     process.off('SIGINT', onSignal);
-    await rest?.stop();
+  }
+}
+
+/**
+ * The default of `sluice run`: an embedded local cluster, the JobManager in this process and
+ * one TaskManager process per core (at most one per parallel pipeline), with enough slots
+ * for the job; it goes away with the job.
+ */
+async function runOnLocalCluster(args: RunArgs, bundle: string, graph: JobGraph): Promise<number> {
+  const maxParallelism = Math.max(...graph.vertices.map((v) => v.parallelism));
+  const taskManagers = Math.max(1, Math.min(availableParallelism(), maxParallelism));
+  const log = (m: string): void => void process.stderr.write(`[sluice] ${m}\n`);
+  const start = async (config: Configuration): Promise<LocalCluster> => {
+    const c = new LocalCluster({
+      config,
+      taskManagers,
+      slotsPerTaskManager: Math.ceil(maxParallelism / taskManagers),
+      log: () => {},
+      jobLog: log,
+      quietTaskManagers: true,
+    });
+    try {
+      await c.start();
+      return c;
+    } catch (e) {
+      await c.stop();
+      throw e;
+    }
+  };
+  const clusterConfig = new Configuration(args.config.entries());
+  clusterConfig.set('jobmanager.rpc.port', 0);
+  if (!args.config.getBoolean('rest.enabled')) clusterConfig.set('rest.port', 0);
+  let cluster: LocalCluster;
+  try {
+    cluster = await start(clusterConfig);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw new CliError(`cannot start the local cluster: ${(e as Error).message}`);
+    clusterConfig.set('rest.port', 0);
+    cluster = await start(clusterConfig);
+  }
+  try {
+    let executor: JobExecutor;
+    try {
+      executor = await cluster.jobManager.submit({
+        bundle,
+        config: args.config.entries(),
+        args: args.jobArgs,
+        name: graph.jobName,
+        savepointPath: args.restorePath,
+        allowNonRestoredState: args.allowNonRestoredState,
+      });
+    } catch (e) {
+      throw new CliError(`${args.jobPath}: ${(e as Error).message}`);
+    }
+    if (args.config.getBoolean('rest.enabled')) {
+      process.stderr.write(`Job ${executor.jobId} submitted to a local cluster of ${taskManagers} TaskManager process(es); REST API at ${cluster.jobManager.restUrl}\n`);
+    }
+    return await awaitJob(args, executor);
+  } finally {
+    await cluster.stop();
   }
 }
 

@@ -72,6 +72,8 @@ export type TaskManagerMessage =
 /** JobManager -> TaskManager. */
 export type JobManagerMessage =
   | { readonly t: 'registered'; readonly heartbeatIntervalMs: number; readonly heartbeatTimeoutMs: number }
+  /** Registration refused (wrong cluster secret); the JobManager closes the connection. */
+  | { readonly t: 'refused'; readonly reason: string }
   | { readonly t: 'heartbeat' }
   | { readonly t: 'deploy'; readonly deployment: Deployment }
   | { readonly t: 'start'; readonly jobId: string; readonly attempt: number }

@@ -33,7 +33,10 @@ interface RunningJob {
 export interface JobManagerOptions {
   /** Cluster configuration: jobmanager.rpc.*, rest.*, heartbeat.*, cluster.secret, high-availability.storageDir. */
   readonly config: Configuration;
+  /** Cluster events: TaskManagers registering and lost, jobs starting and ending. */
   readonly log?: (message: string) => void;
+  /** What the jobs' executors report: restarts, restores, checkpoint failures (default: `log`). */
+  readonly jobLog?: (message: string) => void;
 }
 
 /**
@@ -50,12 +53,14 @@ export class JobManager {
   private readonly jobs = new Map<string, RunningJob>();
   private readonly workDir = mkdtempSync(join(tmpdir(), 'sluice-jm-'));
   private readonly log: (message: string) => void;
+  private readonly jobLog: (message: string) => void;
   private readonly haDir: string | undefined;
   rpcPort = 0;
   restUrl = '';
 
   constructor(private readonly o: JobManagerOptions) {
     this.log = o.log ?? ((m) => process.stderr.write(`[jobmanager] ${m}\n`));
+    this.jobLog = o.jobLog ?? this.log;
     const c = o.config;
     this.registry = new TaskManagerRegistry({
       secret: c.getString('cluster.secret'),
@@ -109,6 +114,10 @@ export class JobManager {
     if (server !== undefined) await new Promise<void>((resolve) => server.close(() => resolve()));
   }
 
+  runningJobs(): JobExecutor[] {
+    return [...this.jobs.values()].map((j) => j.executor).filter((e) => e.endTimeMs === undefined);
+  }
+
   job(jobId: string): JobExecutor | undefined {
     return this.jobs.get(jobId)?.executor;
   }
@@ -125,7 +134,7 @@ export class JobManager {
     const executor = new JobExecutor(graph, env.config, {
       jobId,
       deployer,
-      log: this.log,
+      log: this.jobLog,
       ...(s.savepointPath === undefined ? {} : { restoreFrom: { path: s.savepointPath, allowNonRestoredState: s.allowNonRestoredState ?? false } }),
     });
     this.rest.register(executor);

@@ -19,6 +19,10 @@ export interface LocalClusterOptions {
   /** Restart a TaskManager process that dies (default true). */
   readonly restartTaskManagers?: boolean;
   readonly log?: (message: string) => void;
+  /** What jobs report (restarts, restores); default: `log`. */
+  readonly jobLog?: (message: string) => void;
+  /** TaskManagers log only problems, not their registration. */
+  readonly quietTaskManagers?: boolean;
   /** Where TaskManager output goes (default: this process's stderr). */
   readonly taskManagerOutput?: 'inherit' | 'ignore';
 }
@@ -44,7 +48,11 @@ export class LocalCluster {
 
   constructor(private readonly o: LocalClusterOptions) {
     this.log = o.log ?? ((m) => process.stderr.write(`[cluster] ${m}\n`));
-    this.jobManager = new JobManager({ config: o.config, log: o.log ?? ((m) => process.stderr.write(`[jobmanager] ${m}\n`)) });
+    this.jobManager = new JobManager({
+      config: o.config,
+      log: o.log ?? ((m) => process.stderr.write(`[jobmanager] ${m}\n`)),
+      ...(o.jobLog === undefined ? {} : { jobLog: o.jobLog }),
+    });
   }
 
   /** Starts the JobManager and the TaskManagers; resolves when all TaskManagers registered. */
@@ -68,9 +76,9 @@ export class LocalCluster {
   }
 
   private spawn(tm: TaskManagerProcess): void {
-    const args = [sluiceBin(), 'taskmanager', '--jobmanager', `127.0.0.1:${this.jobManager.rpcPort}`, '--slots', String(this.o.slotsPerTaskManager), '--id', tm.id];
+    const args = [sluiceBin(), 'taskmanager', '--jobmanager', `127.0.0.1:${this.jobManager.rpcPort}`, '--slots', String(this.o.slotsPerTaskManager), '--id', tm.id, ...(this.o.quietTaskManagers === true ? ['--quiet'] : [])];
     for (const [k, v] of this.o.config.entries() as [string, ConfigValue][]) if (k === 'cluster.secret' || k.startsWith('taskmanager.') || k.startsWith('heartbeat.')) args.push('-D', `${k}=${v}`);
-    const child = spawn(process.execPath, args, { env: { ...process.env, SLUICE_PARENT_PID: String(process.pid) }, stdio: ['ignore', this.o.taskManagerOutput ?? 'inherit', this.o.taskManagerOutput ?? 'inherit'] });
+    const child = spawn(process.execPath, [...(process.env.SLUICE_TASKMANAGER_NODE_ARGS?.split(' ').filter((a) => a !== '') ?? []), ...args], { env: { ...process.env, SLUICE_PARENT_PID: String(process.pid) }, stdio: ['ignore', this.o.taskManagerOutput ?? 'inherit', this.o.taskManagerOutput ?? 'inherit'] });
     tm.process = child;
     child.on('exit', (code, signal) => {
       if (this.stopping || tm.process !== child) return;
@@ -85,7 +93,7 @@ export class LocalCluster {
 
   async stop(): Promise<void> {
     this.stopping = true;
-    await this.jobManager.stop();
+    for (const j of this.jobManager.runningJobs()) j.cancel();
     await Promise.all(
       this.taskManagers.map(
         (tm) =>
@@ -98,5 +106,6 @@ export class LocalCluster {
           }),
       ),
     );
+    await this.jobManager.stop();
   }
 }

@@ -73,11 +73,18 @@ export class TaskManagerRegistry {
   accept(socket: Socket): void {
     const conn: TmConnection = new Connection(socket, `TaskManager at ${socket.remoteAddress}:${socket.remotePort}`);
     let tm: RegisteredTaskManager | undefined;
+    let refused = false;
     conn.onMessage((m) => {
+      if (refused) return;
       if (tm === undefined) {
         if (m.t !== 'register' || !checkProof(this.o.secret, `register/${m.tm}`, m.proof)) {
-          this.o.log(`refused a TaskManager connection from ${socket.remoteAddress}: ${m.t !== 'register' ? 'it did not register' : 'wrong cluster secret (cluster.secret)'}`);
-          conn.close(new Error('refused'));
+          const why = m.t !== 'register' ? 'it did not register' : 'wrong cluster secret (cluster.secret)';
+          this.o.log(`refused a TaskManager connection from ${socket.remoteAddress}: ${why}`);
+          // Tell the TaskManager why (its log says so), then close once it has read it.
+          refused = true;
+          conn.send({ t: 'refused', reason: why });
+          socket.end();
+          setTimeout(() => conn.close(new Error('refused')), 2000).unref();
           return;
         }
         const old = this.taskManagers.get(m.tm);

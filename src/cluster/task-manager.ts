@@ -29,6 +29,8 @@ export interface TaskManagerOptions {
   readonly secret?: string | undefined;
   readonly id?: string;
   readonly log?: (message: string) => void;
+  /** Log only problems (not registration). */
+  readonly quiet?: boolean;
   /** How long to keep trying to reach the JobManager before giving up (default: forever). */
   readonly connectTimeoutMs?: number;
 }
@@ -64,6 +66,9 @@ export class TaskManager {
   private heartbeatTimer: NodeJS.Timeout | undefined;
   private lastFromJobManagerMs = Date.now();
   private heartbeatTimeoutMs = 5000;
+  /** Why the JobManager refused the current connection (then retry slowly). */
+  private refusal: string | undefined;
+  private retryTimer: NodeJS.Timeout | undefined;
   /** Resolves once registered the first time. */
   readonly registered: Promise<void>;
   private markRegistered!: () => void;
@@ -84,6 +89,7 @@ export class TaskManager {
   async stop(): Promise<void> {
     this.stopped = true;
     clearInterval(this.heartbeatTimer);
+    clearTimeout(this.retryTimer);
     for (const a of [...this.attempts.values()]) this.cancelAttempt(a);
     this.connection?.close();
     await this.data.stop();
@@ -135,6 +141,13 @@ export class TaskManager {
     this.connection = undefined;
     clearInterval(this.heartbeatTimer);
     if (this.stopped) return;
+    const refusal = this.refusal;
+    if (refusal !== undefined) {
+      this.refusal = undefined;
+      this.log(`the JobManager at ${this.o.jobManagerHost}:${this.o.jobManagerPort} refused this TaskManager: ${refusal}; trying again in 5 s`);
+      this.retryTimer = setTimeout(() => void this.connectLoop(), 5000);
+      return;
+    }
     this.log(`lost the JobManager${e === undefined ? '' : ` (${e.message})`}: canceling ${this.attempts.size} attempt(s) and registering again`);
     for (const a of [...this.attempts.values()]) this.cancelAttempt(a);
     void this.connectLoop();
@@ -157,10 +170,14 @@ export class TaskManager {
           }
         }, m.heartbeatIntervalMs);
         this.heartbeatTimer.unref();
-        this.log(`registered at the JobManager with ${this.o.slots} slot(s)`);
+        if (this.o.quiet !== true) this.log(`registered at the JobManager with ${this.o.slots} slot(s)`);
         this.markRegistered();
         return;
       case 'heartbeat':
+        return;
+      case 'refused':
+        this.refusal = m.reason;
+        conn.close(new Error(`refused: ${m.reason}`));
         return;
       case 'deploy':
         void this.deploy(m.deployment).then(

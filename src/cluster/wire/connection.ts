@@ -12,7 +12,7 @@ export const DEFAULT_MAX_FRAME_BYTES = 256 * 1024 * 1024;
  * own encoder/decoder pair, used in order (`sequential`).
  */
 function wireOptions(): Options {
-  return { useRecords: true, sequential: true, mapsAsObjects: false, moreTypes: true, useBigIntExtension: true, int64AsType: 'bigint' };
+  return { useRecords: true, sequential: true, bundleStrings: true, mapsAsObjects: false, moreTypes: true, useBigIntExtension: true, int64AsType: 'bigint' };
 }
 
 /**

@@ -1,0 +1,80 @@
+// Jobs of the cluster benchmarks (bench/cluster-benchmarks.js), submitted to a JobManager as
+// a bundled module: args <query> <events> [output file].
+//   tcp-nexmark-q0   Nexmark events, keyBy(auction or person) shuffle, map, discard
+//   tcp-nexmark-q5   Nexmark q5 (sliding 10 s / 2 s hot items), as bench/queries.js
+//   tcp-wordcount    lines -> words -> keyBy(word) -> rolling count, discard
+//   recovery         numbers at 5,000/s -> keyBy -> sink appending "<attempt> <time>" lines to a file
+import { appendFileSync } from 'node:fs';
+import { defineJob, SlidingEventTimeWindows, WatermarkStrategy } from 'sluice';
+import { DiscardingSink, GeneratorSource, nexmarkSource, numberSource } from 'sluice/connectors';
+
+const keyOf = (e) => (e.kind === 'bid' ? e.auction : e.kind === 'auction' ? e.id : e.id);
+
+class TimestampSink {
+  constructor(file) {
+    this.file = file;
+  }
+  createWriter(ctx) {
+    const file = this.file;
+    return {
+      write() {
+        appendFileSync(file, `${ctx.attemptNumber} ${Date.now()}\n`);
+      },
+    };
+  }
+}
+
+export default defineJob((env, args) => {
+  const [query, eventsText, file] = args;
+  const events = Number(eventsText);
+  switch (query) {
+    case 'tcp-nexmark-q0':
+      env
+        .fromSource(nexmarkSource({ events }), "nexmark")
+        .keyBy(keyOf)
+        .process({ processElement: (e, _ctx, out) => out.collect(e) })
+        .sinkTo(new DiscardingSink());
+      return;
+    case 'tcp-nexmark-q5': {
+      env
+        .fromSource(nexmarkSource({ events }), 'nexmark')
+        .filter((e) => e.kind === 'bid')
+        .assignTimestampsAndWatermarks(WatermarkStrategy.forBoundedOutOfOrderness(0))
+        .keyBy((b) => b.auction)
+        .window(SlidingEventTimeWindows.of(10_000, 2_000))
+        .aggregate(
+          { createAccumulator: () => 0, add: (_b, n) => n + 1, getResult: (n) => n },
+          { process: (auction, ctx, c, out) => out.collect({ auction, count: c[0], windowEnd: ctx.window.end }) },
+        )
+        .keyBy((c) => c.windowEnd)
+        .reduce((a, b) => (b.count > a.count ? b : a))
+        .sinkTo(new DiscardingSink());
+      return;
+    }
+    case 'tcp-wordcount': {
+      const words = ['the', 'quick', 'brown', 'fox', 'jumps', 'over', 'lazy', 'dog', 'stream', 'state', 'barrier', 'checkpoint'];
+      const lines = new GeneratorSource({ count: events, generate: (i) => `${words[i % 12]} ${words[(i * 7) % 12]} ${words[(i * 13 + 5) % 12]}-${i % 1000}` });
+      env
+        .fromSource(lines, 'lines')
+        .flatMap((line, out) => {
+          for (const w of line.split(' ')) out.collect(w);
+        })
+        .keyBy((w) => w)
+        .reduce((a) => a)
+        .sinkTo(new DiscardingSink());
+      return;
+    }
+    case 'recovery':
+      env
+        .fromSource(numberSource({ count: events, eventsPerSecond: 5_000 }), 'numbers')
+        .uid('numbers')
+        .keyBy((n) => n % 16)
+        .process({ processElement: (n, _ctx, out) => out.collect(n) })
+        .uid('forward')
+        .sinkTo(new TimestampSink(file))
+        .uid('sink');
+      return;
+    default:
+      throw new Error(`unknown query ${query}`);
+  }
+});
