@@ -9,6 +9,8 @@ import { bundleJob } from '../src/cli/job-loader.js';
 import { readCommittedLines } from '../src/connectors/file/exactly-once-file-sink.js';
 import { compareMultisets } from './support/txn-store-sink.js';
 import { countReference } from './support/counting-job.js';
+// @ts-expect-error no types
+import parsePrometheusTextFormat from 'parse-prometheus-text-format';
 
 const JOB = join(import.meta.dirname, 'fixtures', 'cluster', 'keyed-count-job.ts');
 const cleanups: (() => Promise<void> | void)[] = [];
@@ -55,5 +57,26 @@ describe('cluster runtime: JobManager and TaskManagers over TCP', () => {
     const committed = await readCommittedLines(out);
     expect(compareMultisets(committed, countReference(20_000, 7))).toEqual({ duplicates: 0, missing: 0, unexpected: 0 });
     expect(executor.checkpointStats.counts.completed).toBeGreaterThan(0);
+  });
+
+  it('every TaskManager serves /metrics of its tasks (Prometheus text), listed by /taskmanagers', async () => {
+    const { jm } = await cluster(2);
+    const out = tempDir();
+    const bundle = await bundleJob(JOB, join(tempDir(), 'job.mjs'));
+    const executor = await jm.submit({ bundle, config: [['parallelism.default', 2]], args: [out, '20000', '7', '5000'], name: 'metrics' });
+    const done = executor.run();
+    const tms = (await (await fetch(`${jm.restUrl}/taskmanagers`)).json()) as { taskmanagers: { id: string; metricsUrl?: string }[] };
+    expect(tms.taskmanagers.length).toBe(2);
+    const counts = async (url: string): Promise<number> => {
+      const families = parsePrometheusTextFormat(await (await fetch(url)).text()) as { name: string; metrics: { value: string; labels: Record<string, string> }[] }[];
+      const f = families.find((x) => x.name === 'flink_taskmanager_job_task_numRecordsIn');
+      return (f?.metrics ?? []).filter((m) => m.labels.job_id === executor.jobId).reduce((a, m) => a + Number(m.value), 0);
+    };
+    await expect.poll(async () => {
+      let total = 0;
+      for (const t of tms.taskmanagers) total += await counts(t.metricsUrl!);
+      return total;
+    }, { timeout: 20_000 }).toBeGreaterThan(0);
+    expect((await done).status).toBe('FINISHED');
   });
 });

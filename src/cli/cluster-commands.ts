@@ -110,6 +110,7 @@ export async function taskManagerCommand(argv: readonly string[]): Promise<numbe
     slots,
     host: p.config.getString('taskmanager.host') ?? '127.0.0.1',
     dataPort: p.config.getNumber('taskmanager.data.port'),
+    metricsPort: p.config.getNumber('metrics.reporter.prom.port'),
     secret: p.config.getString('cluster.secret'),
     ...(id === undefined ? {} : { id }),
     ...(quiet ? { quiet: true } : {}),

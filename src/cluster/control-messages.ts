@@ -41,7 +41,17 @@ export interface Deployment {
 
 /** TaskManager -> JobManager. */
 export type TaskManagerMessage =
-  | { readonly t: 'register'; readonly tm: string; readonly slots: number; readonly dataHost: string; readonly dataPort: number; readonly pid: number; readonly proof: string }
+  | {
+      readonly t: 'register';
+      readonly tm: string;
+      readonly slots: number;
+      readonly dataHost: string;
+      readonly dataPort: number;
+      readonly pid: number;
+      readonly proof: string;
+      /** Where the TaskManager serves /metrics. */
+      readonly metricsUrl: string | undefined;
+    }
   | { readonly t: 'heartbeat' }
   | { readonly t: 'deployed'; readonly jobId: string; readonly attempt: number }
   | { readonly t: 'deploy-failed'; readonly jobId: string; readonly attempt: number; readonly error: SerializedError }

@@ -198,6 +198,7 @@ export class JobManager {
       timeSinceLastHeartbeat: tm.lastHeartbeatMs,
       slotsNumber: tm.slots,
       freeSlots: tm.freeSlots,
+      ...(tm.metricsUrl === undefined ? {} : { metricsUrl: tm.metricsUrl }),
       hardware: { cpuCores: availableParallelism(), physicalMemory: totalmem(), freeMemory: freemem(), managedMemory: 0 },
     }));
   }

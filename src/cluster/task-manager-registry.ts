@@ -23,6 +23,7 @@ export class RegisteredTaskManager {
     readonly dataPort: number,
     readonly pid: number,
     private readonly conn: TmConnection,
+    readonly metricsUrl: string | undefined,
   ) {}
 
   get freeSlots(): number {
@@ -89,7 +90,7 @@ export class TaskManagerRegistry {
         }
         const old = this.taskManagers.get(m.tm);
         if (old !== undefined) this.lose(old, 'it registered again');
-        tm = new RegisteredTaskManager(m.tm, m.slots, m.dataHost, m.dataPort, m.pid, conn);
+        tm = new RegisteredTaskManager(m.tm, m.slots, m.dataHost, m.dataPort, m.pid, conn, m.metricsUrl);
         this.taskManagers.set(tm.id, tm);
         conn.send({ t: 'registered', heartbeatIntervalMs: this.o.heartbeatIntervalMs, heartbeatTimeoutMs: this.o.heartbeatTimeoutMs });
         this.o.log(`TaskManager ${tm.id} registered: ${tm.slots} slot(s), pid ${tm.pid}, data at ${tm.dataHost}:${tm.dataPort}`);
@@ -117,10 +118,21 @@ export class TaskManagerRegistry {
 
   private checkHeartbeats(): void {
     const now = Date.now();
+    const silent: RegisteredTaskManager[] = [];
     for (const tm of [...this.taskManagers.values()]) {
-      if (now - tm.lastHeartbeatMs > this.o.heartbeatTimeoutMs) this.lose(tm, `no heartbeat for ${now - tm.lastHeartbeatMs} ms (heartbeat.timeout ${this.o.heartbeatTimeoutMs} ms)`);
+      if (now - tm.lastHeartbeatMs > this.o.heartbeatTimeoutMs) silent.push(tm);
       else tm.send({ t: 'heartbeat' });
     }
+    if (silent.length === 0) return;
+    // Decide after the next I/O phase: timers run before it, so when this process itself was
+    // stalled (building a job, a long GC), heartbeats that arrived meanwhile are still unread
+    // in the sockets, and every TaskManager would look silent.
+    setImmediate(() => {
+      const later = Date.now();
+      for (const tm of silent) {
+        if (!tm.lost && later - tm.lastHeartbeatMs > this.o.heartbeatTimeoutMs) this.lose(tm, `no heartbeat for ${later - tm.lastHeartbeatMs} ms (heartbeat.timeout ${this.o.heartbeatTimeoutMs} ms)`);
+      }
+    });
   }
 
   /** Messages of the job go to this attempt from now on. */

@@ -17,6 +17,11 @@ import { buildJob, storeBundle } from './job-bundle.js';
 import { serializeError, type Deployment, type JobManagerMessage, type TaskManagerMessage } from './control-messages.js';
 import { DataEndpoint, type AttemptNetwork } from './network/data-endpoint.js';
 import { Connection } from './wire/connection.js';
+import { MetricRegistry } from '../metrics/metric-registry.js';
+import type { MetricGroup } from '../metrics/metric-group.js';
+import { registerTaskMetrics } from '../metrics/job-metrics.js';
+import { serveMetrics } from '../metrics/metrics-server.js';
+import { hostname } from 'node:os';
 import { proof } from './wire/shared-secret.js';
 
 export interface TaskManagerOptions {
@@ -26,6 +31,8 @@ export interface TaskManagerOptions {
   /** Address to listen on for data and to announce to peers. */
   readonly host: string;
   readonly dataPort?: number;
+  /** Port of this TaskManager's /metrics (metrics.reporter.prom.port; 0: any free port). */
+  readonly metricsPort?: number;
   readonly secret?: string | undefined;
   readonly id?: string;
   readonly log?: (message: string) => void;
@@ -45,6 +52,7 @@ interface LocalAttempt {
   readonly sources: SourceStreamTask[];
   readonly network: AttemptNetwork;
   readonly progressTimer: NodeJS.Timeout;
+  readonly metricGroups: MetricGroup[];
   canceled: boolean;
 }
 
@@ -60,6 +68,10 @@ export class TaskManager {
   private readonly data: DataEndpoint;
   private readonly scheduler = new TaskScheduler();
   private readonly attempts = new Map<string, LocalAttempt>();
+  /** Attempts being deployed (job being built), by key: canceled ones must not start their tasks. */
+  private readonly deploying = new Map<string, { canceled: boolean }>();
+  private readonly metrics = new MetricRegistry();
+  private metricsServer: { url: string; close: () => Promise<void> } | undefined;
   private readonly bundleDir = mkdtempSync(join(tmpdir(), 'sluice-tm-'));
   private connection: JmConnection | undefined;
   private stopped = false;
@@ -82,6 +94,7 @@ export class TaskManager {
 
   async start(): Promise<void> {
     await this.data.start(this.o.host, this.o.dataPort ?? 0);
+    this.metricsServer = await serveMetrics(this.metrics, { port: this.o.metricsPort ?? 0, address: this.o.host });
     void this.connectLoop();
     await this.registered;
   }
@@ -90,9 +103,11 @@ export class TaskManager {
     this.stopped = true;
     clearInterval(this.heartbeatTimer);
     clearTimeout(this.retryTimer);
+    for (const d of this.deploying.values()) d.canceled = true;
     for (const a of [...this.attempts.values()]) this.cancelAttempt(a);
     this.connection?.close();
     await this.data.stop();
+    await this.metricsServer?.close();
     rmSync(this.bundleDir, { recursive: true, force: true });
   }
 
@@ -128,7 +143,7 @@ export class TaskManager {
         const conn: JmConnection = new Connection(socket, `JobManager ${this.o.jobManagerHost}:${this.o.jobManagerPort}`);
         this.connection = conn;
         const address = this.data.address!;
-        conn.send({ t: 'register', tm: this.id, slots: this.o.slots, dataHost: address.host, dataPort: address.port, pid: process.pid, proof: proof(this.o.secret, `register/${this.id}`) });
+        conn.send({ t: 'register', tm: this.id, slots: this.o.slots, dataHost: address.host, dataPort: address.port, pid: process.pid, proof: proof(this.o.secret, `register/${this.id}`), metricsUrl: this.metricsServer?.url });
         conn.onMessage((m) => this.onMessage(conn, m));
         conn.onClose((e) => this.onJobManagerLost(conn, e));
         resolve();
@@ -149,6 +164,7 @@ export class TaskManager {
       return;
     }
     this.log(`lost the JobManager${e === undefined ? '' : ` (${e.message})`}: canceling ${this.attempts.size} attempt(s) and registering again`);
+    for (const d of this.deploying.values()) d.canceled = true;
     for (const a of [...this.attempts.values()]) this.cancelAttempt(a);
     void this.connectLoop();
   }
@@ -166,7 +182,11 @@ export class TaskManager {
         this.heartbeatTimer = setInterval(() => {
           conn.send({ t: 'heartbeat' });
           if (Date.now() - this.lastFromJobManagerMs > this.heartbeatTimeoutMs) {
-            conn.close(new Error(`no heartbeat from the JobManager for ${this.heartbeatTimeoutMs} ms`));
+            // Checked again after the I/O phase: if this process was stalled, the JobManager's
+            // heartbeats may be waiting unread in the socket.
+            setImmediate(() => {
+              if (Date.now() - this.lastFromJobManagerMs > this.heartbeatTimeoutMs) conn.close(new Error(`no heartbeat from the JobManager for ${this.heartbeatTimeoutMs} ms`));
+            });
           }
         }, m.heartbeatIntervalMs);
         this.heartbeatTimer.unref();
@@ -217,6 +237,8 @@ export class TaskManager {
       case 'cancel': {
         const a = this.attempts.get(key(m.jobId, m.attempt));
         if (a !== undefined) this.cancelAttempt(a);
+        const d = this.deploying.get(key(m.jobId, m.attempt));
+        if (d !== undefined) d.canceled = true;
         this.send({ t: 'canceled', jobId: m.jobId, attempt: m.attempt });
         return;
       }
@@ -224,8 +246,23 @@ export class TaskManager {
   }
 
   private async deploy(d: Deployment): Promise<void> {
+    const k = key(d.jobId, d.attempt);
+    const deploying = { canceled: false };
+    this.deploying.set(k, deploying);
+    try {
+      await this.deployBuilt(d, deploying);
+    } finally {
+      if (this.deploying.get(k) === deploying) this.deploying.delete(k);
+    }
+  }
+
+  private async deployBuilt(d: Deployment, deploying: { readonly canceled: boolean }): Promise<void> {
     const file = d.bundle === undefined ? storeBundleKnown(this.bundleDir, d.bundleId) : storeBundle(this.bundleDir, { id: d.bundleId, code: d.bundle });
     const { graph, env } = await buildJob(file, d.config, d.jobArgs, d.jobName);
+    // Canceled (or the JobManager lost) while the job was being built: its tasks must not
+    // initialize. A late sink writer of a stale attempt would clean up files of the attempt
+    // that replaced it (the exactly-once file sink deletes its subtask's lingering files).
+    if (deploying.canceled || this.stopped) throw new Error(`attempt ${d.attempt} of job ${d.jobId} was canceled while it was being deployed`);
     const difference = describeGraphDifference(d.graph, graphFingerprint(graph));
     if (difference !== undefined) {
       throw new Error(
@@ -258,7 +295,9 @@ export class TaskManager {
     });
     const progressTimer = setInterval(() => this.reportProgress(local), 500);
     progressTimer.unref();
-    const local: LocalAttempt = { jobId, attempt, tasks, sources: sourceTasks, network, progressTimer, canceled: false };
+    const variables = { host: hostname(), tm_id: this.id, job_id: jobId, job_name: d.jobName };
+    const metricGroups = tasks.map((t) => registerTaskMetrics(this.metrics, t, variables));
+    const local: LocalAttempt = { jobId, attempt, tasks, sources: sourceTasks, network, progressTimer, metricGroups, canceled: false };
     this.attempts.set(key(jobId, attempt), local);
     network.onBroken = (e) => {
       if (local.canceled) return;
@@ -268,7 +307,9 @@ export class TaskManager {
       const ref = [t.vertex.id, t.subtaskIndex] as const;
       t.done.then(
         () => {
-          if (!local.canceled) this.send({ t: 'task-state', jobId, attempt, subtask: ref, state: t.state, error: undefined });
+          if (local.canceled) return;
+          this.send({ t: 'task-state', jobId, attempt, subtask: ref, state: t.state, error: undefined });
+          if (tasks.every((x) => x.state === 'finished')) this.finishAttempt(local);
         },
         (e: unknown) => {
           if (!local.canceled) this.send({ t: 'task-state', jobId, attempt, subtask: ref, state: 'failed', error: serializeError(e, `${t.name}`) });
@@ -287,10 +328,22 @@ export class TaskManager {
     });
   }
 
+  /** Every task of the attempt here finished: report the last progress and let it go. */
+  private finishAttempt(a: LocalAttempt): void {
+    if (a.canceled) return;
+    this.reportProgress(a);
+    a.canceled = true;
+    clearInterval(a.progressTimer);
+    for (const g of a.metricGroups) this.metrics.removeGroup(g);
+    this.data.release(a.jobId, a.attempt, true);
+    this.attempts.delete(key(a.jobId, a.attempt));
+  }
+
   private cancelAttempt(a: LocalAttempt): void {
     if (a.canceled) return;
     a.canceled = true;
     clearInterval(a.progressTimer);
+    for (const g of a.metricGroups) this.metrics.removeGroup(g);
     for (const t of a.tasks) t.cancel();
     this.data.release(a.jobId, a.attempt);
     this.attempts.delete(key(a.jobId, a.attempt));

@@ -52,6 +52,7 @@ export const OPTIONS: readonly ConfigOption[] = [
   opt('heartbeat.interval', { type: 'duration' }, 1000, 'How often JobManager and TaskManagers exchange heartbeats (Flink: 10 s).'),
   opt('heartbeat.timeout', { type: 'duration' }, 5000, 'A TaskManager (or JobManager) silent this long is considered lost and its subtasks fail over (Flink: 50 s; a dead process is noticed at once through its connection).'),
   opt('slot.request.timeout', { type: 'duration' }, 300_000, 'How long a job waits for enough TaskManager slots before it fails.'),
+  opt('metrics.reporter.prom.port', { type: 'int', min: 0 }, 0, "Port of a TaskManager's /metrics (Prometheus text format); 0: any free port, announced to the JobManager and listed by /taskmanagers (Flink: 9249)."),
   opt('cluster.secret', { type: 'string' }, undefined, 'Shared secret TaskManagers and JobManager prove they know before they talk (HMAC); unset: no check.'),
   opt('high-availability.storageDir', { type: 'string' }, undefined, 'Where the JobManager keeps job graphs and the pointer to their latest checkpoint, to take its jobs back after a restart; default: execution.checkpointing.dir.'),
   // checkpointing
@@ -71,6 +72,15 @@ export const OPTIONS: readonly ConfigOption[] = [
   opt('execution.checkpointing.savepoint-dir', { type: 'string' }, undefined, 'Default savepoint directory.'),
   opt('execution.checkpointing.storage', { type: 'enum', values: ['jobmanager', 'filesystem'] }, undefined, 'Checkpoint storage; default: jobmanager without a dir, filesystem with one.'),
   opt('execution.checkpointing.data-inline-threshold', { type: 'bytes' }, 20 * 1024, 'State chunks smaller than this are inlined in _metadata.'),
+  // S3 (s3:// checkpoint and savepoint directories); Flink's s3.* names, AWS_* variables as fallback
+  opt('s3.endpoint', { type: 'string' }, undefined, 'Endpoint of the S3-compatible store, e.g. http://127.0.0.1:9000; default AWS_ENDPOINT_URL_S3, AWS_ENDPOINT_URL, else AWS S3 of the region.'),
+  opt('s3.access-key', { type: 'string' }, undefined, 'Access key id; default AWS_ACCESS_KEY_ID.'),
+  opt('s3.secret-key', { type: 'string' }, undefined, 'Secret access key; default AWS_SECRET_ACCESS_KEY.'),
+  opt('s3.region', { type: 'string' }, undefined, 'Region used to sign requests; default AWS_REGION, AWS_DEFAULT_REGION, else us-east-1.'),
+  opt('s3.path.style.access', { type: 'boolean' }, false, 'Address buckets as <endpoint>/<bucket>/<key> instead of <bucket>.<endpoint>/<key> (most self-hosted stores need it).'),
+  opt('s3.upload.min.part.size', { type: 'bytes' }, 5 * 1024 * 1024, 'Files larger than this are uploaded in parts of this size (multipart upload); AWS needs at least 5 MiB.'),
+  opt('s3.retry.limit', { type: 'int', min: 0 }, 5, 'Retries of a failed S3 request (network error, 5xx, throttling), with exponential backoff.'),
+  opt('s3.retry.interval', { type: 'duration' }, 200, 'Delay before the first retry; doubles with each retry, at most 10 s.'),
   // state
   opt(
     'state.backend.type',

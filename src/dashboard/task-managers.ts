@@ -9,6 +9,8 @@ export interface TaskManagerInfo {
   readonly jmxPort: number;
   readonly timeSinceLastHeartbeat: number;
   readonly slotsNumber: number;
+  /** Where the TaskManager serves its own /metrics (cluster TaskManagers). */
+  readonly metricsUrl?: string;
   readonly freeSlots: number;
   readonly hardware: { readonly cpuCores: number; readonly physicalMemory: number; readonly freeMemory: number; readonly managedMemory: number };
   /** Heap and process memory, as in Flink's `/taskmanagers/:id` `metrics`. */

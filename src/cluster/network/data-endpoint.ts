@@ -54,10 +54,10 @@ export class DataEndpoint {
     return a;
   }
 
-  /** Closes every connection of an attempt. */
-  release(jobId: string, attempt: number): void {
+  /** Closes every connection of an attempt; `graceful`: after what was sent has gone out (the attempt finished). */
+  release(jobId: string, attempt: number, graceful = false): void {
     const key = `${jobId}/${attempt}`;
-    this.attempts.get(key)?.close();
+    this.attempts.get(key)?.close(graceful);
     this.attempts.delete(key);
   }
 
@@ -97,6 +97,8 @@ export class AttemptNetwork implements RemoteChannels {
   private readonly pendingElements = new Map<number, DataMessage[]>();
   private readonly outgoing = new Map<string, DataConnection>();
   private readonly incoming = new Set<DataConnection>();
+  /** The channels each incoming connection feeds. */
+  private readonly fedBy = new Map<DataConnection, number[]>();
   private closed = false;
   /** Called when a connection of this attempt breaks: the attempt's tasks here fail. */
   onBroken: (error: Error) => void = () => {};
@@ -142,12 +144,17 @@ export class AttemptNetwork implements RemoteChannels {
     this.incoming.add(conn);
     conn.onClose((e) => {
       this.incoming.delete(conn);
-      if (!this.closed) this.onBroken(new Error(`a data connection to this TaskManager closed${e === undefined ? '' : `: ${e.message}`}`));
+      // A producer that finished closes its connection after its last element: not a failure.
+      const done = (this.fedBy.get(conn) ?? []).every((ch) => this.inputs.get(ch)?.ended === true);
+      if (!this.closed && !(e === undefined && done)) this.onBroken(new Error(`a data connection to this TaskManager closed${e === undefined ? '' : `: ${e.message}`}`));
     });
   }
 
   onIncoming(conn: DataConnection, m: DataMessage): void {
     if (m.t === 'open') {
+      let fed = this.fedBy.get(conn);
+      if (fed === undefined) this.fedBy.set(conn, (fed = []));
+      fed.push(m.ch);
       const ch = this.inputs.get(m.ch);
       if (ch === undefined) this.pendingOpens.set(m.ch, conn);
       else ch.connect((n) => conn.send({ t: 'credit', ch: m.ch, n }));
@@ -181,16 +188,20 @@ export class AttemptNetwork implements RemoteChannels {
       if (msg.t === 'credit') this.outputs.get(msg.ch)?.addCredit(msg.n);
     });
     conn.onClose((e) => {
-      if (!this.closed) this.onBroken(new Error(`the data connection to TaskManager ${tm} closed${e === undefined ? '' : `: ${e.message}`}`));
+      // A consumer that finished closes after taking everything: not a failure.
+      const done = [...this.outputs.values()].filter((ch) => ch.connection === conn).every((ch) => ch.ended);
+      if (!this.closed && !(e === undefined && done)) this.onBroken(new Error(`the data connection to TaskManager ${tm} closed${e === undefined ? '' : `: ${e.message}`}`));
     });
     return conn;
   }
 
-  close(): void {
+  close(graceful = false): void {
     if (this.closed) return;
     this.closed = true;
-    for (const c of this.outgoing.values()) c.close();
-    for (const c of this.incoming) c.close();
+    for (const c of this.outgoing.values()) if (graceful) c.end();
+    else c.close();
+    for (const c of this.incoming) if (graceful) c.end();
+    else c.close();
     this.outgoing.clear();
     this.incoming.clear();
   }

@@ -29,8 +29,12 @@ export class RemoteInputChannel implements InputChannel {
     this.owed = 0;
   }
 
+  /** The producer sent its end of partition: nothing more comes on this channel. */
+  ended = false;
+
   /** An element from the network, in order. */
   receive(element: ChannelElement): void {
+    if (element.kind === 'end-of-partition') this.ended = true;
     this.queue.push(element);
   }
 

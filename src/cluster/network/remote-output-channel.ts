@@ -20,7 +20,7 @@ export class RemoteOutputChannel implements OutputChannel {
   private writable: () => void = noop;
 
   constructor(
-    private readonly connection: Connection<DataMessage, DataMessage>,
+    readonly connection: Connection<DataMessage, DataMessage>,
     readonly id: number,
     readonly capacityBuffers: number,
   ) {
@@ -75,8 +75,12 @@ export class RemoteOutputChannel implements OutputChannel {
     if (wasFull && !this.isFull()) this.notifyWritable();
   }
 
+  /** The end of partition went out: the consumer needs nothing more from this channel. */
+  ended = false;
+
   private send(element: ChannelElement): void {
     if (element.kind === 'batch') this.credits--;
+    else if (element.kind === 'end-of-partition') this.ended = true;
     this.connection.send({ t: 'el', ch: this.id, e: element });
   }
 

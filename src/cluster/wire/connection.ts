@@ -82,6 +82,14 @@ export class Connection<Out, In> {
     });
   }
 
+  /** Closes the connection after what was sent has gone out (a graceful end). */
+  end(): void {
+    if (this.closedWith !== undefined) return;
+    this.closedWith = { error: undefined };
+    this.socket.end();
+    for (const l of this.closeListeners.splice(0)) l(undefined);
+  }
+
   /** Closes the connection; `error` says why (reported to close listeners). */
   close(error?: Error): void {
     if (this.closedWith !== undefined) return;
