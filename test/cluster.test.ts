@@ -38,7 +38,10 @@ async function cluster(taskManagers: number, slots = 1): Promise<{ jm: JobManage
 }
 
 describe('cluster runtime: JobManager and TaskManagers over TCP', () => {
-  it('runs a keyed job across two TaskManagers exactly-once, with checkpoints', async () => {
+  it.each([
+    ['aligned', false],
+    ['unaligned', true],
+  ])('runs a keyed job across two TaskManagers exactly-once, with %s checkpoints', async (_mode, unaligned) => {
     const { jm } = await cluster(2);
     const out = tempDir();
     const bundle = await bundleJob(JOB, join(tempDir(), 'job.mjs'));
@@ -48,6 +51,7 @@ describe('cluster runtime: JobManager and TaskManagers over TCP', () => {
         ['parallelism.default', 2],
         ['execution.checkpointing.interval', 50],
         ['execution.checkpointing.dir', tempDir()],
+        ['execution.checkpointing.unaligned.enabled', unaligned],
       ],
       args: [out, '20000', '7', '40000'],
       name: 'keyed-count',
@@ -57,6 +61,7 @@ describe('cluster runtime: JobManager and TaskManagers over TCP', () => {
     const committed = await readCommittedLines(out);
     expect(compareMultisets(committed, countReference(20_000, 7))).toEqual({ duplicates: 0, missing: 0, unexpected: 0 });
     expect(executor.checkpointStats.counts.completed).toBeGreaterThan(0);
+    if (unaligned) expect(executor.checkpointStats.entries().some((e) => e.checkpointType === 'UNALIGNED_CHECKPOINT')).toBe(true);
   });
 
   it('every TaskManager serves /metrics of its tasks (Prometheus text), listed by /taskmanagers', async () => {

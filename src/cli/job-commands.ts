@@ -103,7 +103,7 @@ export async function checkpointsCommand(argv: string[]): Promise<number> {
 }
 
 export const SAVEPOINT_USAGE =
-  'usage: sluice savepoint [--jobmanager host:port] [--type canonical|native] <jobId> [targetDirectory]\n       sluice savepoint --dispose <savepointPath>';
+  'usage: sluice savepoint [--jobmanager host:port] [--type canonical|native] <jobId> [targetDirectory]\n       sluice savepoint --dispose <savepointPath>\n       sluice savepoint inspect [--operator uid] [--samples N] [--json] [-D key=value]... <savepointPath>';
 
 /** Polls an asynchronous REST operation until it completed, showing progress; returns its `operation`. */
 async function awaitOperation(target: RestTarget, path: string, what: string, waiting: string): Promise<Record<string, unknown>> {
@@ -126,6 +126,10 @@ async function awaitOperation(target: RestTarget, path: string, what: string, wa
 
 /** `sluice savepoint <jobId> [dir]` and `sluice savepoint --dispose <path>`. */
 export async function savepointCommand(argv: string[]): Promise<number> {
+  if (argv[0] === 'inspect') {
+    const { savepointInspectCommand } = await import('./savepoint-inspect.js');
+    return savepointInspectCommand(argv.slice(1));
+  }
   const d = argv.indexOf('--dispose');
   if (d >= 0 || argv.includes('-d')) {
     const i = d >= 0 ? d : argv.indexOf('-d');

@@ -1,5 +1,6 @@
 import { CliError } from './cli-error.js';
 import { RUN_USAGE, runCommand } from './run-command.js';
+import { INFO_USAGE, infoCommand } from './info-command.js';
 import { CLUSTER_USAGE, JOBMANAGER_USAGE, TASKMANAGER_USAGE, clusterCommand, jobManagerCommand, taskManagerCommand } from './cluster-commands.js';
 import {
   CANCEL_USAGE,
@@ -22,11 +23,12 @@ commands:
   run          run a job on the local embedded runtime (serves the REST API for it)
                ${RUN_USAGE}
   list         the jobs of a running Sluice: ${LIST_USAGE}
+  info         a job's state, vertices and records: ${INFO_USAGE}
   cancel       ${CANCEL_USAGE}
   checkpoint   trigger a checkpoint and wait for it: ${CHECKPOINT_USAGE}
   checkpoints  a job's checkpoint history: ${CHECKPOINTS_USAGE}
   stop         stop with a savepoint: ${STOP_USAGE}
-  savepoint    take or dispose of a savepoint:
+  savepoint    take, dispose of or inspect a savepoint:
                ${SAVEPOINT_USAGE}
   jobmanager   run a JobManager: ${JOBMANAGER_USAGE}
   taskmanager  run a TaskManager: ${TASKMANAGER_USAGE}
@@ -46,6 +48,8 @@ export async function main(argv: readonly string[]): Promise<number> {
         return await runCommand(rest);
       case 'list':
         return await listCommand(rest);
+      case 'info':
+        return await infoCommand(rest);
       case 'cancel':
         return await cancelCommand(rest);
       case 'checkpoint':

@@ -288,10 +288,12 @@ export class RestServer {
   private overview(): Record<string, unknown> {
     const all = [...this.jobs.values()];
     const count = (s: string): number => all.filter((j) => j.status === s).length;
+    // A JobManager counts its registered TaskManagers; the embedded runtime is one with one slot.
+    const tms = this.o.taskManagers?.();
     return {
-      taskmanagers: 1,
-      'slots-total': 1,
-      'slots-available': 0,
+      taskmanagers: tms === undefined ? 1 : tms.length,
+      'slots-total': tms === undefined ? 1 : tms.reduce((n, t) => n + t.slotsNumber, 0),
+      'slots-available': tms === undefined ? 0 : tms.reduce((n, t) => n + t.freeSlots, 0),
       'jobs-running': count('RUNNING') + count('RESTARTING') + count('INITIALIZING'),
       'jobs-finished': count('FINISHED'),
       'jobs-cancelled': count('CANCELED'),

@@ -5,7 +5,8 @@ import type { CheckpointBarrier } from './channel/stream-element.js';
 import { CheckpointCoordinator, type CompletedCheckpointInfo } from './checkpoint/checkpoint-coordinator.js';
 import { CheckpointStatsTracker } from './checkpoint/checkpoint-stats.js';
 import { checkpointCoordinatorConfig, type CheckpointCoordinatorConfig } from './checkpoint/coordinator-decisions.js';
-import { restoreAssignments, subtaskKey } from './checkpoint/state-persistence.js';
+import { restoreAssignments, subtaskKey, type StateReader } from './checkpoint/state-persistence.js';
+import type { CheckpointMetadata } from './storage/snapshot-format.js';
 import type { SubtaskRestore } from './checkpoint/subtask-state.js';
 import { createRestartStrategy, maxRestartDelayMs } from './recovery/restart-strategy.js';
 import { createCheckpointStorage } from './storage/checkpoint-storage-factory.js';
@@ -244,6 +245,7 @@ export class JobExecutor {
       ...(storage === undefined ? {} : { storage }),
       ...(dir === undefined ? {} : { checkpointsDir: dir }),
       dataInlineThresholdBytes: this.config.getNumber('execution.checkpointing.data-inline-threshold'),
+      config: this.config,
     });
   }
 
@@ -260,12 +262,23 @@ export class JobExecutor {
     return out;
   }
 
+  /** A savepoint or retained checkpoint: a local directory, or s3:// (with the s3.* options). */
+  private async openSnapshot(path: string): Promise<{ dir: string; metadata: CheckpointMetadata; readStateHandle: StateReader['readStateHandle'] }> {
+    if (/^s3[ap]?:\/\//i.test(path)) {
+      const { openSnapshotSource } = await import('./storage/s3-checkpoint-storage.js');
+      const source = await openSnapshotSource(path, this.config);
+      return { dir: source.pointer, metadata: source.metadata, readStateHandle: (h, ref) => source.readStateHandle(h, ref) };
+    }
+    const snapshot = await locateSnapshot(path);
+    return { dir: snapshot.dir, metadata: await readSnapshotMetadata(snapshot), readStateHandle: readStateHandleInDirectory };
+  }
+
   /** A savepoint or retained checkpoint given by path, redistributed to this job. */
   private async loadSnapshot(path: string, allowNonRestoredState: boolean): Promise<{ assignments: Map<string, SubtaskRestore>; checkpointId: number }> {
-    const snapshot = await locateSnapshot(path);
-    const metadata = await readSnapshotMetadata(snapshot);
+    const snapshot = await this.openSnapshot(path);
+    const metadata = snapshot.metadata;
     const ref = { pointer: snapshot.dir, checkpointId: metadata.checkpointId };
-    const assignments = await restoreAssignments(metadata, this.jobGraph, { readStateHandle: readStateHandleInDirectory }, ref, { allowNonRestoredState, log: this.log });
+    const assignments = await restoreAssignments(metadata, this.jobGraph, { readStateHandle: snapshot.readStateHandle }, ref, { allowNonRestoredState, log: this.log });
     const withoutUid = this.jobGraph.vertices.flatMap((v) => v.nodes).filter((n) => !n.hasUserUid);
     if (withoutUid.length > 0) {
       this.log(
@@ -335,6 +348,7 @@ export class JobExecutor {
         graph: this.jobGraph,
         config: this.checkpointing,
         storage,
+        savepointOptions: { config: this.config },
         clock: this.clock,
         random: this.random,
         retained,

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { JobGraph } from '../../graph/job-graph.js';
 import type { CheckpointBarrier } from '../channel/stream-element.js';
 import type { CheckpointStorage, CheckpointStorageLocation } from '../storage/checkpoint-storage.js';
-import { createSavepointLocation, type SavepointLocation } from '../storage/savepoint-directory.js';
+import { createSavepointLocation, type SavepointLocation, type SavepointLocationOptions } from '../storage/savepoint-directory.js';
 import type { SubtaskSnapshot } from '../storage/snapshot-format.js';
 import { stateSizeBytes } from '../storage/snapshot-format.js';
 import type { Clock } from '../task/clock.js';
@@ -91,6 +91,8 @@ export class CheckpointCoordinator implements CheckpointResponder {
       readonly graph: JobGraph;
       readonly config: CheckpointCoordinatorConfig;
       readonly storage: CheckpointStorage;
+      /** How savepoint directories are created (the s3.* options for s3:// targets). */
+      readonly savepointOptions?: SavepointLocationOptions;
       readonly clock: Clock;
       readonly random: () => number;
       readonly gateway: CoordinatorGateway;
@@ -376,7 +378,7 @@ export class CheckpointCoordinator implements CheckpointResponder {
           },
         };
         const request = t.request?.kind === 'savepoint' ? t.request : undefined;
-        const savepoint = request === undefined ? undefined : createSavepointLocation(request.targetDirectory ?? '', this.o.jobId);
+        const savepoint = request === undefined ? undefined : createSavepointLocation(request.targetDirectory ?? '', this.o.jobId, this.o.savepointOptions);
         savepoint?.catch(() => {});
         // Savepoint state goes into the savepoint's own, self-contained directory.
         const location: Promise<CheckpointStorageLocation> =

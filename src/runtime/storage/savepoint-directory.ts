@@ -8,6 +8,7 @@ import { cryptoRandomBytes, randomHex, type RandomBytes } from './random-bytes.j
 import { readSnapshotMetadata } from './snapshot-directory-reader.js';
 import { SnapshotDirectoryWriter } from './snapshot-directory-writer.js';
 import type { CheckpointMetadata, StateHandle } from './snapshot-format.js';
+import type { Configuration } from '../../config/configuration.js';
 import { CheckpointStorageError, CorruptCheckpointError, isNotDirectory, isNotFound, storageWriteError } from './storage-errors.js';
 
 /**
@@ -31,12 +32,20 @@ export interface SavepointLocation {
 export interface SavepointLocationOptions {
   readonly dataInlineThresholdBytes?: number;
   readonly random?: RandomBytes;
+  /** For an s3:// target directory: the s3.* options (the AWS_* variables fill in what is unset). */
+  readonly config?: Configuration;
 }
+
+const S3_URI = /^s3[ap]?:\/\//i;
 
 const NAME_ATTEMPTS_MAX = 4;
 
 export async function createSavepointLocation(targetDir: string, jobId: string, options: SavepointLocationOptions = {}): Promise<SavepointLocation> {
   checkJobId(jobId);
+  if (S3_URI.test(targetDir)) {
+    const { createS3SavepointLocation, s3ClientFrom } = await import('./s3-checkpoint-storage.js');
+    return createS3SavepointLocation(targetDir, jobId, s3ClientFrom(options.config), options);
+  }
   const random = options.random ?? cryptoRandomBytes;
   const parent = resolve(targetDir);
   try {
@@ -87,7 +96,11 @@ export async function createSavepointLocation(targetDir: string, jobId: string, 
  * `_metadata`, or has neither a savepoint `_metadata` nor a savepoint directory name. A
  * savepoint whose `_metadata` is corrupt can still be disposed when its name is one.
  */
-export async function disposeSavepoint(path: string): Promise<void> {
+export async function disposeSavepoint(path: string, config?: Configuration): Promise<void> {
+  if (S3_URI.test(path)) {
+    const { disposeS3Savepoint, s3ClientFrom } = await import('./s3-checkpoint-storage.js');
+    return disposeS3Savepoint(path, s3ClientFrom(config));
+  }
   const dir = resolve(path);
   const refuse = (why: string): CheckpointStorageError =>
     new CheckpointStorageError('not-a-savepoint-directory', `refusing to dispose ${dir}: ${why}; pass the savepoint directory printed when the savepoint was taken`);
