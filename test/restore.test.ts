@@ -83,6 +83,22 @@ describe('restore from a retained checkpoint (sluice run -s)', () => {
     expect((await allowed.run()).status).toBe('FINISHED');
   });
 
+  it.each([
+    ['CLAIM', false],
+    ['NO_CLAIM', true],
+  ] as const)('restore mode %s: the restored checkpoint still exists afterwards: %s (CLAIM: the job owns and deletes it)', async (claimMode, kept) => {
+    const checkpoints = tempDir();
+    const out = tempDir();
+    const first = await runUntilCanceled(job(2, checkpoints, out), 2);
+    const path = latestCheckpoint(checkpoints, first.jobId);
+    const env = job(2, tempDir(), out);
+    const second = new LocalExecutor(env.getJobGraph(), env.config, { log: () => {}, restoreFrom: { path, allowNonRestoredState: false, claimMode } });
+    expect((await second.run()).status).toBe('FINISHED');
+    expect(existsSync(path)).toBe(kept);
+    const committed = await readCommittedLines(out);
+    expect(compareMultisets(committed, reference())).toEqual({ duplicates: 0, missing: 0, unexpected: 0 });
+  });
+
   it('a path that is not a snapshot gives a clear error', async () => {
     const env = job(1, tempDir(), tempDir());
     const missing = new LocalExecutor(env.getJobGraph(), env.config, { log: () => {}, restoreFrom: { path: '/nonexistent/chk-1', allowNonRestoredState: false } });

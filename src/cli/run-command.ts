@@ -21,7 +21,7 @@ function printCheckpoints(entries: readonly import('../runtime/checkpoint/checkp
   process.stderr.write(`Checkpoints (${entries.length}${entries.length > shown.length ? `, newest ${shown.length} shown` : ''}):\n${checkpointTable(shown)}\n`);
 }
 
-export const RUN_USAGE = `usage: sluice run [--jobmanager host:port [--detached] | --embedded] [-p N] [-D key=value]... [-s <savepoint or checkpoint> [--allow-non-restored-state]] [--no-typecheck] [--progress|--no-progress] <job.ts> [job args...]`;
+export const RUN_USAGE = `usage: sluice run [--jobmanager host:port [--detached] | --embedded] [-p N] [-D key=value]... [-s <savepoint or checkpoint> [--allow-non-restored-state] [--claim-mode claim|no_claim]] [--no-typecheck] [--progress|--no-progress] <job.ts> [job args...]`;
 
 interface RunArgs {
   readonly jobPath: string;
@@ -87,6 +87,11 @@ export function parseRunArgs(argv: readonly string[]): RunArgs {
       restorePath = argv[++i];
       if (restorePath === undefined) throw new CliError(`${a} needs the path of a savepoint or retained checkpoint\n${RUN_USAGE}`, 2);
     } else if (a === '-n' || a === '--allow-non-restored-state' || a === '--allowNonRestoredState') allowNonRestoredState = true;
+    else if (a === '--claim-mode' || a === '--claimMode' || a === '-rm') {
+      const mode = argv[++i]?.toUpperCase();
+      if (mode !== 'CLAIM' && mode !== 'NO_CLAIM') throw new CliError(`${a} needs claim or no_claim\n${RUN_USAGE}`, 2);
+      config.set('execution.state-recovery.claim-mode', mode);
+    }
     else if (a === '--') {
       i++;
       break;

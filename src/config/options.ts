@@ -81,6 +81,7 @@ export const OPTIONS: readonly ConfigOption[] = [
   opt('s3.upload.min.part.size', { type: 'bytes' }, 5 * 1024 * 1024, 'Files larger than this are uploaded in parts of this size (multipart upload); AWS needs at least 5 MiB.'),
   opt('s3.retry.limit', { type: 'int', min: 0 }, 5, 'Retries of a failed S3 request (network error, 5xx, throttling), with exponential backoff.'),
   opt('s3.retry.interval', { type: 'duration' }, 200, 'Delay before the first retry; doubles with each retry, at most 10 s.'),
+  opt('execution.state-recovery.claim-mode', { type: 'enum', values: ['NO_CLAIM', 'CLAIM'] }, 'NO_CLAIM', 'Restoring with -s: CLAIM makes the job own the snapshot (deleted once newer checkpoints subsume it); NO_CLAIM never touches it.'),
   // state
   opt(
     'state.backend.type',

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { ConfigError, type Configuration } from '../config/configuration.js';
 import type { JobGraph } from '../graph/job-graph.js';
 import type { CheckpointBarrier } from './channel/stream-element.js';
-import { CheckpointCoordinator, type CompletedCheckpointInfo } from './checkpoint/checkpoint-coordinator.js';
+import { CheckpointCoordinator, discardRetained, type CompletedCheckpointInfo } from './checkpoint/checkpoint-coordinator.js';
 import { CheckpointStatsTracker } from './checkpoint/checkpoint-stats.js';
 import { checkpointCoordinatorConfig, type CheckpointCoordinatorConfig } from './checkpoint/coordinator-decisions.js';
 import { restoreAssignments, subtaskKey, type StateReader } from './checkpoint/state-persistence.js';
@@ -60,7 +60,12 @@ export interface JobExecutorOptions {
   /** Where the runtime reports restarts, fallbacks and checkpoint failures (default: stderr). */
   readonly log?: (message: string) => void;
   /** Start from a savepoint or a retained checkpoint (`sluice run -s <path>`). */
-  readonly restoreFrom?: { readonly path: string; readonly allowNonRestoredState: boolean };
+  readonly restoreFrom?: {
+    readonly path: string;
+    readonly allowNonRestoredState: boolean;
+    /** CLAIM: the job owns the snapshot (deleted when subsumed); NO_CLAIM (default): never touched. */
+    readonly claimMode?: 'CLAIM' | 'NO_CLAIM';
+  };
   /** Called with each attempt's tasks once they run (fault injection in tests). */
   readonly onAttemptStarted?: (attempt: RunningAttempt) => void;
   /** Where the subtasks run (default: all in this process). */
@@ -163,6 +168,12 @@ export class JobExecutor {
       const initial = await this.loadSnapshot(this.options.restoreFrom.path, this.options.restoreFrom.allowNonRestoredState);
       restore = initial.assignments;
       nextCheckpointId = initial.checkpointId + 1;
+      const claimMode = this.options.restoreFrom.claimMode ?? (this.config.getString('execution.state-recovery.claim-mode') as 'CLAIM' | 'NO_CLAIM' | undefined) ?? 'NO_CLAIM';
+      if (claimMode === 'CLAIM' && storage !== undefined) {
+        // Like a retained checkpoint of this job: subsumed (and deleted) by newer ones.
+        retained = [{ checkpointId: initial.checkpointId, pointer: initial.dir, claimed: true }];
+        this.log(`job ${this.jobId}: claimed ${initial.dir} (CLAIM mode): it is deleted once newer checkpoints subsume it`);
+      }
     }
     for (let attempt = 0; ; attempt++) {
       const result = await this.runAttempt(attempt, storage, initialSplits, restore, retained, nextCheckpointId);
@@ -229,7 +240,7 @@ export class JobExecutor {
     }
     for (const c of retained) {
       try {
-        await storage.discardCheckpoint(c.checkpointId);
+        await discardRetained(storage, c, this.log);
       } catch (e) {
         this.log(`discarding checkpoint ${c.checkpointId} failed: ${(e as Error).message}`);
       }
@@ -274,7 +285,7 @@ export class JobExecutor {
   }
 
   /** A savepoint or retained checkpoint given by path, redistributed to this job. */
-  private async loadSnapshot(path: string, allowNonRestoredState: boolean): Promise<{ assignments: Map<string, SubtaskRestore>; checkpointId: number }> {
+  private async loadSnapshot(path: string, allowNonRestoredState: boolean): Promise<{ assignments: Map<string, SubtaskRestore>; checkpointId: number; dir: string }> {
     const snapshot = await this.openSnapshot(path);
     const metadata = snapshot.metadata;
     const ref = { pointer: snapshot.dir, checkpointId: metadata.checkpointId };
@@ -289,7 +300,7 @@ export class JobExecutor {
     this.log(`job ${this.jobId}: restoring from ${metadata.type} ${metadata.checkpointId} of job ${metadata.jobId} (${snapshot.dir})`);
     this.checkpointStats.counts.restored++;
     this.checkpointStats.latestRestored = { id: metadata.checkpointId, restoreTimestampMs: this.clock.nowMs(), externalPath: snapshot.dir, isSavepoint: metadata.type === 'savepoint' };
-    return { assignments, checkpointId: metadata.checkpointId };
+    return { assignments, checkpointId: metadata.checkpointId, dir: snapshot.dir };
   }
 
   /** The newest readable retained checkpoint, redistributed to the job; older ones when it cannot be read. */

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { rm } from 'node:fs/promises';
 import type { JobGraph } from '../../graph/job-graph.js';
 import type { CheckpointBarrier } from '../channel/stream-element.js';
 import type { CheckpointStorage, CheckpointStorageLocation } from '../storage/checkpoint-storage.js';
@@ -48,6 +49,19 @@ export interface CoordinatorGateway {
 export interface CompletedCheckpointInfo {
   readonly checkpointId: number;
   readonly pointer: string;
+  /** A snapshot the job was restored from in CLAIM mode: the job owns it, and deletes it when subsumed. */
+  readonly claimed?: boolean;
+}
+
+/** Deletes a retained checkpoint: one of the job's own by id, a claimed snapshot by its directory. */
+export async function discardRetained(storage: CheckpointStorage, c: CompletedCheckpointInfo, log: (message: string) => void): Promise<void> {
+  if (c.claimed !== true) return storage.discardCheckpoint(c.checkpointId);
+  if (/^[a-z0-9]+:\/\//i.test(c.pointer)) {
+    log(`the claimed snapshot ${c.pointer} is subsumed; remove it by hand (only local claimed snapshots are deleted)`);
+    return;
+  }
+  await rm(c.pointer, { recursive: true, force: true });
+  log(`deleted the claimed snapshot ${c.pointer} (subsumed by newer checkpoints)`);
 }
 
 interface InFlight {
@@ -348,8 +362,9 @@ export class CheckpointCoordinator implements CheckpointResponder {
     for (const [i, d] of outcome.decisions.entries()) {
       if (i === completeAt) {
         for (const id of complete.dropRetained) {
+          const dropped = this.completed.get(id) ?? { checkpointId: id, pointer: '' };
           this.completed.delete(id);
-          this.cleanup(this.o.storage.discardCheckpoint(id).catch((e: unknown) => this.o.gateway.log(`discarding checkpoint ${id} failed: ${(e as Error).message}`)));
+          this.cleanup(discardRetained(this.o.storage, dropped, this.o.gateway.log).catch((e: unknown) => this.o.gateway.log(`discarding checkpoint ${id} failed: ${(e as Error).message}`)));
         }
         if (complete.requestId !== undefined) {
           this.requests.get(complete.requestId)?.resolve(info);
