@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -19,7 +20,23 @@ import { dashboardAssetsDir } from '../src/dashboard/static-assets.js';
  */
 
 const CANDIDATES = [process.env.SLUICE_CHROMIUM, process.env.CHROME_PATH, '/usr/bin/chromium', '/usr/bin/chromium-browser', '/usr/bin/google-chrome', '/usr/bin/google-chrome-stable'];
-const chromiumPath = CANDIDATES.find((p): p is string => p !== undefined && p !== '' && existsSync(p));
+const findChromium = (): string | undefined => CANDIDATES.find((p): p is string => p !== undefined && p !== '' && existsSync(p));
+/** No Chromium: as root on Debian, `npm test` brings Debian's package itself (as .ci/run does). */
+function installChromium(): void {
+  if (process.getuid?.() !== 0 || !existsSync('/usr/bin/apt-get')) return;
+  process.stderr.write('[dashboard test] no Chromium found: installing Debian\'s chromium package (apt-get install -y chromium)\n');
+  try {
+    execFileSync('apt-get', ['update', '-q'], { stdio: 'ignore', timeout: 300_000 });
+    execFileSync('apt-get', ['install', '-y', '-q', 'chromium'], { stdio: 'ignore', timeout: 600_000, env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });
+  } catch (e) {
+    process.stderr.write(`[dashboard test] installing chromium failed: ${(e as Error).message}\n`);
+  }
+}
+let chromiumPath = findChromium();
+if (chromiumPath === undefined) {
+  installChromium();
+  chromiumPath = findChromium();
+}
 if (chromiumPath === undefined) {
   process.stderr.write(
     `[dashboard test] SKIPPED: no Chromium found (looked at SLUICE_CHROMIUM, CHROME_PATH, ${CANDIDATES.slice(2).join(', ')}). ` +
