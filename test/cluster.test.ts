@@ -84,4 +84,25 @@ describe('cluster runtime: JobManager and TaskManagers over TCP', () => {
     }, { timeout: 20_000 }).toBeGreaterThan(0);
     expect((await done).status).toBe('FINISHED');
   });
+
+  it('stop-with-savepoint on the cluster, then a run restored from it at another parallelism: exactly-once', async () => {
+    const { jm } = await cluster(2, 2);
+    const out = tempDir();
+    const savepoints = tempDir();
+    const bundle = await bundleJob(JOB, join(tempDir(), 'job.mjs'));
+    const config = (p: number): [string, number | string][] => [
+      ['parallelism.default', p],
+      ['execution.checkpointing.interval', 100],
+      ['execution.checkpointing.dir', tempDir()],
+    ];
+    const first = await jm.submit({ bundle, config: config(2), args: [out, '30000', '7', '10000'], name: 'stop' });
+    const firstDone = first.run();
+    await expect.poll(() => first.checkpointStats.counts.completed, { timeout: 20_000 }).toBeGreaterThan(1);
+    const savepoint = await first.stopWithSavepoint(savepoints);
+    expect((await firstDone).status).toBe('FINISHED');
+    const second = await jm.submit({ bundle, config: config(3), args: [out, '30000', '7', '10000'], name: 'resume', savepointPath: savepoint.pointer });
+    expect((await second.run()).status).toBe('FINISHED');
+    const committed = await readCommittedLines(out);
+    expect(compareMultisets(committed, countReference(30_000, 7))).toEqual({ duplicates: 0, missing: 0, unexpected: 0 });
+  });
 });
