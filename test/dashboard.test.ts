@@ -1,3 +1,8 @@
+import { JobManager } from '../src/cluster/job-manager.js';
+import { TaskManager } from '../src/cluster/task-manager.js';
+import { Configuration } from '../src/config/configuration.js';
+import { bundleJob } from '../src/cli/job-loader.js';
+import type { JobExecutor } from '../src/runtime/job-executor.js';
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -185,5 +190,73 @@ describe.skipIf(chromiumPath === undefined)('web dashboard in headless Chromium'
     await expect.poll(() => executor.status, { timeout: 20_000 }).toBe('CANCELED');
     await page.locator('.job-header .badge', { hasText: 'CANCELED' }).waitFor();
     expect(pageErrors).toEqual([]);
+  });
+});
+
+describe.skipIf(chromiumPath === undefined)('web dashboard of a cluster (JobManager and two TaskManagers over TCP)', () => {
+  let jm: JobManager;
+  const tms: TaskManager[] = [];
+  let cbrowser: Browser;
+  let job: JobExecutor;
+  let jobDone: Promise<unknown>;
+  const dirs: string[] = [];
+
+  beforeAll(async () => {
+    jm = new JobManager({ config: new Configuration([['jobmanager.rpc.port', 0], ['rest.port', 0]]), log: () => {} });
+    await jm.start();
+    for (let i = 0; i < 2; i++) {
+      const tm = new TaskManager({ jobManagerHost: '127.0.0.1', jobManagerPort: jm.rpcPort, slots: 1, host: '127.0.0.1', id: `dash-tm-${i}`, log: () => {} });
+      await tm.start();
+      tms.push(tm);
+    }
+    const tmp = (): string => {
+      const d = mkdtempSync(join(tmpdir(), 'sluice-dashboard-cluster-'));
+      dirs.push(d);
+      return d;
+    };
+    const bundle = await bundleJob(join(import.meta.dirname, 'fixtures', 'cluster', 'keyed-count-job.ts'), join(tmp(), 'job.mjs'));
+    job = await jm.submit({
+      bundle,
+      config: [
+        ['parallelism.default', 2],
+        ['execution.checkpointing.interval', 300],
+        ['execution.checkpointing.dir', tmp()],
+      ],
+      args: [tmp(), '10000000', '7', '2000'],
+      name: 'cluster demo',
+    });
+    jobDone = job.run().catch(() => {});
+    cbrowser = await chromium.launch({
+      executablePath: chromiumPath!,
+      args: ['--no-sandbox', '--headless', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    });
+    while (job.status !== 'RUNNING') await new Promise((r) => setTimeout(r, 10));
+  });
+
+  afterAll(async () => {
+    await cbrowser?.close();
+    job?.cancel();
+    await jobDone;
+    for (const tm of tms) await tm.stop();
+    await jm?.stop();
+    for (const d of dirs) rmSync(d, { recursive: true, force: true });
+  });
+
+  it('lists both TaskManagers, draws the job graph, and shows completed checkpoints', async () => {
+    const p = await cbrowser.newPage({ viewport: { width: 1400, height: 1000 } });
+    const errors: string[] = [];
+    p.on('pageerror', (e) => errors.push(e.message));
+    p.setDefaultTimeout(20_000);
+    await p.goto(`${jm.restUrl}/#/taskmanagers`);
+    await expect.poll(() => p.locator('[data-testid=taskmanager-table] tbody tr').count(), { timeout: 20_000 }).toBe(2);
+    expect(await p.locator('[data-testid=taskmanager-table]').textContent()).toContain('dash-tm-1');
+    await p.goto(`${jm.restUrl}/#/job/${job.jobId}/overview`);
+    const vertices = p.locator('[data-testid=job-graph] g.vertex');
+    await expect.poll(() => vertices.count(), { timeout: 20_000 }).toBe(job.jobGraph.vertices.length);
+    await p.goto(`${jm.restUrl}/#/job/${job.jobId}/checkpoints`);
+    await p.locator('[data-testid=checkpoint-history] tbody tr').first().waitFor();
+    await p.screenshot({ path: join(SCREENSHOTS, 'cluster-checkpoints.png'), fullPage: true });
+    expect(errors).toEqual([]);
+    await p.close();
   });
 });
