@@ -405,3 +405,19 @@ describe('ExactlyOnceFileSink in jobs with failures', () => {
     expect([...collected.values].sort()).toEqual(reference(n));
   });
 });
+
+describe('ExactlyOnceFileSink: a stale attempt', () => {
+  it('a writer of an older attempt that opens late leaves the pending files of a newer attempt alone', async () => {
+    // On a cluster, a TaskManager the JobManager gave up on may still open the sink writer of
+    // the canceled attempt while the attempt that replaced it has pre-committed transactions.
+    const dir = freshDir();
+    const newer = await new ExactlyOnceFileSink<string>(dir).createWriter(ctx(0, 1), []);
+    await writeAll(newer, ['a', 'b']);
+    await checkpoint(newer, 1);
+    const stale = await new ExactlyOnceFileSink<string>(dir).createWriter(ctx(0, 0), []);
+    await stale.close!();
+    await newer.notifyCheckpointComplete!(1);
+    await newer.close!();
+    expect(await readCommittedLines(dir)).toEqual(['a', 'b']);
+  });
+});

@@ -303,13 +303,16 @@ export class TaskManager {
       if (local.canceled) return;
       for (const t of tasks) if (!isTerminal(t.state)) t.fail(e);
     };
+    const reported = new Set<StreamTask>();
     for (const t of tasks) {
       const ref = [t.vertex.id, t.subtaskIndex] as const;
       t.done.then(
         () => {
           if (local.canceled) return;
           this.send({ t: 'task-state', jobId, attempt, subtask: ref, state: t.state, error: undefined });
-          if (tasks.every((x) => x.state === 'finished')) this.finishAttempt(local);
+          reported.add(t);
+          // Let go once every task has finished and said so (tasks may finish in one tick).
+          if (tasks.every((x) => x.state === 'finished' && reported.has(x))) this.finishAttempt(local);
         },
         (e: unknown) => {
           if (!local.canceled) this.send({ t: 'task-state', jobId, attempt, subtask: ref, state: 'failed', error: serializeError(e, `${t.name}`) });
@@ -332,6 +335,7 @@ export class TaskManager {
   private finishAttempt(a: LocalAttempt): void {
     if (a.canceled) return;
     this.reportProgress(a);
+    // Every task's 'finished' went out before this (each sends its own before the last one calls this).
     a.canceled = true;
     clearInterval(a.progressTimer);
     for (const g of a.metricGroups) this.metrics.removeGroup(g);

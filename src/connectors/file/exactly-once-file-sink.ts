@@ -51,7 +51,7 @@ function finalPath(txn: FileTransaction): string {
 }
 
 /** Hidden files of this sink: `.part-<subtask>-<attempt>-<seq>-<writerId>.(inprogress|pending)`. */
-const HIDDEN_FILE = /^\.part-(\d+)-\d+-\d+-[0-9a-f]+\.(inprogress|pending)$/;
+const HIDDEN_FILE = /^\.part-(\d+)-(\d+)-\d+-[0-9a-f]+\.(inprogress|pending)$/;
 
 /** What this process knows of a transaction it began; gone once the transaction is committed or aborted. */
 interface LiveTransaction {
@@ -276,6 +276,11 @@ export class ExactlyOnceFileSink<T> extends TwoPhaseCommitSink<T, FileTransactio
       const m = HIDDEN_FILE.exec(name);
       if (m === null || Number(m[1]) !== ctx.subtaskIndex) continue;
       if (mine !== undefined && name.includes(`-${mine}.`)) continue;
+      // Never the files of a later attempt: a writer of a stale attempt (one canceled while it
+      // was being deployed, on a TaskManager the JobManager already gave up on) may still be
+      // opening while the attempt that replaced it pre-commits; deleting its pending files
+      // would lose committed records. (Files of an earlier run with higher attempt numbers stay.)
+      if (Number(m[2]) > ctx.attemptNumber) continue;
       await unlinkIfExists(join(dir, name));
     }
   }
