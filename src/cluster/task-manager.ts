@@ -339,8 +339,8 @@ export class TaskManager {
     a.canceled = true;
     clearInterval(a.progressTimer);
     for (const g of a.metricGroups) this.metrics.removeGroup(g);
-    this.data.release(a.jobId, a.attempt, true);
     this.attempts.delete(key(a.jobId, a.attempt));
+    void this.data.releaseFinished(a.jobId, a.attempt);
   }
 
   private cancelAttempt(a: LocalAttempt): void {

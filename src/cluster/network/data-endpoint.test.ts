@@ -22,6 +22,10 @@ const spec = (id: number, capacityBuffers: number): ChannelSpec =>
 const batch = (from: number, n = 3): RecordBatch => ({ kind: 'batch', values: Array.from({ length: n }, (_, i) => ({ n: from + i })), timestamps: Array.from({ length: n }, () => 0) });
 
 async function pair(secret?: string, consumerSecret = secret) {
+  return pairWithEndpoints(secret, consumerSecret);
+}
+
+async function pairWithEndpoints(secret?: string, consumerSecret = secret) {
   const a = new DataEndpoint('tm-a', secret, () => {});
   const b = new DataEndpoint('tm-b', consumerSecret, () => {});
   endpoints.push(a, b);
@@ -31,7 +35,7 @@ async function pair(secret?: string, consumerSecret = secret) {
   const nb = b.attempt('job', 0);
   na.peers.set('tm-b', bAddr);
   na.placement = () => 'tm-b';
-  return { na, nb };
+  return { na, nb, a, b };
 }
 
 describe('data plane between two TaskManagers (real loopback sockets)', () => {
@@ -97,5 +101,31 @@ describe('data plane between two TaskManagers (real loopback sockets)', () => {
     out.push(batch(0));
     await until(() => broken !== undefined, 'the connection to be refused');
     expect(broken!.message).toMatch(/data connection to TaskManager tm-b closed/);
+  });
+
+  it('a finished producer closes its connection only after what waited for credit went out', async () => {
+    const { na, nb, a } = await pairWithEndpoints();
+    let broken: Error | undefined;
+    nb.onBroken = (e) => (broken = e);
+    const out = na.output(spec(5, 2));
+    const inp = nb.input(spec(5, 2));
+    for (let i = 0; i < 8; i++) out.push(batch(i * 3));
+    out.push({ kind: 'end-of-partition', suspend: false });
+    await until(() => inp.queuedBuffers === 2, 'two credited batches');
+    // The producer's tasks are done, but six batches and the end still wait for credit.
+    const released = a.releaseFinished('job', 0);
+    const values: number[] = [];
+    let ended = false;
+    await until(() => {
+      for (let e = inp.poll(); e !== undefined; e = inp.poll()) {
+        if (e.kind === 'batch') values.push(...(e.values as { n: number }[]).map((v) => v.n));
+        if (e.kind === 'end-of-partition') ended = true;
+      }
+      return ended;
+    }, 'every batch and the end of partition');
+    await released;
+    expect(values).toEqual(Array.from({ length: 24 }, (_, i) => i));
+    await new Promise((r) => setTimeout(r, 50));
+    expect(broken).toBeUndefined();
   });
 });

@@ -54,11 +54,24 @@ export class DataEndpoint {
     return a;
   }
 
-  /** Closes every connection of an attempt; `graceful`: after what was sent has gone out (the attempt finished). */
-  release(jobId: string, attempt: number, graceful = false): void {
+  /** Closes every connection of an attempt at once (canceled, failed). */
+  release(jobId: string, attempt: number): void {
     const key = `${jobId}/${attempt}`;
-    this.attempts.get(key)?.close(graceful);
+    this.attempts.get(key)?.close(false);
     this.attempts.delete(key);
+  }
+
+  /**
+   * The attempt's tasks here finished: once every remote output channel has sent what waits
+   * for credit (consumers elsewhere may still be taking it), close its connections gracefully.
+   */
+  async releaseFinished(jobId: string, attempt: number): Promise<void> {
+    const key = `${jobId}/${attempt}`;
+    const a = this.attempts.get(key);
+    if (a === undefined) return;
+    while (!a.outputsDrained() && !a.isClosed) await new Promise((r) => setTimeout(r, 5));
+    a.close(true);
+    if (this.attempts.get(key) === a) this.attempts.delete(key);
   }
 
   async stop(): Promise<void> {
@@ -115,6 +128,15 @@ export class AttemptNetwork implements RemoteChannels {
     private readonly taskManagerId: string,
     private readonly secret: string | undefined,
   ) {}
+
+  outputsDrained(): boolean {
+    for (const ch of this.outputs.values()) if (!ch.isDrained()) return false;
+    return true;
+  }
+
+  get isClosed(): boolean {
+    return this.closed;
+  }
 
   output(spec: ChannelSpec): OutputChannel {
     const tm = this.placement(spec.target.id, spec.consumer);

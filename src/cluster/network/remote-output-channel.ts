@@ -51,6 +51,11 @@ export class RemoteOutputChannel implements OutputChannel {
     return rest;
   }
 
+  /** Everything pushed has been sent (nothing waits for credit). */
+  isDrained(): boolean {
+    return this.waiting.size === 0;
+  }
+
   isFull(): boolean {
     return this.waitingBuffers >= this.capacityBuffers;
   }
