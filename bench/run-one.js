@@ -6,8 +6,9 @@ import { queries } from './queries.js';
 import { checkpointBenchmarks as faultToleranceBenchmarks } from './checkpoint-benchmarks.js';
 import { stateBackendBenchmarks } from './state-backend-benchmarks.js';
 import { clusterBenchmarks } from './cluster-benchmarks.js';
+import { kafkaBenchmarks } from './kafka-benchmarks.js';
 
-const checkpointBenchmarks = { ...faultToleranceBenchmarks, ...stateBackendBenchmarks, ...clusterBenchmarks };
+const checkpointBenchmarks = { ...faultToleranceBenchmarks, ...stateBackendBenchmarks, ...clusterBenchmarks, ...kafkaBenchmarks };
 
 const [name, ...rest] = process.argv.slice(2);
 const q = queries[name];

@@ -8,8 +8,9 @@ import { queries } from './queries.js';
 import { checkpointBenchmarks as faultToleranceBenchmarks, meetsTarget } from './checkpoint-benchmarks.js';
 import { stateBackendBenchmarks } from './state-backend-benchmarks.js';
 import { clusterBenchmarks } from './cluster-benchmarks.js';
+import { kafkaBenchmarks } from './kafka-benchmarks.js';
 
-const checkpointBenchmarks = { ...faultToleranceBenchmarks, ...stateBackendBenchmarks, ...clusterBenchmarks };
+const checkpointBenchmarks = { ...faultToleranceBenchmarks, ...stateBackendBenchmarks, ...clusterBenchmarks, ...kafkaBenchmarks };
 
 const here = dirname(fileURLToPath(import.meta.url));
 const args = process.argv.slice(2);
@@ -76,7 +77,8 @@ for (const name of names) {
 // Checkpointing and recovery benchmarks (bench/checkpoint-benchmarks.js): every step of a run
 // in a fresh process; each metric is the median over the runs.
 function runStep(name, step) {
-  const r = spawnSync(process.execPath, ['--max-old-space-size=4096', join(here, 'run-one.js'), name, step], { encoding: 'utf8', timeout: 120_000 });
+  const timeout = checkpointBenchmarks[name].stepTimeoutMs ?? 120_000;
+  const r = spawnSync(process.execPath, ['--max-old-space-size=4096', join(here, 'run-one.js'), name, step], { encoding: 'utf8', timeout });
   if (r.status !== 0) throw new Error(`benchmark ${name} (step ${step}) failed${r.signal ? ` (${r.signal})` : ''}:\n${r.stderr}`);
   return JSON.parse(r.stdout.trim().split('\n').pop());
 }
@@ -126,6 +128,7 @@ if (checkpointRows.length > 0) {
   const detail = {
     'checkpoint-overhead': (m) => `${fmt(m.eventsPerSecondWithCheckpoints)} vs ${fmt(m.eventsPerSecondWithoutCheckpoints)} events/s, ${m.completedCheckpoints} checkpoints`,
     'checkpoint-backpressure': (m) => `${m.completedCheckpoints} checkpoints, ${fmt(m.persistedInFlightRecordsP50)} in-flight records p50`,
+    'kafka-exactly-once': (m) => `${fmt(m.recordsPerSecondExactlyOnce)} vs ${fmt(m.recordsPerSecondAtLeastOnce)} records/s, read_committed latency with ${m.checkpointIntervalMs} ms checkpoints`,
     recovery: (m) => `restore loaded after ${num(m.failureToRestoreLoadedMs)} ms, tasks running after ${num(m.failureToAttemptStartedMs)} ms`,
   };
   console.log(`\n${'benchmark'.padEnd(34)} ${`headline (median of ${runs}, fresh processes)`.padEnd(42)} ${'target'.padEnd(24)} details`);

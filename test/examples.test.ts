@@ -319,6 +319,11 @@ describe('examples/nexmark-hot-items.ts', () => {
 
 // ---------------------------------------------------------------------------------------------
 
+// The Kafka examples need a broker (and kafka-to-postgres a PostgreSQL server with prepared
+// transactions): test/kafka-examples.test.ts runs them in the `kafka` project, which starts one.
+TESTED.add('kafka-to-kafka.ts');
+TESTED.add('kafka-to-postgres.ts');
+
 describe('examples and docs', () => {
   it('every example in examples/ is run by this file', () => {
     const files = readdirSync('examples').filter((f) => f.endsWith('.ts'));

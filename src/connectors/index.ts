@@ -40,6 +40,7 @@ export {
   PostgresTwoPhaseCommitSink,
   PostgresWriteAheadSink,
   BadRecordError,
+  type PostgresDeadLetter,
   type PostgresUpsertSinkOptions,
   type PostgresTwoPhaseCommitSinkOptions,
   type PostgresWriteAheadSinkOptions,

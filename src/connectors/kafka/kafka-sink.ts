@@ -10,6 +10,7 @@ import {
   type PreparedTransaction,
   type ProducerIdentity,
 } from './kafka-transactions.js';
+import { deadLetterEnvelope, deadLetterHeaders } from './dead-letter.js';
 import { partitionForKey } from './partitioner.js';
 import { RecordSender, type Compression } from './record-sender.js';
 import { resolveSerializer, type Serializer, type SerializerSpec } from './serde.js';
@@ -42,6 +43,16 @@ export interface KafkaSinkOptions<T, K = never, V = T> extends KafkaConnectionOp
   /** The partition of a record (default: murmur2 of the key like Kafka's producer; records without key round-robin). */
   readonly partition?: (value: T, partitions: number) => number;
   readonly headers?: (value: T) => Readonly<Record<string, string | Buffer>>;
+  /**
+   * Where an element goes when it cannot be made into a record (the key, value, topic, partition
+   * or headers function or a serializer throws), instead of failing the job (the default, naming
+   * the element). `{ topic }`: a JSON envelope `{"error": "...", "record": <the element>}` is
+   * written to that topic (it must exist) with a `sluice.dlq.error` header, through the same
+   * producer: with 'exactly-once' inside the same transaction, so dead letters are exactly-once
+   * too. A function: called with the element and the error (awaited before the next element;
+   * at-least-once after failures).
+   */
+  readonly deadLetter?: { readonly topic: string } | ((value: T, error: Error) => void | Promise<void>);
   /** Records per produce round (default 2000). */
   readonly batchRecordsMax?: number;
   readonly compression?: Compression;
@@ -135,6 +146,16 @@ export class KafkaSink<T, K = never, V = T> implements Sink<T> {
   }
 }
 
+function previewElement(v: unknown): string {
+  let s: string;
+  try {
+    s = typeof v === 'string' ? JSON.stringify(v) : (JSON.stringify(v, (_k, x: unknown) => (typeof x === 'bigint' ? `${x}n` : x)) ?? String(v));
+  } catch {
+    s = String(v);
+  }
+  return s.length > 200 ? `${s.slice(0, 200)}…` : s;
+}
+
 function defaultValueSerializer(v: unknown): Buffer | undefined {
   if (v === undefined || v === null) return undefined;
   if (typeof v === 'string') return Buffer.from(v, 'utf8');
@@ -148,6 +169,7 @@ class RecordRouter<T, K, V> {
   private readonly keySerializer: Serializer<K>;
   private readonly valueSerializer: Serializer<V>;
   private roundRobin = 0;
+  private deadLetterRoundRobin = 0;
 
   constructor(
     private readonly o: KafkaSinkOptions<T, K, V>,
@@ -157,12 +179,51 @@ class RecordRouter<T, K, V> {
     this.valueSerializer = o.valueSerializer === undefined ? (defaultValueSerializer as Serializer<V>) : resolveSerializer<V>(o.valueSerializer, 'json');
   }
 
-  /** The record, at once when the topic's metadata is known, else after looking it up. */
-  route(value: T, timestampMs: number | undefined): MessageRecord | Promise<MessageRecord> {
-    const topic = typeof this.o.topic === 'function' ? this.o.topic(value) : this.o.topic;
+  /**
+   * The record, at once when the topic's metadata is known, else after looking it up;
+   * `undefined` when the element went to a dead-letter function instead.
+   */
+  route(value: T, timestampMs: number | undefined): MessageRecord | undefined | Promise<MessageRecord | undefined> {
+    let topic: string;
+    try {
+      topic = typeof this.o.topic === 'function' ? this.o.topic(value) : this.o.topic;
+    } catch (e) {
+      return this.deadLetter(value, e, undefined);
+    }
     const info = this.cluster.cachedTopic(topic);
-    if (info !== undefined) return this.build(value, timestampMs, topic, info);
-    return this.cluster.topic(topic).then((i) => this.build(value, timestampMs, topic, i));
+    if (info !== undefined) return this.buildOrDeadLetter(value, timestampMs, topic, info);
+    return this.cluster.topic(topic).then((i) => this.buildOrDeadLetter(value, timestampMs, topic, i));
+  }
+
+  private buildOrDeadLetter(value: T, timestampMs: number | undefined, topic: string, info: TopicInfo): MessageRecord | undefined | Promise<MessageRecord | undefined> {
+    try {
+      return this.build(value, timestampMs, topic, info);
+    } catch (e) {
+      return this.deadLetter(value, e, topic);
+    }
+  }
+
+  /** An element that cannot become a record: to the dead-letter output, or an error naming it. */
+  private deadLetter(value: T, cause: unknown, topic: string | undefined): MessageRecord | undefined | Promise<MessageRecord | undefined> {
+    const error = new Error(
+      `kafka sink: cannot make a record of ${previewElement(value)}${topic === undefined ? '' : ` for topic '${topic}'`}: ${cause instanceof Error ? cause.message : String(cause)}`,
+      { cause },
+    );
+    const target = this.o.deadLetter;
+    if (target === undefined) throw error;
+    if (typeof target === 'function') {
+      const r = target(value, error);
+      return r instanceof Promise ? r.then(() => undefined) : undefined;
+    }
+    const make = (info: TopicInfo): MessageRecord => ({
+      topic: target.topic,
+      partition: this.deadLetterRoundRobin++ % info.partitions.length,
+      value: deadLetterEnvelope(value, error),
+      headers: new Map([...deadLetterHeaders(undefined, error), ...(topic === undefined ? [] : [['sluice.dlq.target.topic', topic] as [string, string]])].map(([k, v]) => [Buffer.from(k, 'utf8'), Buffer.from(v, 'utf8')])),
+      timestamp: BigInt(Date.now()),
+    });
+    const info = this.cluster.cachedTopic(target.topic);
+    return info !== undefined ? make(info) : this.cluster.topic(target.topic).then(make);
   }
 
   private build(value: T, timestampMs: number | undefined, topic: string, info: TopicInfo): MessageRecord {
@@ -201,14 +262,30 @@ class PlainWriter<T, K, V> implements SinkWriter<T> {
     this.sender = new RecordSender(cluster, options);
   }
 
+  /** A write still waiting for its topic's metadata or a dead-letter function (a barrier of a chained source can come meanwhile). */
+  private pendingWrite: Promise<unknown> | undefined;
+
   write(value: T, timestampMs: number | undefined): void | Promise<void> {
     const r = this.router.route(value, timestampMs);
-    if (r instanceof Promise) return r.then((rec) => this.sender.add(rec));
-    return this.sender.add(r);
+    if (r instanceof Promise) {
+      const p = r.then((rec) => (rec === undefined ? undefined : this.sender.add(rec)));
+      const tracked: Promise<void> = p.then(
+        () => {},
+        () => {},
+      ).then(() => {
+        if (this.pendingWrite === tracked) this.pendingWrite = undefined;
+      });
+      this.pendingWrite = tracked;
+      return p;
+    }
+    return r === undefined ? undefined : this.sender.add(r);
   }
 
   prepareCommit(): void | Promise<void> {
-    if (this.flushAtBarrier) return this.sender.flush();
+    if (!this.flushAtBarrier) return;
+    const pending = this.pendingWrite;
+    if (pending === undefined) return this.sender.flush();
+    return pending.then(() => this.sender.flush());
   }
 
   flush(): Promise<void> {
@@ -230,6 +307,8 @@ interface OpenTransaction {
   identity: ProducerIdentity | undefined;
   opening: Promise<RecordSender> | undefined;
   sender: RecordSender | undefined;
+  /** The last write that had to wait (for the open, metadata or a dead-letter function): the barrier waits for it. */
+  pendingWrite: Promise<unknown> | undefined;
 }
 
 /** 'exactly-once': a Kafka transaction per subtask and checkpoint. */
@@ -291,7 +370,7 @@ class TransactionalWriter<T, K, V> implements SinkWriter<T> {
   }
 
   private newTransaction(n: number): OpenTransaction {
-    return { transactionalId: transactionalIdOf(this.prefix, this.ctx.subtaskIndex, n), identity: undefined, opening: undefined, sender: undefined };
+    return { transactionalId: transactionalIdOf(this.prefix, this.ctx.subtaskIndex, n), identity: undefined, opening: undefined, sender: undefined, pendingWrite: undefined };
   }
 
   private checkHealthy(): void {
@@ -299,9 +378,12 @@ class TransactionalWriter<T, K, V> implements SinkWriter<T> {
   }
 
   private open(txn: OpenTransaction): Promise<RecordSender> {
-    txn.opening ??= initTransactionalProducer(this.cluster, txn.transactionalId, this.sink.transactionTimeoutMs).then((identity) => {
+    if (txn.opening !== undefined) return txn.opening;
+    // Sends after the transactions pre-committed before this one was opened (taken now: a later, deferred pre-commit may wait for this one).
+    const after = this.lastFlush;
+    txn.opening = initTransactionalProducer(this.cluster, txn.transactionalId, this.sink.transactionTimeoutMs).then((identity) => {
       txn.identity = identity;
-      txn.sender = new RecordSender(this.cluster, { ...this.sink.senderOptions(), transaction: identity, after: this.lastFlush });
+      txn.sender = new RecordSender(this.cluster, { ...this.sink.senderOptions(), transaction: identity, after });
       return txn.sender;
     });
     return txn.opening;
@@ -311,8 +393,17 @@ class TransactionalWriter<T, K, V> implements SinkWriter<T> {
     this.checkHealthy();
     const txn = this.current;
     const r = this.router.route(value, timestampMs);
+    if (r === undefined) return undefined;
     if (txn.sender !== undefined && !(r instanceof Promise)) return this.guard(txn.sender.add(r));
-    return this.guard(Promise.all([r, this.open(txn)]).then(([rec, sender]) => sender.add(rec)));
+    const p = this.guard(Promise.all([r, this.open(txn)]).then(([rec, sender]) => (rec === undefined ? undefined : sender.add(rec))))!;
+    const tracked: Promise<void> = p.then(
+      () => {},
+      () => {},
+    ).then(() => {
+      if (txn.pendingWrite === tracked) txn.pendingWrite = undefined;
+    });
+    txn.pendingWrite = tracked;
+    return p;
   }
 
   private guard(p: Promise<void> | undefined): Promise<void> | undefined {
@@ -328,16 +419,41 @@ class TransactionalWriter<T, K, V> implements SinkWriter<T> {
     const txn = this.current;
     this.current = this.newTransaction(checkpointId + 1);
     if (txn.opening === undefined) return; // no record: nothing to commit
-    const sender = txn.sender;
-    const identity = txn.identity;
-    if (sender === undefined || identity === undefined) {
-      // Records were written only after awaiting the open: a transaction still opening has none.
-      return;
+    if (txn.sender !== undefined && txn.identity !== undefined) {
+      const prepared = { transactionalId: txn.identity.transactionalId, producerId: txn.identity.producerId.toString(), producerEpoch: txn.identity.producerEpoch };
+      this.pending.push({ checkpointId, txn: prepared });
+      // A write may still wait (for a topic's metadata or a dead-letter function): its record belongs to this transaction.
+      if (txn.pendingWrite === undefined) return this.preCommit(txn, prepared);
+      const deferred = txn.pendingWrite.then(() => {
+        this.checkHealthy();
+        return this.preCommit(txn, prepared);
+      });
+      this.lastFlush = deferred.catch(() => {});
+      return deferred;
     }
-    this.pending.push({
-      checkpointId,
-      txn: { transactionalId: identity.transactionalId, producerId: identity.producerId.toString(), producerEpoch: identity.producerEpoch },
-    });
+    // The first write of a chained source still waits for the open (the barrier came meanwhile):
+    // its record belongs to this transaction, whose producer id and epoch are not known yet. The
+    // entry is filled in place when they are: the checkpoint's state holds this very object
+    // (see snapshotState) and is serialized only after this pre-commit resolved.
+    const placeholder = { transactionalId: txn.transactionalId, producerId: '', producerEpoch: -1 };
+    this.pending.push({ checkpointId, txn: placeholder });
+    const deferred = (txn.pendingWrite ?? Promise.resolve())
+      .then(() => txn.opening)
+      .then(() => {
+        this.checkHealthy();
+        return this.preCommit(txn, placeholder);
+      });
+    this.lastFlush = deferred.catch(() => {});
+    return deferred;
+  }
+
+  private preCommit(txn: OpenTransaction, prepared: { transactionalId: string; producerId: string; producerEpoch: number }): Promise<void> {
+    const sender = txn.sender!;
+    const identity = txn.identity!;
+    if (prepared.producerId === '') {
+      prepared.producerId = identity.producerId.toString();
+      prepared.producerEpoch = identity.producerEpoch;
+    }
     const flushed = sender.flush();
     this.lastFlush = flushed.catch(() => {});
     return flushed.catch((e: unknown) => {
@@ -354,7 +470,8 @@ class TransactionalWriter<T, K, V> implements SinkWriter<T> {
       subtask: this.ctx.subtaskIndex,
       parallelism: this.ctx.parallelism,
       checkpointId,
-      pending: this.pending.map((p) => ({ checkpointId: p.checkpointId, txn: { ...p.txn } })),
+      // Copies, except a transaction whose producer id is not known yet: that one is filled in place (see prepareCommit).
+      pending: this.pending.map((p) => ({ checkpointId: p.checkpointId, txn: p.txn.producerId === '' ? p.txn : { ...p.txn } })),
     };
     return [state];
   }

@@ -2,6 +2,8 @@ import { fetchV17, listOffsetsV9, offsetCommitV9, offsetFetchV9 } from '@platfor
 import type { InputStatus, ReaderOutput, Source, SourceReader, SourceReaderContext } from '../../api/source.js';
 import { stringHashCode } from '../../runtime/state/key-group.js';
 import { KafkaCluster, sleep, type KafkaConnectionOptions, type TopicInfo } from './kafka-cluster.js';
+import { deadLetterHeaders } from './dead-letter.js';
+import { RecordSender } from './record-sender.js';
 import { resolveDeserializer, type Deserializer, type DeserializerSpec } from './serde.js';
 
 /** Where a partition is read from when the job starts without state (Flink's OffsetsInitializer). */
@@ -45,6 +47,17 @@ export interface KafkaSourceOptions<T> extends KafkaConnectionOptions {
   readonly partitionDiscoveryIntervalMs?: number;
   /** Commit the checkpointed offsets to the group when a checkpoint completes (default true with a groupId). */
   readonly commitOffsetsOnCheckpoint?: boolean;
+  /**
+   * Where a record that fails to deserialize goes instead of failing the job (default: the job
+   * fails naming its topic, partition and offset). `{ topic }`: the record's key, value and
+   * headers are written as they are to that topic (of the same cluster; it must exist), with
+   * the headers `sluice.dlq.topic`, `sluice.dlq.partition`, `sluice.dlq.offset`,
+   * `sluice.dlq.timestamp` and `sluice.dlq.error` added. A function: called with the consumed
+   * record and the error (awaited). The source reads past the record only once it was written
+   * (or the function resolved), so a dead letter is never lost; after a failure it may be
+   * written again (at-least-once). A dead letter that cannot be written fails the job.
+   */
+  readonly deadLetter?: { readonly topic: string } | ((record: ConsumedRecord, error: Error) => void | Promise<void>);
   /** Records buffered per subtask before fetching pauses (default 10 000). */
   readonly queueRecordsMax?: number;
   /** Kafka's fetch.max.wait.ms (default 200). */
@@ -205,6 +218,9 @@ class KafkaSourceReader<T> implements SourceReader<T, KafkaSplit> {
   private readonly snapshots = new Map<number, { topic: string; partition: number; offset: bigint }[]>();
   private discoveryEnabled: boolean;
   private nextDiscoveryMs = 0;
+  /** The record at the queue's head being dead-lettered: read past it once `done`. */
+  private deadLettering: { entry: Fetched; done: boolean; promise: Promise<void> } | undefined;
+  private deadLetterSender: RecordSender | undefined;
 
   constructor(
     private readonly source: KafkaSource<T>,
@@ -248,20 +264,33 @@ class KafkaSourceReader<T> implements SourceReader<T, KafkaSplit> {
     if (this.failure !== undefined) throw this.failure;
     let emitted = 0;
     while (this.queueHead < this.queue.length && emitted < RECORDS_PER_POLL) {
-      const f = this.queue[this.queueHead++]!;
+      const f = this.queue[this.queueHead]!;
       if (f.record === undefined) {
+        this.queueHead++;
         if (BigInt(f.split.offset) < f.advanceTo) f.split.offset = f.advanceTo.toString();
+        continue;
+      }
+      const dl = this.deadLettering;
+      if (dl !== undefined && dl.entry === f) {
+        if (!dl.done) break; // wait until the dead letter is written
+        this.deadLettering = undefined;
+        this.queueHead++;
+        f.split.offset = (f.offset + 1n).toString();
         continue;
       }
       let value: T;
       try {
         value = this.deserialize(f.record);
       } catch (e) {
-        throw new Error(
+        const error = new Error(
           `kafka source: cannot deserialize the record at topic '${f.record.topic}' partition ${f.record.partition} offset ${f.record.offset}: ${(e as Error).message}`,
           { cause: e },
         );
+        if (this.source.options.deadLetter === undefined) throw error;
+        this.startDeadLetter(f, f.record, e instanceof Error ? e : new Error(String(e)));
+        break;
       }
+      this.queueHead++;
       f.split.offset = (f.offset + 1n).toString();
       output.collect(value, f.record.timestampMs);
       emitted++;
@@ -276,8 +305,49 @@ class KafkaSourceReader<T> implements SourceReader<T, KafkaSplit> {
     return 'nothing';
   }
 
+  /** Writes a record that failed to deserialize to the dead-letter output; the poll reads past it once that is done. */
+  private startDeadLetter(entry: Fetched, record: ConsumedRecord, error: Error): void {
+    const target = this.source.options.deadLetter!;
+    const state = { entry, done: false, promise: Promise.resolve() };
+    state.promise = (async () => {
+      if (typeof target === 'function') {
+        await target(record, error);
+        return;
+      }
+      const cluster = this.cluster!;
+      const info = await cluster.topic(target.topic);
+      this.deadLetterSender ??= new RecordSender(cluster, { batchRecordsMax: 1, compression: 'none', produceTimeoutMs: this.source.options.requestTimeoutMs ?? 30_000 });
+      const headers = new Map<Buffer, Buffer>();
+      for (const [k, v] of record.headers) if (v !== undefined) headers.set(Buffer.from(k, 'utf8'), v);
+      for (const [k, v] of deadLetterHeaders({ topic: record.topic, partition: record.partition, offset: record.offset, timestampMs: record.timestampMs }, error)) headers.set(Buffer.from(k, 'utf8'), Buffer.from(v, 'utf8'));
+      await this.deadLetterSender.add({
+        topic: target.topic,
+        partition: record.partition % info.partitions.length,
+        ...(record.key === undefined ? {} : { key: record.key }),
+        value: record.value as Buffer,
+        headers,
+        timestamp: BigInt(record.timestampMs),
+      });
+      await this.deadLetterSender.flush();
+    })().then(
+      () => {
+        state.done = true;
+        this.log(`kafka source subtask ${this.ctx.subtaskIndex}: record at ${record.topic}:${record.partition} offset ${record.offset} went to the dead-letter output: ${error.message}`);
+        this.wakePoll();
+      },
+      (e: unknown) => {
+        this.failure ??= new Error(
+          `kafka source: the record at topic '${record.topic}' partition ${record.partition} offset ${record.offset} failed to deserialize (${error.message}) and writing it to the dead-letter output failed: ${(e as Error).message}`,
+          { cause: e },
+        );
+        this.wakePoll();
+      },
+    );
+    this.deadLettering = state;
+  }
+
   isAvailable(): Promise<void> {
-    if (this.queueHead < this.queue.length || this.failure !== undefined) return Promise.resolve();
+    if (this.failure !== undefined || (this.queueHead < this.queue.length && (this.deadLettering === undefined || this.deadLettering.done))) return Promise.resolve();
     return new Promise((resolve) => {
       this.waiter = resolve;
       // Also wake now and then: a bounded reader checks its end, and nothing is lost by polling.

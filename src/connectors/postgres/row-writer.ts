@@ -160,16 +160,63 @@ export async function writeRows<T>(
   client: pg.ClientBase,
   stmts: RowStatements,
   batch: { readonly values: readonly T[]; readonly rows: readonly SqlValue[][] },
-  o: { readonly what: string; readonly inTransaction: boolean },
+  o: { readonly what: string; readonly inTransaction: boolean; readonly deadLetter?: PostgresDeadLetter<T> | undefined },
 ): Promise<void> {
   for (let at = 0; at < batch.rows.length; at += stmts.maxRows) {
     const rows = batch.rows.slice(at, at + stmts.maxRows);
+    if (o.deadLetter !== undefined) {
+      await writeWithDeadLetter(client, stmts, batch.values.slice(at, at + stmts.maxRows), rows, { ...o, deadLetter: o.deadLetter });
+      continue;
+    }
     try {
       await stmts.run(client, rows);
     } catch (e) {
       if (isRecordError(e)) throw await findBadRecord(client, stmts, batch.values.slice(at, at + stmts.maxRows), rows, e, o);
       throw new Error(`${o.what}: writing ${rows.length} rows to ${stmts.target.table} failed: ${describePgError(e)}`, { cause: e });
     }
+  }
+}
+
+/**
+ * Where a PostgreSQL sink sends a record it cannot write (the row mapping threw, or the database
+ * refused the row with SQLSTATE class 22 or 23) instead of failing the job. Awaited before the
+ * write goes on; the rows of the other records are written.
+ */
+export type PostgresDeadLetter<T> = (record: T, error: BadRecordError) => void | Promise<void>;
+
+/**
+ * One statement's rows with a dead-letter output: when the statement fails because of a row's
+ * data, the rows are written one by one and the refused ones go to the dead letter. Inside a
+ * transaction each try runs under a savepoint, so a refused row does not abort the transaction.
+ */
+async function writeWithDeadLetter<T>(
+  client: pg.ClientBase,
+  stmts: RowStatements,
+  values: readonly T[],
+  rows: readonly SqlValue[][],
+  o: { readonly what: string; readonly inTransaction: boolean; readonly deadLetter: PostgresDeadLetter<T> },
+): Promise<void> {
+  const attempt = async (r: readonly SqlValue[][]): Promise<unknown> => {
+    if (o.inTransaction) await client.query('SAVEPOINT sluice_dead_letter');
+    try {
+      await stmts.run(client, r);
+      if (o.inTransaction) await client.query('RELEASE SAVEPOINT sluice_dead_letter');
+      return undefined;
+    } catch (e) {
+      if (!isRecordError(e)) throw new Error(`${o.what}: writing ${r.length} rows to ${stmts.target.table} failed: ${describePgError(e)}`, { cause: e });
+      if (o.inTransaction) await client.query('ROLLBACK TO SAVEPOINT sluice_dead_letter');
+      return e;
+    }
+  };
+  const failed = await attempt(rows);
+  if (failed === undefined) return;
+  for (let i = 0; i < rows.length; i++) {
+    const e = rows.length === 1 ? failed : await attempt([rows[i]!]);
+    if (e === undefined) continue;
+    await o.deadLetter(
+      values[i]!,
+      new BadRecordError(`${o.what}: record ${previewRecord(values[i])} cannot be written to ${stmts.target.table}: ${describePgError(e)}`, values[i], sqlState(e), { cause: e }),
+    );
   }
 }
 
@@ -212,5 +259,16 @@ export function mapRecord<T>(mapping: CompiledMapping<T>, value: T, what: string
     return mapping.toRow(value);
   } catch (e) {
     throw new BadRecordError(`${what}: the row mapping failed for record ${previewRecord(value)}: ${(e as Error).message}`, value, undefined, { cause: e });
+  }
+}
+
+/** The row of a record, or, when the mapping throws and a dead letter is configured, `undefined` once the record went there. */
+export function mapRecordOrDeadLetter<T>(mapping: CompiledMapping<T>, value: T, what: string, deadLetter: PostgresDeadLetter<T> | undefined): SqlValue[] | undefined | Promise<undefined> {
+  try {
+    return mapRecord(mapping, value, what);
+  } catch (e) {
+    if (deadLetter === undefined || !(e instanceof BadRecordError)) throw e;
+    const r = deadLetter(value, e);
+    return r instanceof Promise ? r.then(() => undefined) : undefined;
   }
 }

@@ -5,7 +5,7 @@ import { TwoPhaseCommitSink, type TwoPhaseCommitContext, type TwoPhaseCommitStat
 import { createPool, poolClient, quoteIdent, quoteLiteral, quoteTable, sqlState } from './connection.js';
 import type { PostgresConnectionOptions, TableName } from './options.js';
 import { compileMapping, keyPositions, type CompiledMapping, type RowMapping } from './row-mapping.js';
-import { describePgError, mapRecord, RowBuffer, RowStatements, writeRows } from './row-writer.js';
+import { describePgError, mapRecordOrDeadLetter, RowBuffer, RowStatements, writeRows, type PostgresDeadLetter } from './row-writer.js';
 import { END_OF_INPUT_SUFFIX, checkPrefix, lingeringToRollBack, transactionId } from './transaction-ids.js';
 
 export interface PostgresTwoPhaseCommitSinkOptions<T, C extends string> {
@@ -33,6 +33,15 @@ export interface PostgresTwoPhaseCommitSinkOptions<T, C extends string> {
    * Created if missing. Default `sluice_prepared_transactions`.
    */
   readonly markerTable?: TableName;
+  /**
+   * Called with a record that cannot be written (the row mapping threw, or PostgreSQL refused the
+   * row: SQLSTATE class 22 data exception or 23 constraint violation) and the error, instead of
+   * failing the job (the default, naming the record). The other rows of the transaction are
+   * written (a refused row is tried under a savepoint). Awaited before the checkpoint can
+   * complete; if the transaction is later rolled back and replayed, it may be called again
+   * for the same record (at-least-once).
+   */
+  readonly deadLetter?: PostgresDeadLetter<T>;
 }
 
 /**
@@ -170,7 +179,9 @@ export class PostgresTwoPhaseCommitSink<T, C extends string = string> extends Tw
   invoke(txn: PostgresTransaction, value: T): void | Promise<void> {
     const t = this.liveOrThrow(txn, 'write to');
     if (t.phase !== 'open') throw new Error(`${t.writer.what}: write to a transaction that is ${t.phase}`);
-    t.buffer.add(value, mapRecord(this.mapping, value, t.writer.what));
+    const row = mapRecordOrDeadLetter(this.mapping, value, t.writer.what, this.options.deadLetter);
+    if (row === undefined || row instanceof Promise) return row;
+    t.buffer.add(value, row);
     t.records++;
     if (t.buffer.size >= this.stmts.maxRows) return this.enqueue(t, () => this.flushBuffer(t));
   }
@@ -267,7 +278,7 @@ export class PostgresTwoPhaseCommitSink<T, C extends string = string> extends Tw
       t.client = client;
       await client.query('BEGIN');
     }
-    await writeRows(t.client, this.stmts, t.buffer.take(), { what: t.writer.what, inTransaction: true });
+    await writeRows(t.client, this.stmts, t.buffer.take(), { what: t.writer.what, inTransaction: true, deadLetter: this.options.deadLetter });
   }
 
   private async commitPrepared(writer: WriterResources, gid: string, token: string): Promise<void> {

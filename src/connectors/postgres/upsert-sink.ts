@@ -3,7 +3,7 @@ import type { Sink, SinkWriter, SinkWriterContext } from '../../api/sink.js';
 import { connect, quoteTable } from './connection.js';
 import type { PostgresConnectionOptions, TableName } from './options.js';
 import { compileMapping, keyPositions, type CompiledMapping, type RowMapping } from './row-mapping.js';
-import { mapRecord, RowBuffer, RowStatements, writeRows } from './row-writer.js';
+import { mapRecordOrDeadLetter, RowBuffer, RowStatements, writeRows, type PostgresDeadLetter } from './row-writer.js';
 
 export interface PostgresUpsertSinkOptions<T, C extends string> {
   /** Where to connect; unset parts come from the PG* environment variables. */
@@ -18,6 +18,13 @@ export interface PostgresUpsertSinkOptions<T, C extends string> {
   readonly updateColumns?: readonly NoInfer<C>[];
   /** Rows per statement; a full batch is written at once. Default 500 (fewer when 65 535 parameters would not hold them). */
   readonly batchRows?: number;
+  /**
+   * Called with a record that cannot be written (the row mapping threw, or PostgreSQL refused the
+   * row: SQLSTATE class 22 data exception or 23 constraint violation) and the error, instead of
+   * failing the job (the default, naming the record). Awaited before the checkpoint can
+   * complete; after a failure and replay it may be called again for the same record.
+   */
+  readonly deadLetter?: PostgresDeadLetter<T>;
 }
 
 /**
@@ -62,7 +69,7 @@ export class PostgresUpsertSink<T, C extends string = string> implements Sink<T>
   async createWriter(ctx: SinkWriterContext): Promise<SinkWriter<T>> {
     const what = `PostgreSQL upsert sink (subtask ${ctx.subtaskIndex})`;
     const client = await connect(this.options.connection ?? {}, what);
-    return new UpsertWriter<T>(client, this.statements(), this.mapping, new RowBuffer<T>(this.keys), what);
+    return new UpsertWriter<T>(client, this.statements(), this.mapping, new RowBuffer<T>(this.keys), what, this.options.deadLetter);
   }
 }
 
@@ -76,17 +83,20 @@ class UpsertWriter<T> implements SinkWriter<T> {
     private readonly mapping: CompiledMapping<T>,
     private readonly buffer: RowBuffer<T>,
     private readonly what: string,
+    private readonly deadLetter: PostgresDeadLetter<T> | undefined,
   ) {}
 
   write(value: T): void | Promise<void> {
-    this.buffer.add(value, mapRecord(this.mapping, value, this.what));
+    const row = mapRecordOrDeadLetter(this.mapping, value, this.what, this.deadLetter);
+    if (row === undefined || row instanceof Promise) return row;
+    this.buffer.add(value, row);
     if (this.buffer.size >= this.stmts.maxRows) return this.flush();
   }
 
   flush(): Promise<void> {
     const p = this.flushing.then(async () => {
       if (this.buffer.size === 0) return;
-      await writeRows(this.client, this.stmts, this.buffer.take(), { what: this.what, inTransaction: false });
+      await writeRows(this.client, this.stmts, this.buffer.take(), { what: this.what, inTransaction: false, deadLetter: this.deadLetter });
     });
     this.flushing = p.catch(() => {});
     return p;

@@ -5,7 +5,7 @@ import { WriteAheadSink, type PendingCheckpointValues } from '../../api/write-ah
 import { createPool, poolClient, quoteTable, sqlState } from './connection.js';
 import type { PostgresConnectionOptions, TableName } from './options.js';
 import { compileMapping, keyPositions, type CompiledMapping, type RowMapping } from './row-mapping.js';
-import { describePgError, mapRecord, RowBuffer, RowStatements, writeRows } from './row-writer.js';
+import { describePgError, mapRecordOrDeadLetter, RowBuffer, RowStatements, writeRows, type PostgresDeadLetter } from './row-writer.js';
 
 export interface PostgresWriteAheadSinkOptions<T, C extends string> {
   /** Where to connect; unset parts come from the PG* environment variables. */
@@ -24,6 +24,15 @@ export interface PostgresWriteAheadSinkOptions<T, C extends string> {
   readonly batchRows?: number;
   /** Where written checkpoints are marked; created if missing. Default `sluice_write_ahead_checkpoints`. */
   readonly markerTable?: TableName;
+  /**
+   * Called with a record that cannot be written (the row mapping threw, or PostgreSQL refused the
+   * row: SQLSTATE class 22 data exception or 23 constraint violation) and the error, instead of
+   * failing the job (the default, naming the record). The other rows of the transaction are
+   * written (a refused row is tried under a savepoint). Awaited before the checkpoint can
+   * complete; if the transaction is later rolled back and replayed, it may be called again
+   * for the same record (at-least-once).
+   */
+  readonly deadLetter?: PostgresDeadLetter<T>;
 }
 
 /** A pending checkpoint as this sink keeps it in state: with the run whose writer took it. */
@@ -141,10 +150,12 @@ export class PostgresWriteAheadSink<T, C extends string = string> extends WriteA
       } else {
         const buffer = new RowBuffer<T>(this.keys);
         for (const v of values) {
-          buffer.add(v, mapRecord(this.mapping, v, what));
-          if (buffer.size >= this.stmts.maxRows) await writeRows(client, this.stmts, buffer.take(), { what, inTransaction: true });
+          const row = await mapRecordOrDeadLetter(this.mapping, v, what, this.options.deadLetter);
+          if (row === undefined) continue;
+          buffer.add(v, row);
+          if (buffer.size >= this.stmts.maxRows) await writeRows(client, this.stmts, buffer.take(), { what, inTransaction: true, deadLetter: this.options.deadLetter });
         }
-        if (buffer.size > 0) await writeRows(client, this.stmts, buffer.take(), { what, inTransaction: true });
+        if (buffer.size > 0) await writeRows(client, this.stmts, buffer.take(), { what, inTransaction: true, deadLetter: this.options.deadLetter });
         await client.query(`DELETE FROM ${this.markerTable} WHERE sink_id = $1 AND run_id = $2 AND subtask = $3 AND checkpoint_id < $4`, [
           this.options.sinkId,
           runId,
