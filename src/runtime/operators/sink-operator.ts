@@ -28,9 +28,31 @@ export class SinkOperator<T> extends StreamOperator<never> {
     );
   }
 
+  /** The last write still running: writes happen one after the other, in order. */
+  private writing: Promise<void> | null = null;
+
   processElement(value: unknown, timestampMs: number): void {
-    const r = this.writer.write(value as T, timestampMs === NO_TIMESTAMP ? undefined : timestampMs);
-    if (r !== undefined) this.runtime.waitFor(r);
+    const ts = timestampMs === NO_TIMESTAMP ? undefined : timestampMs;
+    const before = this.writing;
+    if (before !== null) {
+      // A source emitted more records in the same poll while a write was running.
+      const next: Promise<void> = before.then(() => this.writer.write(value as T, ts));
+      this.track(next);
+      return;
+    }
+    const r = this.writer.write(value as T, ts);
+    if (r !== undefined) this.track(r);
+  }
+
+  private track(p: Promise<void>): void {
+    this.writing = p;
+    void p.then(
+      () => {
+        if (this.writing === p) this.writing = null;
+      },
+      () => {},
+    );
+    this.runtime.waitFor(p);
   }
 
   override snapshotState(checkpointId: number): void | Promise<void> {

@@ -196,9 +196,15 @@ export abstract class StreamTask implements Schedulable {
     this.wake();
   }
 
+  /**
+   * The task reads no input and runs no mail until `promise` (and any operation still
+   * pending before it) settled. A source may emit several records in one poll, so several
+   * operations can start before the task stops: they are waited for together.
+   */
   waitFor(promise: Promise<void>): void {
-    if (this.pendingAsync !== null) throw new Error(`${this.name}: an asynchronous operation is already pending`);
-    const p = promise.then(
+    const prev = this.pendingAsync;
+    const all = prev === null ? promise : Promise.all([prev, promise]).then(() => {});
+    const p = all.then(
       () => {
         if (this.pendingAsync === p) this.pendingAsync = null;
         this.wake();
@@ -212,7 +218,10 @@ export abstract class StreamTask implements Schedulable {
     if (this.state !== 'running') return false;
     this.idleTime.stop();
     try {
-      while (this.mailbox.size > 0) {
+      // Mail (checkpoint triggers, notifications, timers) waits for a pending asynchronous
+      // write, as it waits for a record being processed: a barrier must not pass records
+      // that were handed to the sink before it.
+      while (this.mailbox.size > 0 && this.pendingAsync === null) {
         this.mailbox.shift()!();
         if (this.state !== 'running') return false;
       }
