@@ -9,6 +9,7 @@ import { KafkaSource, type KafkaSplit } from '../src/connectors/kafka/kafka-sour
 import { FaultPlan } from '../src/testing/fault-plan.js';
 import { CountPerKey, countReference } from './support/counting-job.js';
 import { compareMultisets } from './support/txn-store-sink.js';
+import { MetricRegistry } from '../src/metrics/metric-registry.js';
 import { readTopicWithJavaConsumer } from './services/kafka-broker.js';
 import { createTopics, leaveOpenTransaction, produce, uniqueTopic } from './services/kafka-test-client.js';
 
@@ -160,6 +161,33 @@ describe('Kafka source against a real broker', () => {
       await produce(brokers.bootstrap, `${base}-b`, [{ partition: 0, value: 'z' }]);
       expect((await pollReader(reader, 2)).sort()).toEqual([`${base}-a/1/0/undefined=y`, `${base}-b/0/0/undefined=z`]);
       expect(reader.snapshotState(1).map((s) => `${s.topic}:${s.partition}@${s.offset}`).sort()).toEqual([`${base}-a:0@1`, `${base}-a:1@1`, `${base}-b:0@1`]);
+    } finally {
+      await reader.close?.();
+    }
+  });
+
+  it('reports the consumer lag of every partition (records-lag) to the metric group it is given', async () => {
+    const topic = uniqueTopic('lag');
+    await createTopics(brokers.bootstrap, [{ name: topic, partitions: 2 }]);
+    await produce(brokers.bootstrap, topic, Array.from({ length: 3000 }, (_, i) => ({ partition: i % 2, value: String(i) })));
+    const registry = new MetricRegistry();
+    const group = registry.addGroup(['taskmanager', 'job', 'task', 'operator'], { operator_name: 'kafka' });
+    const source = new KafkaSource<string>({ bootstrapServers: brokers.bootstrap, topics: topic, queueRecordsMax: 50, startingOffsets: 'earliest', log: () => {} });
+    const splits = await source.createSplits(1);
+    const reader = source.createReader({ subtaskIndex: 0, parallelism: 1, attemptNumber: 0, nowMs: () => Date.now(), metricGroup: group });
+    await reader.start?.();
+    reader.addSplits(splits);
+    reader.noMoreSplits();
+    try {
+      const lags = (): Map<string, number> =>
+        new Map(registry.collect().filter((m) => m.name === 'records-lag').map((m) => [`${m.variables.topic}:${m.variables.partition}`, m.value]));
+      const first = await pollReader(reader, 100);
+      expect(first.length).toBeLessThan(3000);
+      // Partial read: lag is what is left in each partition, and together what was not read.
+      await expect.poll(() => [...lags().values()].reduce((a, b) => a + b, 0), { timeout: 10_000 }).toBeGreaterThan(0);
+      expect([...lags().keys()].sort()).toEqual([`${topic}:0`, `${topic}:1`]);
+      await pollReader(reader, 3000 - first.length);
+      await expect.poll(() => [...lags().values()].reduce((a, b) => a + b, 0), { timeout: 10_000 }).toBe(0);
     } finally {
       await reader.close?.();
     }

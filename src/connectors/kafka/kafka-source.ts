@@ -203,6 +203,8 @@ const RETRIABLE_FETCH_ERRORS = new Set([3, 5, 6, 74, 75]);
 
 class KafkaSourceReader<T> implements SourceReader<T, KafkaSplit> {
   private readonly splits = new Map<string, KafkaSplit>();
+  /** The partition's high watermark at the last fetch, for the lag metric. */
+  private readonly highWatermarks = new Map<string, bigint>();
   /** Next offset to fetch per split (ahead of `split.offset` by what is queued). */
   private readonly fetchPositions = new Map<string, bigint>();
   private readonly queue: Fetched[] = [];
@@ -247,8 +249,23 @@ class KafkaSourceReader<T> implements SourceReader<T, KafkaSplit> {
         this.discoveryEnabled = false;
         this.log(`kafka source subtask ${this.ctx.subtaskIndex}: restored at parallelism ${this.ctx.parallelism} from ${split.ownerParallelism}: partition discovery is off for this run`);
       }
-      this.splits.set(`${s.topic}:${s.partition}`, split);
-      this.fetchPositions.set(`${s.topic}:${s.partition}`, BigInt(s.offset));
+      const key = `${s.topic}:${s.partition}`;
+      const known = this.splits.has(key);
+      this.splits.set(key, split);
+      this.fetchPositions.set(key, BigInt(s.offset));
+      // Consumer lag per partition (Flink's KafkaSourceReader.topic.<t>.partition.<p> group):
+      // records in the partition the job has not read yet.
+      if (!known) {
+        this.ctx.metricGroup
+          ?.addGroup('KafkaSourceReader')
+          .addGroup('topic', s.topic)
+          .addGroup('partition', String(s.partition))
+          .gauge('records-lag', () => {
+            const hw = this.highWatermarks.get(key);
+            const now = this.splits.get(key);
+            return hw === undefined || now === undefined ? 0 : Math.max(0, Number(hw - BigInt(now.offset)));
+          });
+      }
     }
   }
 
@@ -492,6 +509,7 @@ class KafkaSourceReader<T> implements SourceReader<T, KafkaSplit> {
       const topic = topicById.get(t.topicId)!;
       for (const p of t.partitions) {
         const split = this.splits.get(`${topic}:${p.partitionIndex}`)!;
+        if (p.errorCode === 0 && p.highWatermark !== undefined) this.highWatermarks.set(`${topic}:${p.partitionIndex}`, BigInt(p.highWatermark));
         if (p.errorCode !== 0) {
           await this.partitionError(cluster, split, p.errorCode);
           continue;
