@@ -8,7 +8,7 @@ import type {
 } from '../../api/state-descriptors.js';
 import { GroupCapture, decodeTableGroupInto } from './heap-snapshot.js';
 import { HeapStateTable } from './heap-state-table.js';
-import { assignToKeyGroup, keyGroupRangeContains, keyGroupRangeSize, type KeyGroupRange, type KeyType } from './key-group.js';
+import { keyGroupRangeSize, ownedKeyGroup, type KeyGroupRange, type KeyType } from './key-group.js';
 import { decodeTimerGroup, packGroup, type KeyedStateSnapshot, type StateSnapshot } from './keyed-state-snapshot.js';
 import { TimerQueue } from '../task/timer-queue.js';
 import { stateCodec } from './state-codec.js';
@@ -38,14 +38,7 @@ export class HeapKeyedStateBackend implements KeyedStateBackend {
   ) {}
 
   setCurrentKey(key: KeyType): void {
-    const kg = assignToKeyGroup(key, this.maxParallelism);
-    if (!keyGroupRangeContains(this.keyGroupRange, kg)) {
-      throw new Error(
-        `key ${JSON.stringify(String(key))} belongs to key group ${kg}, outside this subtask's range ` +
-          `[${this.keyGroupRange.startKeyGroup}, ${this.keyGroupRange.endKeyGroup}]: the key selector must return the same key ` +
-          'for a record every time it is called (a non-deterministic key selector?)',
-      );
-    }
+    const kg = ownedKeyGroup(key, this.keyGroupRange, this.maxParallelism);
     this.currentKey = key;
     this.currentKeyGroup = kg;
     this.currentGroupIndex = kg - this.keyGroupRange.startKeyGroup;
@@ -93,9 +86,7 @@ export class HeapKeyedStateBackend implements KeyedStateBackend {
     const start = this.keyGroupRange.startKeyGroup;
     q = new TimerQueue(keyGroupRangeSize(this.keyGroupRange), (key) => {
       if (key === this.currentKey && this.currentGroupIndex >= 0) return this.currentGroupIndex;
-      const kg = assignToKeyGroup(key, this.maxParallelism);
-      if (!keyGroupRangeContains(this.keyGroupRange, kg)) throw new Error(`a timer for key ${JSON.stringify(String(key))} (key group ${kg}) is outside this subtask's key groups`);
-      return kg - start;
+      return ownedKeyGroup(key, this.keyGroupRange, this.maxParallelism) - start;
     });
     this.timerQueues[domain] = q;
     for (const bytes of this.restoredTimers.values()) decodeTimerGroup(bytes, domain, q);

@@ -131,3 +131,19 @@ export function checkParallelism(parallelism: number, maxParallelism: number): v
     throw new RangeError(`parallelism must be an integer in [1, max parallelism ${maxParallelism}], got ${parallelism}`);
   }
 }
+
+/**
+ * The key group of a key this subtask owns; a key outside the range means the key selector
+ * gave another key for the same record (a non-deterministic key selector).
+ */
+export function ownedKeyGroup(key: KeyType, range: KeyGroupRange, maxParallelism: number): number {
+  const kg = assignToKeyGroup(key, maxParallelism);
+  if (!keyGroupRangeContains(range, kg)) {
+    throw new Error(
+      `key ${JSON.stringify(String(key))} belongs to key group ${kg}, outside this subtask's range ` +
+        `[${range.startKeyGroup}, ${range.endKeyGroup}]: the key selector must return the same key ` +
+        'for a record every time it is called (a non-deterministic key selector?)',
+    );
+  }
+  return kg;
+}

@@ -5,7 +5,7 @@ import { open, type RootDatabase, type Transaction } from 'lmdb';
 import type { KeyedStateDescriptor } from '../../api/state-descriptors.js';
 import { TimerQueue } from '../task/timer-queue.js';
 import { GroupCapture } from './heap-snapshot.js';
-import { assignToKeyGroup, keyGroupRangeContains, keyGroupRangeSize, type KeyGroupRange, type KeyType } from './key-group.js';
+import { assignToKeyGroup, keyGroupRangeContains, keyGroupRangeSize, ownedKeyGroup, type KeyGroupRange, type KeyType } from './key-group.js';
 import type { InternalState, KeyedStateBackend } from './keyed-state-backend.js';
 import { decodeKey, decodeTimerGroup, packGroup, unpackGroup, type KeyedStateSnapshot, type StateSnapshot } from './keyed-state-snapshot.js';
 import { createCachedState } from './lmdb-state-handles.js';
@@ -87,14 +87,7 @@ export class LmdbKeyedStateBackend implements KeyedStateBackend {
   }
 
   setCurrentKey(key: KeyType): void {
-    const kg = assignToKeyGroup(key, this.maxParallelism);
-    if (!keyGroupRangeContains(this.keyGroupRange, kg)) {
-      throw new Error(
-        `key ${JSON.stringify(String(key))} belongs to key group ${kg}, outside this subtask's range ` +
-          `[${this.keyGroupRange.startKeyGroup}, ${this.keyGroupRange.endKeyGroup}]: the key selector must return the same key ` +
-          'for a record every time it is called (a non-deterministic key selector?)',
-      );
-    }
+    const kg = ownedKeyGroup(key, this.keyGroupRange, this.maxParallelism);
     this.currentKey = key;
     this.currentKeyGroup = kg;
   }
