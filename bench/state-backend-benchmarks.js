@@ -73,3 +73,128 @@ export const stateBackendBenchmarks = {
     },
   },
 };
+
+// incremental-checkpoint: INCR.keys keys (ValueState of an INCR.valueBytes string each) in one
+// keyed subtask, checkpointed with execution.checkpointing.incremental into filesystem storage.
+// A full checkpoint first; then each round updates INCR.updateFraction of the keys (1% per
+// second of the issue's workload: one round = one second of changes) and takes an incremental
+// checkpoint. uploadedToChangedRatio = bytes written by the checkpoint / bytes of the changed
+// entries (record key + value, msgpack-encoded: what a perfect delta holds); durationMs =
+// synchronous part + asynchronous part + writing the file; restoreMs = reading the chain
+// (full + deltas) from storage, folding it and restoring a fresh backend until the first read.
+const INCR = {
+  keys: Number(process.env.SLUICE_BENCH_INCREMENTAL_KEYS ?? 1_000_000),
+  valueBytes: 200,
+  updateFraction: 0.01,
+  rounds: 12,
+  maxParallelism: 128,
+  backend: process.env.SLUICE_BENCH_INCREMENTAL_BACKEND ?? 'lmdb',
+};
+
+async function incrementalStep() {
+  const { mkdtempSync, rmSync } = await import('node:fs');
+  const { tmpdir } = await import('node:os');
+  const { join } = await import('node:path');
+  const { FilesystemCheckpointStorage } = await import('../dist/runtime/storage/filesystem-checkpoint-storage.js');
+  const { writeKeyedState, readKeyedState } = await import('../dist/runtime/checkpoint/state-persistence.js');
+  const { resolveDeltas } = await import('../dist/runtime/state/keyed-state-delta.js');
+  const { createStatePackr } = await import('../dist/runtime/state/serializer.js');
+  const packr = createStatePackr();
+  const dir = mkdtempSync(join(tmpdir(), 'sluice-bench-incremental-'));
+  const range = keyGroupRangeForOperator(INCR.maxParallelism, 1, 0);
+  const descriptor = valueState('payload');
+  const make = () => (INCR.backend === 'lmdb' ? new LmdbKeyedStateBackend(range, INCR.maxParallelism, Date.now) : new HeapKeyedStateBackend(range, INCR.maxParallelism, Date.now));
+  const backend = make();
+  const s = backend.getOrCreateState(descriptor, false);
+  const filler = 'x'.repeat(INCR.valueBytes - 20);
+  const value = (k, round) => `${String(k).padStart(11, '0')}/${String(round).padStart(7, '0')}/${filler}`;
+  let t = performance.now();
+  for (let k = 0; k < INCR.keys; k++) {
+    backend.setCurrentKey(k);
+    s.update(value(k, 0));
+  }
+  const fillMs = performance.now() - t;
+  const storage = await FilesystemCheckpointStorage.open({ checkpointsDir: dir, jobId: '0'.repeat(32), dataInlineThresholdBytes: 0 });
+  const ref = { pointer: join(dir, '0'.repeat(32), 'chk-1'), checkpointId: 1 };
+  const checkpoint = async (id) => {
+    const started = performance.now();
+    const finish = backend.snapshot({ checkpointId: id, incremental: true });
+    const syncMs = performance.now() - started;
+    const snap = await finish();
+    const location = await storage.createCheckpointLocation(id);
+    const handle = await writeKeyedState(snap, location, 'shared');
+    const durationMs = performance.now() - started;
+    backend.notifyCheckpointComplete(id);
+    return { handle, durationMs, syncMs, uploadedBytes: handle.data.sizeBytes, delta: snap.baseCheckpointId !== undefined };
+  };
+  const full = await checkpoint(1);
+  const chain = [full.handle];
+  let seed = 42;
+  const rand = () => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648);
+  const rounds = [];
+  for (let round = 1; round <= INCR.rounds; round++) {
+    const changed = new Set();
+    const n = Math.round(INCR.keys * INCR.updateFraction);
+    let changedBytes = 0;
+    while (changed.size < n) changed.add(Math.floor(rand() * INCR.keys));
+    for (const k of changed) {
+      backend.setCurrentKey(k);
+      const v = value(k, round);
+      s.update(v);
+      changedBytes += packr.pack(k).length + packr.pack(v).length;
+    }
+    const c = await checkpoint(round + 1);
+    if (!c.delta) throw new Error(`INVALID BENCHMARK: checkpoint ${round + 1} was full, not incremental`);
+    chain.push(c.handle);
+    rounds.push({ durationMs: c.durationMs, syncMs: c.syncMs, uploadedBytes: c.uploadedBytes, changedBytes, ratio: c.uploadedBytes / changedBytes });
+  }
+  backend.dispose();
+  t = performance.now();
+  const snaps = [];
+  for (const h of chain) {
+    const snap = await readKeyedState(h, range, INCR.maxParallelism, storage, ref);
+    if (snap !== undefined) snaps.push(snap);
+  }
+  const restored = make();
+  restored.restore(resolveDeltas(snaps));
+  const r = restored.getOrCreateState(descriptor, false);
+  restored.setCurrentKey(INCR.keys - 1);
+  if (r.value() === undefined) throw new Error('INVALID BENCHMARK: the restored state misses the last key');
+  const restoreMs = performance.now() - t;
+  // Every key has the value of its last update.
+  for (const k of [0, 1, Math.floor(INCR.keys / 2), INCR.keys - 1]) {
+    restored.setCurrentKey(k);
+    if (!String(r.value()).startsWith(`${String(k).padStart(11, '0')}/`)) throw new Error(`INVALID BENCHMARK: wrong value restored for key ${k}`);
+  }
+  restored.dispose();
+  rmSync(dir, { recursive: true, force: true });
+  const sorted = (xs) => [...xs].sort((a, b) => a - b);
+  const q = (xs, p) => sorted(xs)[Math.min(xs.length - 1, Math.floor(p * xs.length))];
+  return {
+    uploadedToChangedRatio: q(rounds.map((x) => x.ratio), 0.5),
+    durationMsP50: q(rounds.map((x) => x.durationMs), 0.5),
+    durationMsP99: q(rounds.map((x) => x.durationMs), 0.99),
+    restoreMs,
+    fullCheckpointMs: full.durationMs,
+    fullCheckpointBytes: full.uploadedBytes,
+    uploadedBytesP50: q(rounds.map((x) => x.uploadedBytes), 0.5),
+    changedBytesP50: q(rounds.map((x) => x.changedBytes), 0.5),
+    syncMsP50: q(rounds.map((x) => x.syncMs), 0.5),
+    fillMs,
+  };
+}
+
+stateBackendBenchmarks['incremental-checkpoint'] = {
+  description: `${INCR.backend} backend, ${INCR.keys} keys x ${INCR.valueBytes}-byte values in one subtask, incremental checkpoints into filesystem storage: a full one, then ${INCR.rounds} rounds of ${INCR.updateFraction * 100}% of the keys updated + a checkpoint (set SLUICE_BENCH_INCREMENTAL_KEYS=10000000 for the 2 GB case); restore = chain read + folded + restored into a fresh backend`,
+  parallelism: 1,
+  headline: ['uploadedToChangedRatio', 'durationMsP50', 'durationMsP99'],
+  target: { uploadedToChangedRatio: '<= 2', durationMsP99: '<= 1000', restoreMs: '<= 30000' },
+  config: { 'execution.checkpointing.incremental': true, 'state.backend.type': INCR.backend, ...INCR },
+  steps: () => ['incremental'],
+  runStep: () => incrementalStep(),
+  metrics: (samples) => {
+    const { incremental: s } = samples;
+    const round = (x) => Math.round(x * 100) / 100;
+    return Object.fromEntries(Object.entries(s).map(([k, v]) => [k, round(v)]));
+  },
+};

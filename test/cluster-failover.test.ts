@@ -56,7 +56,7 @@ async function taskManagerPids(): Promise<number[]> {
 }
 
 describe('cluster failover with real processes', () => {
-  it('SIGKILL of TaskManagers at seeded random moments: the keyed job still gives exactly the reference', async () => {
+  it('SIGKILL of TaskManagers at seeded random moments (incremental checkpoints): the keyed job still gives exactly the reference', async () => {
     const seed = Number(process.env.SLUICE_SEED ?? Date.now() % 100_000);
     console.log(`cluster failover seed: ${seed} (rerun with SLUICE_SEED=${seed})`);
     const next = seededRandom(seed);
@@ -67,6 +67,8 @@ describe('cluster failover with real processes', () => {
     const { stdout } = await run(process.execPath, [
       BIN, 'run', '--jobmanager', rest, '--detached', '--no-typecheck', '-p', '2',
       '-D', 'execution.checkpointing.interval=100', '-D', `execution.checkpointing.dir=${tempDir()}`,
+      // Incremental: subtasks on the TaskManagers send deltas, the JobManager builds the chains.
+      '-D', 'execution.checkpointing.incremental=true',
       '-D', 'restart-strategy.type=fixed-delay', '-D', 'restart-strategy.fixed-delay.attempts=100', '-D', 'restart-strategy.fixed-delay.delay=200 ms',
       JOB, out, String(records), String(keys), '6000',
     ]);

@@ -87,6 +87,7 @@ export async function checkpointsCommand(argv: string[]): Promise<number> {
     triggerTimestampMs: h.trigger_timestamp as number,
     latestAckTimestampMs: h.latest_ack_timestamp as number,
     stateSizeBytes: h.state_size as number,
+    checkpointedSizeBytes: (h.checkpointed_size as number | undefined) ?? (h.state_size as number),
     endToEndDurationMs: (h.end_to_end_duration as number) < 0 ? undefined : (h.end_to_end_duration as number),
     numSubtasks: h.num_subtasks as number,
     numAcknowledgedSubtasks: h.num_acknowledged_subtasks as number,

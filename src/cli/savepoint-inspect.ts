@@ -4,7 +4,8 @@ import type { InFlightBatch } from '../runtime/checkpoint/subtask-state.js';
 import { createStatePackr } from '../runtime/state/serializer.js';
 import type { OperatorStateEntry } from '../runtime/state/operator-state-backend.js';
 import { unpackGroup } from '../runtime/state/keyed-state-snapshot.js';
-import { keyGroupSlices } from '../runtime/storage/key-group-slices.js';
+import { readKeyedState } from '../runtime/checkpoint/state-persistence.js';
+import { resolveDeltas } from '../runtime/state/keyed-state-delta.js';
 import { locateSnapshot, readSnapshotMetadata, readStateHandleInDirectory } from '../runtime/storage/snapshot-directory-reader.js';
 import { stateHandleSizeBytes, stateSizeBytes, type CheckpointMetadata, type OperatorSnapshot, type StateHandle } from '../runtime/storage/snapshot-format.js';
 import { CheckpointStorageError } from '../runtime/storage/storage-errors.js';
@@ -180,28 +181,32 @@ async function inspectOperator(op: OperatorSnapshot, snapshot: OpenedSnapshot, s
 
   for (const st of op.subtasks) {
     let any = false;
+    // An incremental checkpoint's chain (a full handle, then deltas) is folded first.
+    const keyedSnapshots = [];
     for (const h of st.keyedState) {
       hasKeyed = true;
       any = true;
       const n = stateHandleSizeBytes(h.data);
       keyedBytes += n;
       size += n;
-      const slices = keyGroupSlices(h, h.keyGroupRange).filter((s) => s.endByte > s.startByte);
-      if (slices.length === 0) continue;
-      const data = await snapshot.readStateHandle(h.data);
-      for (const slice of slices) {
-        keyGroups++;
-        const [entries, timerBytes] = packr.unpack(data.subarray(slice.startByte, slice.endByte)) as [[string, string, boolean, Uint8Array][], Uint8Array | null];
-        for (const [name, kind, namespaced, bytes] of entries) {
-          let acc = states.get(name);
-          if (acc === undefined) states.set(name, (acc = { kind, namespaced, sizeBytes: 0, keys: 0, entries: 0, samples: [] }));
+      const snap = await readKeyedState(h, h.keyGroupRange, op.maxParallelism, { readStateHandle: (handle) => snapshot.readStateHandle(handle) }, { pointer: '', checkpointId: 0 });
+      if (snap !== undefined) keyedSnapshots.push(snap);
+    }
+    for (const snap of resolveDeltas(keyedSnapshots)) {
+      const groups = new Set<number>(snap.timers.keys());
+      for (const s of snap.states) {
+        let acc = states.get(s.name);
+        if (acc === undefined) states.set(s.name, (acc = { kind: s.kind, namespaced: s.namespaced, sizeBytes: 0, keys: 0, entries: 0, samples: [] }));
+        for (const [kg, bytes] of s.groups) {
+          groups.add(kg);
           acc.sizeBytes += bytes.length;
           addGroupEntries(acc, unpackGroup(bytes), samples);
         }
-        if (timerBytes !== null) {
-          timers.sizeBytes += timerBytes.length;
-          timers.count += countTimers(timerBytes);
-        }
+      }
+      keyGroups += groups.size;
+      for (const timerBytes of snap.timers.values()) {
+        timers.sizeBytes += timerBytes.length;
+        timers.count += countTimers(timerBytes);
       }
     }
     if (st.operatorState !== undefined) {

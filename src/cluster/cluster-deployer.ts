@@ -66,6 +66,7 @@ export class ClusterDeployer implements Deployer {
                 finalCheckpoint: spec.checkpointing.finalCheckpoint,
                 timeoutMs: spec.checkpointing.timeoutMs ?? 600_000,
                 restartDelayMsMax: spec.checkpointing.restartDelayMsMax ?? 0,
+                incremental: spec.checkpointing.incremental === true,
               },
       };
       tm.bundles.add(this.job.bundle.id);

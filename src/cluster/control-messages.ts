@@ -36,7 +36,7 @@ export interface Deployment {
   readonly restore: readonly (readonly [string, SubtaskRestore])[] | undefined;
   /** Splits of this TaskManager's source subtasks, by subtaskKey. */
   readonly splits: readonly (readonly [string, unknown[]])[];
-  readonly checkpointing: { readonly mode: BarrierMode; readonly finalCheckpoint: boolean; readonly timeoutMs: number; readonly restartDelayMsMax: number } | undefined;
+  readonly checkpointing: { readonly mode: BarrierMode; readonly finalCheckpoint: boolean; readonly timeoutMs: number; readonly restartDelayMsMax: number; readonly incremental?: boolean } | undefined;
 }
 
 /** TaskManager -> JobManager. */

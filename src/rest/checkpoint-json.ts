@@ -27,7 +27,7 @@ export function checkpointEntryJson(e: CheckpointStatsEntry): Record<string, unk
     trigger_timestamp: e.triggerTimestampMs,
     latest_ack_timestamp: e.latestAckTimestampMs ?? -1,
     state_size: e.stateSizeBytes,
-    checkpointed_size: e.stateSizeBytes,
+    checkpointed_size: e.checkpointedSizeBytes,
     end_to_end_duration: e.endToEndDurationMs ?? -1,
     alignment_buffered: 0,
     processed_data: 0,
@@ -79,7 +79,7 @@ export function checkpointsJson(stats: CheckpointStatsTracker): Record<string, u
       failed: stats.counts.failed,
     },
     summary: {
-      checkpointed_size: quantiles(completed.map((e) => e.stateSizeBytes)),
+      checkpointed_size: quantiles(completed.map((e) => e.checkpointedSizeBytes)),
       state_size: quantiles(completed.map((e) => e.stateSizeBytes)),
       end_to_end_duration: quantiles(completed.map((e) => e.endToEndDurationMs ?? 0)),
       alignment_buffered: quantiles([]),

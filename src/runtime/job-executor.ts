@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { ConfigError, type Configuration } from '../config/configuration.js';
 import type { JobGraph } from '../graph/job-graph.js';
 import type { CheckpointBarrier } from './channel/stream-element.js';
-import { CheckpointCoordinator, discardRetained, type CompletedCheckpointInfo } from './checkpoint/checkpoint-coordinator.js';
+import { CheckpointCoordinator, discardAllRetained, type CompletedCheckpointInfo } from './checkpoint/checkpoint-coordinator.js';
 import { CheckpointStatsTracker } from './checkpoint/checkpoint-stats.js';
 import { checkpointCoordinatorConfig, type CheckpointCoordinatorConfig } from './checkpoint/coordinator-decisions.js';
 import { restoreAssignments, subtaskKey, type StateReader } from './checkpoint/state-persistence.js';
@@ -238,13 +238,7 @@ export class JobExecutor {
       this.log(`job ${this.jobId} ${status.toLowerCase()}: keeping ${retained.length} checkpoint(s): ${retained.map((c) => c.pointer).join(', ')}`);
       return;
     }
-    for (const c of retained) {
-      try {
-        await discardRetained(storage, c, this.log);
-      } catch (e) {
-        this.log(`discarding checkpoint ${c.checkpointId} failed: ${(e as Error).message}`);
-      }
-    }
+    await discardAllRetained(storage, retained, this.log);
   }
 
   private async createStorage(): Promise<CheckpointStorage | undefined> {
@@ -365,6 +359,7 @@ export class JobExecutor {
         retained,
         nextCheckpointId,
         finalCheckpoint,
+        incremental: this.config.getBoolean('execution.checkpointing.incremental'),
         stats: this.checkpointStats,
         gateway: {
           triggerSources: (barrier: CheckpointBarrier) => deployed?.triggerSources(barrier),
@@ -384,6 +379,7 @@ export class JobExecutor {
             finalCheckpoint,
             timeoutMs: this.checkpointing!.timeoutMs,
             restartDelayMsMax: maxRestartDelayMs(this.config, true),
+            incremental: this.config.getBoolean('execution.checkpointing.incremental'),
           };
     this.coordinator = coordinator;
 

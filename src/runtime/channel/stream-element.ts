@@ -34,6 +34,8 @@ export interface CheckpointOptions {
   readonly unaligned: boolean;
   /** > 0: start aligned, switch to unaligned when alignment takes longer. */
   readonly alignedCheckpointTimeoutMs: number;
+  /** A checkpoint requested full (`sluice checkpoint --full`): no delta even with incremental checkpoints. */
+  readonly full?: boolean;
 }
 
 export interface CheckpointBarrier {

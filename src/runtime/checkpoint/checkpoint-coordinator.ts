@@ -4,8 +4,9 @@ import type { JobGraph } from '../../graph/job-graph.js';
 import type { CheckpointBarrier } from '../channel/stream-element.js';
 import type { CheckpointStorage, CheckpointStorageLocation } from '../storage/checkpoint-storage.js';
 import { createSavepointLocation, type SavepointLocation, type SavepointLocationOptions } from '../storage/savepoint-directory.js';
-import type { SubtaskSnapshot } from '../storage/snapshot-format.js';
-import { stateSizeBytes } from '../storage/snapshot-format.js';
+import type { CheckpointMetadata, SubtaskSnapshot } from '../storage/snapshot-format.js';
+import { stateHandleSizeBytes, stateSizeBytes } from '../storage/snapshot-format.js';
+import { SharedStateRegistry, sharedPaths, sharedPathsOf } from './shared-state-registry.js';
 import type { Clock } from '../task/clock.js';
 import { checkpointTypeName, CheckpointStatsTracker } from './checkpoint-stats.js';
 import {
@@ -33,6 +34,9 @@ import {
 } from './coordinator-decisions.js';
 import { checkpointMetadata, subtaskKey, writeSubtaskState } from './state-persistence.js';
 import type { CheckpointResponder, SubtaskCheckpointMetrics, SubtaskState } from './subtask-state.js';
+
+/** Metadata of this many newest completed checkpoints is kept besides the retained ones. */
+const RECENT_METADATA_KEPT = 8;
 
 /** What the coordinator does to the running job. */
 export interface CoordinatorGateway {
@@ -64,6 +68,27 @@ export async function discardRetained(storage: CheckpointStorage, c: CompletedCh
   log(`deleted the claimed snapshot ${c.pointer} (subsumed by newer checkpoints)`);
 }
 
+/**
+ * Deletes every retained checkpoint of a job that ended, with the shared files they
+ * reference (nothing else references them once all are gone).
+ */
+export async function discardAllRetained(storage: CheckpointStorage, retained: readonly CompletedCheckpointInfo[], log: (message: string) => void): Promise<void> {
+  const shared = new Set<string>();
+  for (const c of retained) {
+    try {
+      if (c.claimed !== true && storage.kind !== 'jobmanager') for (const p of sharedPathsOf(await storage.readMetadata(c.pointer))) shared.add(p);
+      await discardRetained(storage, c, log);
+    } catch (e) {
+      log(`discarding checkpoint ${c.checkpointId} failed: ${(e as Error).message}`);
+    }
+  }
+  try {
+    await storage.discardSharedFiles([...shared]);
+  } catch (e) {
+    log(`deleting the shared state files of the discarded checkpoints failed: ${(e as Error).message}`);
+  }
+}
+
 interface InFlight {
   readonly location: Promise<CheckpointStorageLocation>;
   /** Set for savepoints: they go to their own directory, not to checkpoint storage. */
@@ -72,6 +97,8 @@ interface InFlight {
   readonly timestampMs: number;
   readonly snapshots: Map<string, Map<string, SubtaskSnapshot>>;
   readonly unaligned: boolean;
+  /** Shared files the acknowledged state references (registered: released when the checkpoint aborts). */
+  readonly sharedPaths: string[];
   cancelTimeout: () => void;
 }
 
@@ -85,6 +112,10 @@ export class CheckpointCoordinator implements CheckpointResponder {
   private readonly inFlight = new Map<number, InFlight>();
   private readonly requests = new Map<string, { resolve: (c: CompletedCheckpointInfo) => void; reject: (e: Error) => void }>();
   private readonly completed = new Map<number, CompletedCheckpointInfo>();
+  /** Reference counts of the job's shared files (incremental checkpoints). */
+  private readonly shared = new SharedStateRegistry();
+  /** `_metadata` of retained and recent checkpoints: the chains later deltas build on, and what a discard releases. */
+  private readonly completedMetadata = new Map<number, CheckpointMetadata>();
   private events: Promise<void> = Promise.resolve();
   /** Deletions in storage still running (aborted and subsumed checkpoints); `stop` waits for them. */
   private readonly cleanups = new Set<Promise<void>>();
@@ -115,6 +146,8 @@ export class CheckpointCoordinator implements CheckpointResponder {
       readonly nextCheckpointId?: number;
       /** Whether the job waits for a checkpoint after its sources end. */
       readonly finalCheckpoint: boolean;
+      /** execution.checkpointing.incremental: keyed state goes to shared files that later checkpoints build on. */
+      readonly incremental?: boolean;
       /** Shared across restarts of the job. */
       readonly stats?: CheckpointStatsTracker;
     },
@@ -130,6 +163,21 @@ export class CheckpointCoordinator implements CheckpointResponder {
     }
     this.sourceSubtasks = sources;
     for (const c of o.retained ?? []) this.completed.set(c.checkpointId, c);
+    // The shared files retained checkpoints reference stay until those are discarded.
+    const own = (o.retained ?? []).filter((c) => c.claimed !== true);
+    if (own.length > 0 && o.storage.kind !== 'jobmanager') {
+      this.enqueue(async () => {
+        for (const c of own) {
+          try {
+            const metadata = await o.storage.readMetadata(c.pointer);
+            this.completedMetadata.set(c.checkpointId, metadata);
+            this.shared.register(sharedPathsOf(metadata));
+          } catch (e) {
+            o.gateway.log(`retained checkpoint ${c.checkpointId}: cannot read its _metadata (${(e as Error).message}); its shared files are kept`);
+          }
+        }
+      });
+    }
     const restored: RetainedCheckpoint[] = (o.retained ?? []).map((c) => ({ checkpointId: c.checkpointId, isSavepoint: false }));
     this.state = initialCoordinatorState({
       subtasks,
@@ -221,7 +269,15 @@ export class CheckpointCoordinator implements CheckpointResponder {
     if (f === undefined) return; // aborted or unknown: its state is dropped
     const vertex = this.o.graph.vertices[vertexId]!;
     // Write the subtask's state while other events go on; the acknowledgement counts once written.
-    const written = f.location.then((location) => writeSubtaskState(vertex, subtaskIndex, state, location));
+    const keyedWriting = {
+      incremental: this.o.incremental === true,
+      chainOf: (id: number, uid: string, index: number) =>
+        this.completedMetadata
+          .get(id)
+          ?.operators.find((o) => o.operatorUid === uid)
+          ?.subtasks.find((s) => s.subtaskIndex === index)?.keyedState,
+    };
+    const written = f.location.then((location) => writeSubtaskState(vertex, subtaskIndex, state, location, keyedWriting));
     written.catch(() => {});
     this.enqueue(async () => {
       let snapshots;
@@ -236,10 +292,15 @@ export class CheckpointCoordinator implements CheckpointResponder {
       if (!this.inFlight.has(checkpointId)) return;
       f.snapshots.set(key, snapshots);
       let size = 0;
-      for (const s of snapshots.values()) {
-        for (const k of s.keyedState) size += k.data.kind === 'inline' ? k.data.bytes.length : k.data.sizeBytes;
-      }
-      this.stats.acknowledged(checkpointId, { ...metrics, subtask: key, ackTimestampMs: this.o.clock.nowMs(), stateSizeBytes: size });
+      let writtenBytes = 0;
+      const keyedHandles = [...snapshots.values()].flatMap((s) => s.keyedState);
+      for (const k of keyedHandles) size += stateHandleSizeBytes(k.data);
+      // The last handle of each operator's chain is what this checkpoint wrote.
+      for (const s of snapshots.values()) if (s.keyedState.length > 0) writtenBytes += stateHandleSizeBytes(s.keyedState.at(-1)!.data);
+      const paths = sharedPaths(keyedHandles.map((k) => k.data));
+      this.shared.register(paths);
+      f.sharedPaths.push(...paths);
+      this.stats.acknowledged(checkpointId, { ...metrics, subtask: key, ackTimestampMs: this.o.clock.nowMs(), stateSizeBytes: size, checkpointedSizeBytes: writtenBytes });
       const before = this.state;
       const outcome = onAcknowledge(this.state, this.o.config, checkpointId, key, this.o.clock.nowMs());
       await this.applyAsync(outcome, before);
@@ -335,9 +396,11 @@ export class CheckpointCoordinator implements CheckpointResponder {
     const complete = outcome.decisions[completeAt] as Extract<Decision, { kind: 'complete' }>;
     const f = this.inFlight.get(complete.checkpointId)!;
     let info: CompletedCheckpointInfo;
+    let metadata: CheckpointMetadata | undefined;
     let size = 0;
     try {
       const base = checkpointMetadata(this.o.jobId, complete.checkpointId, f.timestampMs, this.o.graph, f.snapshots);
+      metadata = base;
       size = stateSizeBytes(base);
       if (f.savepoint !== undefined) {
         const location = await f.savepoint;
@@ -354,7 +417,10 @@ export class CheckpointCoordinator implements CheckpointResponder {
       this.decide();
       return;
     }
-    if (f.savepoint === undefined) this.completed.set(info.checkpointId, info);
+    if (f.savepoint === undefined) {
+      this.completed.set(info.checkpointId, info);
+      this.completedMetadata.set(info.checkpointId, metadata!);
+    }
     f.cancelTimeout();
     this.inFlight.delete(info.checkpointId);
     this.stats.completed(info.checkpointId, this.o.clock.nowMs(), info.pointer, size);
@@ -364,8 +430,15 @@ export class CheckpointCoordinator implements CheckpointResponder {
         for (const id of complete.dropRetained) {
           const dropped = this.completed.get(id) ?? { checkpointId: id, pointer: '' };
           this.completed.delete(id);
-          this.cleanup(discardRetained(this.o.storage, dropped, this.o.gateway.log).catch((e: unknown) => this.o.gateway.log(`discarding checkpoint ${id} failed: ${(e as Error).message}`)));
+          const droppedMetadata = this.completedMetadata.get(id);
+          const free = dropped.claimed === true || droppedMetadata === undefined ? [] : this.shared.unregister(sharedPathsOf(droppedMetadata));
+          this.cleanup(
+            discardRetained(this.o.storage, dropped, this.o.gateway.log)
+              .then(() => this.o.storage.discardSharedFiles(free))
+              .catch((e: unknown) => this.o.gateway.log(`discarding checkpoint ${id} failed: ${(e as Error).message}`)),
+          );
         }
+        this.pruneCompletedMetadata();
         if (complete.requestId !== undefined) {
           this.requests.get(complete.requestId)?.resolve(info);
           this.requests.delete(complete.requestId);
@@ -390,6 +463,7 @@ export class CheckpointCoordinator implements CheckpointResponder {
             type: t.isSavepoint ? (t.snapshotType === 'SYNC_SAVEPOINT' ? 'sync-savepoint' : 'savepoint') : 'checkpoint',
             unaligned,
             alignedCheckpointTimeoutMs: t.alignedCheckpointTimeoutMs ?? 0,
+            ...(t.snapshotType === 'FULL_CHECKPOINT' ? { full: true } : {}),
           },
         };
         const request = t.request?.kind === 'savepoint' ? t.request : undefined;
@@ -414,6 +488,7 @@ export class CheckpointCoordinator implements CheckpointResponder {
           timestampMs: t.timestampMs,
           snapshots: new Map(),
           unaligned,
+          sharedPaths: [],
           cancelTimeout,
         });
         this.stats.started({
@@ -448,14 +523,27 @@ export class CheckpointCoordinator implements CheckpointResponder {
     });
   }
 
+  /** Keeps the metadata of retained checkpoints and of the few newest (a pending delta may build on one just subsumed). */
+  private pruneCompletedMetadata(): void {
+    const ids = [...this.completedMetadata.keys()].sort((a, b) => b - a);
+    for (const id of ids.slice(RECENT_METADATA_KEPT)) if (!this.completed.has(id)) this.completedMetadata.delete(id);
+  }
+
   private handleAbort(checkpointId: number, requestId: string | undefined, message: string): void {
     const f = this.inFlight.get(checkpointId);
     if (f !== undefined) {
       f.cancelTimeout();
       this.inFlight.delete(checkpointId);
       this.stats.failed(checkpointId, this.o.clock.nowMs(), message);
+      const free = this.shared.unregister(f.sharedPaths);
       if (f.savepoint !== undefined) this.cleanup(f.savepoint.then((l) => l.abort()).catch(() => {}));
-      else this.cleanup(f.location.then(() => this.o.storage.abortCheckpoint(checkpointId)).catch(() => {}));
+      else
+        this.cleanup(
+          f.location
+            .then(() => this.o.storage.abortCheckpoint(checkpointId))
+            .then(() => this.o.storage.discardSharedFiles(free))
+            .catch(() => {}),
+        );
     }
     if (requestId !== undefined) {
       this.requests.get(requestId)?.reject(new Error(`checkpoint ${checkpointId} aborted: ${message}`));

@@ -7,6 +7,8 @@ export interface SubtaskCheckpointStats extends SubtaskCheckpointMetrics {
   readonly subtask: string;
   readonly ackTimestampMs: number;
   readonly stateSizeBytes: number;
+  /** Bytes this checkpoint wrote for the subtask (less than stateSizeBytes when incremental). */
+  readonly checkpointedSizeBytes?: number;
 }
 
 /** One checkpoint's statistics, as Flink's REST history entries name them. */
@@ -19,6 +21,8 @@ export interface CheckpointStatsEntry {
   readonly triggerTimestampMs: number;
   latestAckTimestampMs: number | undefined;
   stateSizeBytes: number;
+  /** Bytes written by this checkpoint (Flink's checkpointed_size); the rest is shared with earlier checkpoints. */
+  checkpointedSizeBytes: number;
   endToEndDurationMs: number | undefined;
   numSubtasks: number;
   numAcknowledgedSubtasks: number;
@@ -48,12 +52,13 @@ export class CheckpointStatsTracker {
 
   constructor(private readonly historySize = 100) {}
 
-  started(e: Omit<CheckpointStatsEntry, 'status' | 'latestAckTimestampMs' | 'stateSizeBytes' | 'endToEndDurationMs' | 'numAcknowledgedSubtasks' | 'alignmentDurationMsMax' | 'persistedInFlightRecords' | 'externalPath' | 'failureMessage' | 'subtasks'>): void {
+  started(e: Omit<CheckpointStatsEntry, 'status' | 'latestAckTimestampMs' | 'stateSizeBytes' | 'checkpointedSizeBytes' | 'endToEndDurationMs' | 'numAcknowledgedSubtasks' | 'alignmentDurationMsMax' | 'persistedInFlightRecords' | 'externalPath' | 'failureMessage' | 'subtasks'>): void {
     this.history.push({
       ...e,
       status: 'IN_PROGRESS',
       latestAckTimestampMs: undefined,
       stateSizeBytes: 0,
+      checkpointedSizeBytes: 0,
       endToEndDurationMs: undefined,
       numAcknowledgedSubtasks: 0,
       alignmentDurationMsMax: 0,
@@ -74,6 +79,7 @@ export class CheckpointStatsTracker {
     e.numAcknowledgedSubtasks++;
     e.latestAckTimestampMs = s.ackTimestampMs;
     e.stateSizeBytes += s.stateSizeBytes;
+    e.checkpointedSizeBytes += s.checkpointedSizeBytes ?? s.stateSizeBytes;
     e.alignmentDurationMsMax = Math.max(e.alignmentDurationMsMax, s.alignmentDurationMs);
     e.persistedInFlightRecords += s.inFlightRecords;
   }

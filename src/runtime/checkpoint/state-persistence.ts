@@ -6,7 +6,8 @@ import { redistributeOperatorList } from '../state/redistribution.js';
 import { createStatePackr } from '../state/serializer.js';
 import type { CheckpointRef, CheckpointStorage, CheckpointStorageLocation } from '../storage/checkpoint-storage.js';
 import { keyGroupSlices } from '../storage/key-group-slices.js';
-import type { CheckpointMetadata, KeyGroupsStateHandle, OperatorSnapshot, StateHandle, SubtaskSnapshot } from '../storage/snapshot-format.js';
+import type { CheckpointMetadata, FileScope, KeyedStateHandle, KeyGroupsStateHandle, OperatorSnapshot, StateHandle, SubtaskSnapshot } from '../storage/snapshot-format.js';
+import { resolveDeltas } from '../state/keyed-state-delta.js';
 import type { InFlightBatch, SubtaskRestore, SubtaskState } from './subtask-state.js';
 
 const packr = createStatePackr();
@@ -16,16 +17,16 @@ const packr = createStatePackr();
  * a packed list of its states' entries and timers, with the offset of every key group in the
  * handle, so a restore at another parallelism reads only the key groups it owns.
  */
-export async function writeKeyedState(s: KeyedStateSnapshot, location: CheckpointStorageLocation): Promise<KeyGroupsStateHandle> {
+export async function writeKeyedState(s: KeyedStateSnapshot, location: CheckpointStorageLocation, scope: FileScope = 'exclusive'): Promise<KeyGroupsStateHandle> {
   const { startKeyGroup, endKeyGroup } = s.keyGroupRange;
   const segments: Uint8Array[] = [];
   const offsets: number[] = [];
   let at = 0;
   for (let kg = startKeyGroup; kg <= endKeyGroup; kg++) {
-    const states: [string, string, boolean, Uint8Array][] = [];
+    const states: ([string, string, boolean, Uint8Array] | [string, string, boolean, Uint8Array, true])[] = [];
     for (const st of s.states) {
       const bytes = st.groups.get(kg);
-      if (bytes !== undefined) states.push([st.name, st.kind, st.namespaced, bytes]);
+      if (bytes !== undefined) states.push(st.full === true ? [st.name, st.kind, st.namespaced, bytes, true] : [st.name, st.kind, st.namespaced, bytes]);
     }
     const timers = s.timers.get(kg);
     offsets.push(at);
@@ -40,7 +41,8 @@ export async function writeKeyedState(s: KeyedStateSnapshot, location: Checkpoin
     data.set(seg, pos);
     pos += seg.length;
   }
-  return { kind: 'key-groups', keyGroupRange: s.keyGroupRange, keyGroupOffsetsBytes: offsets, data: await location.writeStateFile(data) };
+  const handle: KeyGroupsStateHandle = { kind: 'key-groups', keyGroupRange: s.keyGroupRange, keyGroupOffsetsBytes: offsets, data: await location.writeStateFile(data, scope) };
+  return s.baseCheckpointId === undefined ? handle : { ...handle, baseCheckpointId: s.baseCheckpointId };
 }
 
 /** The key groups of `range` found in a handle, as a snapshot the heap backend restores from. */
@@ -57,19 +59,20 @@ export async function readKeyedState(
   const slices = keyGroupSlices(handle, range).filter((s) => s.endByte > s.startByte);
   if (slices.length === 0) return undefined;
   const data = await storage.readStateHandle(handle.data, ref);
-  const states = new Map<string, { kind: string; namespaced: boolean; groups: Map<number, Uint8Array> }>();
+  const states = new Map<string, { kind: string; namespaced: boolean; groups: Map<number, Uint8Array>; full?: true }>();
   const timers = new Map<number, Uint8Array>();
   for (const slice of slices) {
-    const [entries, timerBytes] = packr.unpack(data.subarray(slice.startByte, slice.endByte)) as [[string, string, boolean, Uint8Array][], Uint8Array | null];
-    for (const [name, kind, namespaced, bytes] of entries) {
+    const [entries, timerBytes] = packr.unpack(data.subarray(slice.startByte, slice.endByte)) as [[string, string, boolean, Uint8Array, true?][], Uint8Array | null];
+    for (const [name, kind, namespaced, bytes, full] of entries) {
       let st = states.get(name);
-      if (st === undefined) states.set(name, (st = { kind, namespaced, groups: new Map() }));
+      if (st === undefined) states.set(name, (st = full === true ? { kind, namespaced, groups: new Map(), full } : { kind, namespaced, groups: new Map() }));
       st.groups.set(slice.keyGroup, bytes);
     }
     if (timerBytes !== null) timers.set(slice.keyGroup, timerBytes);
   }
   const stateList: StateSnapshot[] = [...states].map(([name, st]) => ({ name, ...st }));
-  return { formatVersion: 1, maxParallelism, keyGroupRange: range, states: stateList, timers };
+  const snap: KeyedStateSnapshot = { formatVersion: 1, maxParallelism, keyGroupRange: range, states: stateList, timers };
+  return handle.baseCheckpointId === undefined ? snap : { ...snap, baseCheckpointId: handle.baseCheckpointId };
 }
 
 async function writeBlob(value: unknown, location: CheckpointStorageLocation): Promise<StateHandle> {
@@ -81,18 +84,40 @@ async function readBlob<T>(handle: StateHandle | undefined, storage: StateReader
   return packr.unpack(await storage.readStateHandle(handle, ref)) as T;
 }
 
-/** One subtask's acknowledged state as snapshots per operator uid of its chain. */
+/** How keyed state is written: incremental checkpoints put it into shared files and build chains. */
+export interface KeyedStateWriting {
+  /** Keyed state goes to the job's shared/ directory, so later checkpoints can build on it. */
+  readonly incremental: boolean;
+  /** The keyed handles of an operator subtask in a completed checkpoint, for a delta that builds on it. */
+  readonly chainOf: (checkpointId: number, operatorUid: string, subtaskIndex: number) => readonly KeyedStateHandle[] | undefined;
+}
+
+export const FULL_KEYED_STATE: KeyedStateWriting = { incremental: false, chainOf: () => undefined };
+
+/** One subtask's acknowledged state as snapshots per operator uid of its chain, and the bytes written for it. */
 export async function writeSubtaskState(
   vertex: JobVertex,
   subtaskIndex: number,
   state: SubtaskState,
   location: CheckpointStorageLocation,
+  keyedWriting: KeyedStateWriting = FULL_KEYED_STATE,
 ): Promise<Map<string, SubtaskSnapshot>> {
   const out = new Map<string, SubtaskSnapshot>();
   const byUid = new Map(state.operators.map((o) => [o.operatorUid, o]));
   for (const [i, node] of vertex.nodes.entries()) {
     const op = byUid.get(node.operatorUid);
-    const keyedState = op?.keyed === undefined ? [] : [await writeKeyedState(op.keyed, location)];
+    let keyedState: KeyedStateHandle[] = [];
+    if (op?.keyed !== undefined) {
+      const base = op.keyed.baseCheckpointId;
+      const chain = base === undefined ? [] : keyedWriting.chainOf(base, node.operatorUid, subtaskIndex);
+      if (chain === undefined) {
+        throw new Error(
+          `the keyed state of '${node.name}' subtask ${subtaskIndex} is a delta over checkpoint ${base}, whose state the coordinator no longer knows; ` +
+            'the next checkpoint after this one fails is full',
+        );
+      }
+      keyedState = [...chain, await writeKeyedState(op.keyed, location, keyedWriting.incremental || base !== undefined ? 'shared' : 'exclusive')];
+    }
     const operatorState = op === undefined || op.operatorState.length === 0 ? undefined : await writeBlob(op.operatorState, location);
     const head = i === 0;
     const sourceSplits = head && state.sourceSplits !== undefined ? await writeBlob(state.sourceSplits, location) : undefined;
@@ -208,6 +233,8 @@ export async function restoreAssignments(
         perSubtask[s.subtaskIndex]!.inFlight.push(...inFlight);
       }
     }
+    // Incremental chains (a full snapshot, then deltas) become full snapshots.
+    for (const r of perSubtask) for (const e of r.operators.values()) e.keyed = resolveDeltas(e.keyed);
     perSubtask.forEach((r, i) => result.set(subtaskKey(v.id, i), r));
   }
   const unmatched = metadata.operators.filter((o) => !matched.has(o.operatorUid) && o.subtasks.some(hasState));

@@ -7,12 +7,15 @@ import type {
   ValueStateDescriptor,
 } from '../../api/state-descriptors.js';
 import { GroupCapture, decodeTableGroupInto } from './heap-snapshot.js';
+import { BackendIncrements, type SnapshotPlan } from './incremental-snapshots.js';
+import { heapDeltaGroup } from './keyed-state-delta.js';
+import { captureTimers } from './timer-snapshot.js';
 import { HeapStateTable } from './heap-state-table.js';
 import { keyGroupRangeSize, ownedKeyGroup, type KeyGroupRange, type KeyType } from './key-group.js';
-import { decodeTimerGroup, packGroup, type KeyedStateSnapshot, type StateSnapshot } from './keyed-state-snapshot.js';
+import { decodeTimerGroup, snapshotBytes, type KeyedStateSnapshot, type StateSnapshot } from './keyed-state-snapshot.js';
 import { TimerQueue } from '../task/timer-queue.js';
 import { stateCodec } from './state-codec.js';
-import type { InternalState, KeyedStateBackend } from './keyed-state-backend.js';
+import type { InternalState, KeyedStateBackend, SnapshotRequest } from './keyed-state-backend.js';
 import { serializerOr, type TypeSerializer } from './serializer.js';
 import { isExpired, resolveTtl, type ResolvedTtl, type TtlValue } from './ttl.js';
 
@@ -30,6 +33,8 @@ export class HeapKeyedStateBackend implements KeyedStateBackend {
   private restoredTimers = new Map<number, Uint8Array>();
   /** Event-time (0) and processing-time (1) timers of the operator, per key group. */
   private readonly timerQueues: [TimerQueue | undefined, TimerQueue | undefined] = [undefined, undefined];
+  /** Set from the first incremental checkpoint on. */
+  private increments: BackendIncrements | undefined;
 
   constructor(
     readonly keyGroupRange: KeyGroupRange,
@@ -73,6 +78,8 @@ export class HeapKeyedStateBackend implements KeyedStateBackend {
       for (const [kg, bytes] of restored.groups) decodeTableGroupInto(table, kg - this.keyGroupRange.startKeyGroup, bytes, codec);
       this.restored.delete(descriptor.name);
     }
+    // Restored entries were in the snapshots already (carried over): only later writes are changes.
+    if (this.increments !== undefined) table.changes = this.increments.track();
     this.tables.set(descriptor.name, table);
     const handle = createHeapState(this, table, descriptor);
     this.states.set(descriptor.name, { descriptor, handle });
@@ -90,48 +97,74 @@ export class HeapKeyedStateBackend implements KeyedStateBackend {
     });
     this.timerQueues[domain] = q;
     for (const bytes of this.restoredTimers.values()) decodeTimerGroup(bytes, domain, q);
+    if (this.increments !== undefined) q.changes = this.increments.track();
     return q;
   }
 
   /**
    * Synchronous part of a snapshot: marks every key group of every state and timer queue for
    * capture (nothing is copied now). The returned function serializes the rest while records
-   * keep flowing; a record touching a group not serialized yet serializes it first.
+   * keep flowing; a record touching a group not serialized yet serializes it first. With
+   * `incremental`, a checkpoint after a completed one captures only the keys changed since
+   * (a delta, see keyed-state-delta.ts).
    */
-  snapshot(): () => Promise<KeyedStateSnapshot> {
+  snapshot(request?: SnapshotRequest): () => Promise<KeyedStateSnapshot> {
+    const plan = this.planSnapshot(request);
+    const delta = plan.kind === 'delta' ? { base: plan.baseCheckpointId, upto: request!.checkpointId } : undefined;
     const captures: { name: string; kind: string; namespaced: boolean; capture: GroupCapture }[] = [];
     for (const [name, { descriptor }] of this.states) {
       const table = this.tables.get(name)!;
       table.capture?.completeNow(); // an older snapshot still capturing finishes first
-      const capture = GroupCapture.ofTable(table, stateCodec(descriptor));
+      const codec = stateCodec(descriptor);
+      let capture: GroupCapture;
+      if (delta === undefined || table.changes === null) capture = GroupCapture.ofTable(table, codec);
+      else {
+        const changed = table.changes.since(delta.base, delta.upto);
+        const encode = codec.passthrough ? undefined : (v: unknown): unknown => codec.encode(v);
+        capture = new GroupCapture(table, this.keyGroupRange.startKeyGroup, (i) => heapDeltaGroup(table.groups[i]!, changed(i), table.namespaced, encode));
+      }
       table.capture = capture;
       captures.push({ name, kind: descriptor.kind, namespaced: table.namespaced, capture });
     }
-    const timerCaptures = ([0, 1] as const).map((d) => {
-      const q = this.timerQueue(d);
-      q.capture?.completeNow();
-      const capture = new GroupCapture(q, this.keyGroupRange.startKeyGroup, (i) => q.encodeGroup(i));
-      q.capture = capture;
-      return capture;
-    });
-    // Restored state nobody registered (yet) is carried over unchanged.
-    const carried: StateSnapshot[] = [...this.restored].map(([name, r]) => ({ name, kind: r.kind, namespaced: r.namespaced, groups: new Map(r.groups) }));
+    const timers = captureTimers(
+      [this.timerQueue(0), this.timerQueue(1)],
+      this.keyGroupRange.startKeyGroup,
+      delta === undefined ? undefined : (c) => c.since(delta.base, delta.upto),
+    );
+    // Restored state nobody registered (yet) is carried over unchanged (a delta has no changes of it).
+    const carried: StateSnapshot[] = delta !== undefined ? [] : [...this.restored].map(([name, r]) => ({ name, kind: r.kind, namespaced: r.namespaced, groups: new Map(r.groups) }));
     return async () => {
       for (const c of captures) await c.capture.completeAsync();
-      for (const c of timerCaptures) await c.completeAsync();
-      const [event, processing] = timerCaptures as [GroupCapture, GroupCapture];
-      const timers = new Map<number, Uint8Array>();
-      for (const kg of new Set([...event.groups.keys(), ...processing.groups.keys()])) {
-        timers.set(kg, packGroup([event.groups.get(kg) ?? null, processing.groups.get(kg) ?? null]));
-      }
-      return {
+      const snapshot: KeyedStateSnapshot = {
         formatVersion: 1,
         maxParallelism: this.maxParallelism,
         keyGroupRange: this.keyGroupRange,
         states: [...captures.map((c) => ({ name: c.name, kind: c.kind, namespaced: c.namespaced, groups: c.capture.groups })), ...carried],
-        timers,
+        timers: await timers(),
+        ...(delta === undefined ? {} : { baseCheckpointId: delta.base }),
       };
+      if (request?.incremental === true) this.increments?.plans.written(request.checkpointId, snapshotBytes(snapshot));
+      return snapshot;
     };
+  }
+
+  /** Starts change tracking at the first incremental snapshot; plans full or delta. */
+  private planSnapshot(request: SnapshotRequest | undefined): SnapshotPlan {
+    if (request?.incremental !== true) return { kind: 'full' };
+    if (this.increments === undefined) {
+      const inc = (this.increments = new BackendIncrements(keyGroupRangeSize(this.keyGroupRange)));
+      for (const t of this.tables.values()) t.changes = inc.track();
+      for (const q of [this.timerQueue(0), this.timerQueue(1)]) q.changes = inc.track();
+    }
+    return this.increments.begin(request.checkpointId);
+  }
+
+  notifyCheckpointComplete(checkpointId: number): void {
+    this.increments?.confirm(checkpointId);
+  }
+
+  notifyCheckpointAborted(checkpointId: number): void {
+    this.increments?.aborted(checkpointId);
   }
 
   /**
@@ -217,6 +250,12 @@ abstract class HeapState<S> {
 
   clear(): void {
     this.table.remove(this.groupIndex(), this.backend.currentKey, this.namespace);
+  }
+
+  /** The stored object of the current key was changed in place (a list or map): an incremental snapshot must include it. */
+  protected markChanged(): void {
+    const changes = this.table.changes;
+    if (changes !== null) changes.mark(this.groupIndex(), this.backend.currentKey);
   }
 
   protected check(value: S, serializer: TypeSerializer<S> = this.serializer, what = ''): void {
@@ -367,7 +406,10 @@ class HeapListState extends HeapState<unknown> {
     const elements = this.ttl === undefined ? values : values.map((v) => this.wrap(v));
     const stored = this.raw() as unknown[] | undefined;
     if (stored === undefined) this.setRaw([...elements]);
-    else for (const e of elements) stored.push(e);
+    else {
+      for (const e of elements) stored.push(e);
+      this.markChanged();
+    }
   }
   getInternal(): unknown {
     const values = this.get();
@@ -403,9 +445,13 @@ class HeapMapState extends HeapState<unknown> {
     if (this.ttl === undefined) return stored;
     return this.unwrap(
       stored as TtlValue<unknown> | undefined,
-      (w) => m.set(k, w),
+      (w) => {
+        m.set(k, w);
+        this.markChanged();
+      },
       () => {
         m.delete(k);
+        this.markChanged();
         if (m.size === 0 && this.raw() === m) this.clear();
       },
     );
@@ -419,6 +465,7 @@ class HeapMapState extends HeapState<unknown> {
     this.check(key, this.keySerializer, ' (map key)');
     this.check(value);
     this.map(true)!.set(key, this.ttl === undefined ? value : this.wrap(value));
+    this.markChanged();
   }
   putAll(entries: Iterable<readonly [unknown, unknown]>): void {
     for (const [k, v] of entries) this.put(k, v);
@@ -427,6 +474,7 @@ class HeapMapState extends HeapState<unknown> {
     const m = this.map(false);
     if (m === undefined) return;
     m.delete(key);
+    this.markChanged();
     if (m.size === 0) this.clear();
   }
   contains(key: unknown): boolean {

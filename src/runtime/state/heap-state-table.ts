@@ -1,3 +1,4 @@
+import type { ChangedEntries } from './changed-entries.js';
 import type { GroupCapture } from './heap-snapshot.js';
 import { keyGroupRangeSize, type KeyGroupRange, type KeyType } from './key-group.js';
 
@@ -10,6 +11,8 @@ export class HeapStateTable {
   readonly groups: Map<KeyType, unknown>[];
   /** Set while a snapshot still has groups of this table to serialize. */
   capture: GroupCapture | null = null;
+  /** Set when checkpoints are incremental: the keys written or removed, per key group. */
+  changes: ChangedEntries<KeyType> | null = null;
 
   constructor(
     readonly name: string,
@@ -31,6 +34,7 @@ export class HeapStateTable {
 
   put(groupIndex: number, key: KeyType, namespace: number, value: unknown): void {
     if (this.capture !== null) this.capture.touch(groupIndex);
+    if (this.changes !== null) this.changes.mark(groupIndex, key);
     const group = this.groups[groupIndex]!;
     if (!this.namespaced) {
       group.set(key, value);
@@ -46,6 +50,7 @@ export class HeapStateTable {
 
   remove(groupIndex: number, key: KeyType, namespace: number): void {
     if (this.capture !== null) this.capture.touch(groupIndex);
+    if (this.changes !== null) this.changes.mark(groupIndex, key);
     const group = this.groups[groupIndex]!;
     if (!this.namespaced) {
       group.delete(key);

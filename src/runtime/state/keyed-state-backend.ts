@@ -45,10 +45,20 @@ export interface KeyedStateBackend {
    * part. Mutations after this call are not in the snapshot. Every backend writes the same
    * canonical format, so a snapshot restores into any backend.
    */
-  snapshot(): () => Promise<import('./keyed-state-snapshot.js').KeyedStateSnapshot>;
+  snapshot(request?: SnapshotRequest): () => Promise<import('./keyed-state-snapshot.js').KeyedStateSnapshot>;
+  /** Checkpoint `checkpointId` completed: an incremental backend's later deltas build on it. */
+  notifyCheckpointComplete(checkpointId: number): void;
+  notifyCheckpointAborted(checkpointId: number): void;
   /** Takes this subtask's key groups from snapshots of any parallelism; before any state or timer is registered. */
   restore(snapshots: readonly import('./keyed-state-snapshot.js').KeyedStateSnapshot[]): void;
   /** Number of (key, namespace) entries of a state; for tests and metrics. */
   numEntries(stateName: string): number;
   dispose(): void;
+}
+
+/** What a snapshot is for. Without it (or without `incremental`) a snapshot is full. */
+export interface SnapshotRequest {
+  readonly checkpointId: number;
+  /** A checkpoint (not a savepoint) with execution.checkpointing.incremental: may be a delta over the last completed checkpoint. */
+  readonly incremental: boolean;
 }

@@ -13,6 +13,11 @@ export interface KeyedStateSnapshot {
   readonly states: readonly StateSnapshot[];
   /** Timers by key group: [event-time group, processing-time group] (each packed or null), packed per key group. */
   readonly timers: ReadonlyMap<number, Uint8Array>;
+  /**
+   * Set on a delta of an incremental checkpoint: the changes since the subtask's snapshot of
+   * that completed checkpoint, in the format of keyed-state-delta.ts.
+   */
+  readonly baseCheckpointId?: number | undefined;
 }
 
 export interface StateSnapshot {
@@ -20,6 +25,8 @@ export interface StateSnapshot {
   readonly kind: string;
   readonly namespaced: boolean;
   readonly groups: ReadonlyMap<number, Uint8Array>;
+  /** In a delta snapshot: this state is written whole (its groups replace the old ones), not as changes. */
+  readonly full?: boolean | undefined;
 }
 
 export type TimerRow = [domain: 0 | 1, timestampMs: number, key: KeyType, namespace: number];
@@ -69,13 +76,14 @@ export function encodeKeyedStateSnapshot(s: KeyedStateSnapshot): Uint8Array {
     s.formatVersion,
     s.maxParallelism,
     [s.keyGroupRange.startKeyGroup, s.keyGroupRange.endKeyGroup],
-    s.states.map((st) => [st.name, st.kind, st.namespaced, st.groups]),
+    s.states.map((st) => [st.name, st.kind, st.namespaced, st.groups, st.full === true]),
     s.timers,
+    s.baseCheckpointId ?? null,
   ]);
 }
 
 export function decodeKeyedStateSnapshot(bytes: Uint8Array): KeyedStateSnapshot {
-  const o = packr.unpack(bytes) as [number, number, [number, number], [string, string, boolean, Map<number, Uint8Array>][], Map<number, Uint8Array>];
+  const o = packr.unpack(bytes) as [number, number, [number, number], [string, string, boolean, Map<number, Uint8Array>, boolean?][], Map<number, Uint8Array>, (number | null)?];
   if (!Array.isArray(o) || o[0] !== 1) {
     throw new Error(`keyed state snapshot format version ${Array.isArray(o) ? o[0] : 'unknown'} is not supported (this Sluice reads version 1)`);
   }
@@ -83,7 +91,16 @@ export function decodeKeyedStateSnapshot(bytes: Uint8Array): KeyedStateSnapshot 
     formatVersion: 1,
     maxParallelism: o[1],
     keyGroupRange: { startKeyGroup: o[2][0], endKeyGroup: o[2][1] },
-    states: o[3].map(([name, kind, namespaced, groups]) => ({ name, kind, namespaced, groups })),
+    states: o[3].map(([name, kind, namespaced, groups, full]) => (full === true ? { name, kind, namespaced, groups, full } : { name, kind, namespaced, groups })),
     timers: o[4],
+    ...(typeof o[5] === 'number' ? { baseCheckpointId: o[5] } : {}),
   };
+}
+
+/** Serialized bytes of a snapshot's states and timers (what an incremental checkpoint writes). */
+export function snapshotBytes(s: KeyedStateSnapshot): number {
+  let n = 0;
+  for (const st of s.states) for (const b of st.groups.values()) n += b.length;
+  for (const b of s.timers.values()) n += b.length;
+  return n;
 }

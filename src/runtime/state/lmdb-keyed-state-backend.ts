@@ -4,10 +4,13 @@ import { join } from 'node:path';
 import { open, type RootDatabase, type Transaction } from 'lmdb';
 import type { KeyedStateDescriptor } from '../../api/state-descriptors.js';
 import { TimerQueue } from '../task/timer-queue.js';
-import { GroupCapture } from './heap-snapshot.js';
+import type { ChangedEntries } from './changed-entries.js';
+import { BackendIncrements, type SnapshotPlan } from './incremental-snapshots.js';
+import { packDeltaGroup, type DeltaGroup } from './keyed-state-delta.js';
+import { captureTimers } from './timer-snapshot.js';
 import { assignToKeyGroup, keyGroupRangeContains, keyGroupRangeSize, ownedKeyGroup, type KeyGroupRange, type KeyType } from './key-group.js';
-import type { InternalState, KeyedStateBackend } from './keyed-state-backend.js';
-import { decodeKey, decodeTimerGroup, packGroup, unpackGroup, type KeyedStateSnapshot, type StateSnapshot } from './keyed-state-snapshot.js';
+import type { InternalState, KeyedStateBackend, SnapshotRequest } from './keyed-state-backend.js';
+import { decodeKey, decodeTimerGroup, packGroup, snapshotBytes, unpackGroup, type KeyedStateSnapshot, type StateSnapshot } from './keyed-state-snapshot.js';
 import { createCachedState } from './lmdb-state-handles.js';
 import { STATE_ID_MAX, decodeStateKey, encodeStateKey, packStoredValue, stateKeyPrefix, unpackStoredValue } from './lmdb-state-keys.js';
 import { WriteBackCache, type CachedStateTable } from './lmdb-write-back-cache.js';
@@ -63,6 +66,9 @@ export class LmdbKeyedStateBackend implements KeyedStateBackend {
   /** Read transactions of snapshots whose asynchronous part has not finished. */
   private readonly openSnapshots = new Set<Transaction>();
   private disposed = false;
+  /** Set from the first incremental checkpoint on. */
+  private increments: BackendIncrements | undefined;
+  private storeChanges: ChangedEntries<string> | undefined;
 
   constructor(
     readonly keyGroupRange: KeyGroupRange,
@@ -144,6 +150,7 @@ export class LmdbKeyedStateBackend implements KeyedStateBackend {
     });
     this.timerQueues[domain] = q;
     for (const bytes of this.restoredTimers.values()) decodeTimerGroup(bytes, domain, q);
+    if (this.increments !== undefined) q.changes = this.increments.track();
     return q;
   }
 
@@ -151,46 +158,107 @@ export class LmdbKeyedStateBackend implements KeyedStateBackend {
    * Synchronous part of a snapshot: writes the cache's dirty entries and opens a read
    * transaction, LMDB's consistent view of this instant; timers are marked for copy-on-access
    * capture as on the heap backend. The returned function scans the view into the canonical
-   * format while records keep flowing.
+   * format while records keep flowing. With `incremental`, a checkpoint after a completed one
+   * reads only the store keys written since (a delta, see keyed-state-delta.ts).
    */
-  snapshot(): () => Promise<KeyedStateSnapshot> {
+  snapshot(request?: SnapshotRequest): () => Promise<KeyedStateSnapshot> {
     this.checkOpen();
     this.cache.flush();
+    const plan = this.planSnapshot(request);
+    const delta = plan.kind === 'delta' ? { base: plan.baseCheckpointId, upto: request!.checkpointId } : undefined;
+    const changed = delta === undefined ? undefined : this.storeChanges!.since(delta.base, delta.upto);
     const txn = this.db.useReadTransaction();
     this.openSnapshots.add(txn);
     const states = [...this.stored.values()];
-    const timerCaptures = ([0, 1] as const).map((d) => {
-      const q = this.timerQueue(d);
-      q.capture?.completeNow();
-      const capture = new GroupCapture(q, this.keyGroupRange.startKeyGroup, (i) => q.encodeGroup(i));
-      q.capture = capture;
-      return capture;
-    });
+    const timers = captureTimers(
+      [this.timerQueue(0), this.timerQueue(1)],
+      this.keyGroupRange.startKeyGroup,
+      delta === undefined ? undefined : (c) => c.since(delta.base, delta.upto),
+    );
     return async () => {
-      const out: StateSnapshot[] = [];
+      let out: StateSnapshot[] = [];
       try {
-        let turn = 0;
-        for (const st of states) {
-          const groups = new Map<number, Uint8Array>();
-          for (let kg = this.keyGroupRange.startKeyGroup; kg <= this.keyGroupRange.endKeyGroup; kg++) {
-            if (++turn % SNAPSHOT_GROUPS_PER_TURN === 0) await new Promise<void>((r) => setImmediate(r));
-            this.checkOpen();
-            const bytes = this.encodeGroup(txn, st, kg);
-            if (bytes !== undefined) groups.set(kg, bytes);
+        if (changed === undefined) {
+          let turn = 0;
+          for (const st of states) {
+            const groups = new Map<number, Uint8Array>();
+            for (let kg = this.keyGroupRange.startKeyGroup; kg <= this.keyGroupRange.endKeyGroup; kg++) {
+              if (++turn % SNAPSHOT_GROUPS_PER_TURN === 0) await new Promise<void>((r) => setImmediate(r));
+              this.checkOpen();
+              const bytes = this.encodeGroup(txn, st, kg);
+              if (bytes !== undefined) groups.set(kg, bytes);
+            }
+            out.push({ name: st.name, kind: st.kind, namespaced: st.namespaced, groups });
           }
-          out.push({ name: st.name, kind: st.kind, namespaced: st.namespaced, groups });
+        } else {
+          out = await this.encodeDelta(txn, states, changed);
         }
       } finally {
         if (this.openSnapshots.delete(txn)) txn.done();
       }
-      for (const c of timerCaptures) await c.completeAsync();
-      const [event, processing] = timerCaptures as [GroupCapture, GroupCapture];
-      const timers = new Map<number, Uint8Array>();
-      for (const kg of new Set([...event.groups.keys(), ...processing.groups.keys()])) {
-        timers.set(kg, packGroup([event.groups.get(kg) ?? null, processing.groups.get(kg) ?? null]));
-      }
-      return { formatVersion: 1, maxParallelism: this.maxParallelism, keyGroupRange: this.keyGroupRange, states: out, timers };
+      const snapshot: KeyedStateSnapshot = {
+        formatVersion: 1,
+        maxParallelism: this.maxParallelism,
+        keyGroupRange: this.keyGroupRange,
+        states: out,
+        timers: await timers(),
+        ...(delta === undefined ? {} : { baseCheckpointId: delta.base }),
+      };
+      if (request?.incremental === true) this.increments?.plans.written(request.checkpointId, snapshotBytes(snapshot));
+      return snapshot;
     };
+  }
+
+  /** The changed entries of every state, key group by key group, read in the snapshot's view. */
+  private async encodeDelta(txn: Transaction, states: readonly StoredState[], changed: (groupIndex: number) => ReadonlySet<string>): Promise<StateSnapshot[]> {
+    const byId = new Map(states.map((st) => [st.stateId, { st, groups: new Map<number, Uint8Array>() }]));
+    const start = this.keyGroupRange.startKeyGroup;
+    for (let kg = start; kg <= this.keyGroupRange.endKeyGroup; kg++) {
+      if ((kg - start) % SNAPSHOT_GROUPS_PER_TURN === SNAPSHOT_GROUPS_PER_TURN - 1) await new Promise<void>((r) => setImmediate(r));
+      this.checkOpen();
+      const perState = new Map<number, DeltaGroup>();
+      for (const k of changed(kg - start)) {
+        const key = Buffer.from(k, 'latin1');
+        const s = byId.get(key.readUInt16BE(2));
+        if (s === undefined) continue;
+        let d = perState.get(s.st.stateId);
+        if (d === undefined) perState.set(s.st.stateId, (d = [new Map(), [], []]));
+        const [rk, ns] = decodeStateKey(key, s.st.namespaced);
+        const stored = this.db.get(key, { transaction: txn });
+        if (stored === undefined) {
+          if (s.st.namespaced) d[2].push([rk, ns]);
+          else d[1].push(rk);
+        } else if (!s.st.namespaced) d[0].set(rk, unpackStoredValue(stored));
+        else {
+          let byNs = d[0].get(rk) as Map<number, unknown> | undefined;
+          if (byNs === undefined) d[0].set(rk, (byNs = new Map()));
+          byNs.set(ns, unpackStoredValue(stored));
+        }
+      }
+      for (const [id, d] of perState) byId.get(id)!.groups.set(kg, packDeltaGroup(d));
+    }
+    return [...byId.values()].map(({ st, groups }) => ({ name: st.name, kind: st.kind, namespaced: st.namespaced, groups }));
+  }
+
+  /** Starts change tracking at the first incremental snapshot; plans full or delta. */
+  private planSnapshot(request: SnapshotRequest | undefined): SnapshotPlan {
+    if (request?.incremental !== true) return { kind: 'full' };
+    if (this.increments === undefined) {
+      const inc = (this.increments = new BackendIncrements(keyGroupRangeSize(this.keyGroupRange)));
+      this.storeChanges = inc.track();
+      this.cache.startKeyGroup = this.keyGroupRange.startKeyGroup;
+      this.cache.changes = this.storeChanges;
+      for (const q of [this.timerQueue(0), this.timerQueue(1)]) q.changes = inc.track();
+    }
+    return this.increments.begin(request.checkpointId);
+  }
+
+  notifyCheckpointComplete(checkpointId: number): void {
+    this.increments?.confirm(checkpointId);
+  }
+
+  notifyCheckpointAborted(checkpointId: number): void {
+    this.increments?.aborted(checkpointId);
   }
 
   /** One key group of one state in the canonical format: a packed Map key -> value (or key -> namespace -> value). */

@@ -1,3 +1,4 @@
+import type { ChangedEntries } from './changed-entries.js';
 import type { RootDatabase } from 'lmdb';
 import { assert } from '../../util/assert.js';
 import type { KeyType } from './key-group.js';
@@ -134,6 +135,10 @@ export class WriteBackCache {
   private readonly tables: CachedStateTable[] = [];
   /** Statistics, for tests and the benchmarks. */
   readonly stats = { storeReads: 0, flushes: 0, entriesWritten: 0 };
+  /** Set when checkpoints are incremental: the store keys written or removed, per key-group index. */
+  changes: ChangedEntries<string> | null = null;
+  /** First key group of the backend's range (to index `changes`). */
+  startKeyGroup = 0;
 
   constructor(
     private readonly db: RootDatabase<Buffer, Buffer>,
@@ -173,6 +178,8 @@ export class WriteBackCache {
       });
     }
     writes.sort((a, b) => Buffer.compare(a.key, b.key));
+    const changes = this.changes;
+    if (changes !== null) for (const w of writes) changes.mark(w.key.readUInt16BE(0) - this.startKeyGroup, w.key.toString('latin1'));
     this.db.transactionSync(() => {
       for (const w of writes) {
         if (w.value === undefined) this.db.removeSync(w.key);

@@ -5,7 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { chooseCheckpointToRestore, describeFallbacks } from './choose-checkpoint-to-restore.js';
 import type { CheckpointRef, CheckpointStorage, CompletedCheckpointHandle } from './checkpoint-storage.js';
 import { createSavepointLocation } from './savepoint-directory.js';
-import type { CheckpointMetadata, FileStateHandle } from './snapshot-format.js';
+import type { CheckpointMetadata, FileStateHandle, StateHandle } from './snapshot-format.js';
 import { seededBytes, TEST_JOB_ID, writeSampleSnapshot, type SampleSnapshot, installFastByteEquality } from './snapshot-test-data.js';
 import { CheckpointStorageError, CorruptCheckpointError } from './storage-errors.js';
 
@@ -125,6 +125,56 @@ export function checkpointStorageConformance(impl: CheckpointStorageUnderTest): 
       await expect(storage.readMetadata(handle.pointer)).rejects.toBeInstanceOf(CheckpointStorageError);
       await storage.discardCheckpoint(2);
       await expect(storage.discardCheckpoint(3)).resolves.toBeUndefined();
+    });
+
+    it('shared files (incremental checkpoints): outlive the checkpoint that wrote them, go with discardSharedFiles; an aborted checkpoint removes its own', async () => {
+      const sharedMetadata = (checkpointId: number, data: StateHandle): CheckpointMetadata => ({
+        formatVersion: 1,
+        jobId: storage.jobId,
+        checkpointId,
+        timestampMs: 1000 + checkpointId,
+        type: 'checkpoint',
+        operators: [
+          {
+            operatorUid: 'op',
+            parallelism: 1,
+            maxParallelism: 128,
+            subtasks: [
+              {
+                subtaskIndex: 0,
+                keyedState: [{ kind: 'key-groups', keyGroupRange: { startKeyGroup: 0, endKeyGroup: 127 }, keyGroupOffsetsBytes: new Array<number>(128).fill(0), data }],
+                operatorState: undefined,
+                sourceSplits: undefined,
+                inputChannelState: undefined,
+                outputChannelState: undefined,
+              },
+            ],
+          },
+        ],
+      });
+      const bytes = seededBytes(64 * 1024, 7);
+      const location = await storage.createCheckpointLocation(1);
+      const h = await location.writeStateFile(bytes, 'shared');
+      if (h.kind === 'inline') {
+        expect(impl.storesStateInFiles).toBe(false);
+        return;
+      }
+      expect(h.scope).toBe('shared');
+      const first = await storage.finalizeCheckpoint(sharedMetadata(1, h));
+      // Checkpoint 2 references the same file; checkpoint 1 is discarded: the file stays readable.
+      await storage.createCheckpointLocation(2);
+      const second = await storage.finalizeCheckpoint(sharedMetadata(2, h));
+      await storage.discardCheckpoint(1);
+      expect(await storage.readStateHandle(h, second)).toEqual(bytes);
+      await storage.discardSharedFiles([h.path]);
+      await expect(storage.readStateHandle(h, second)).rejects.toThrow();
+      await storage.discardSharedFiles([h.path]); // idempotent
+      expect(first.checkpointId).toBe(1);
+      // An aborted checkpoint takes its shared files with it.
+      const aborted = await storage.createCheckpointLocation(3);
+      const orphan = await aborted.writeStateFile(bytes, 'shared');
+      await storage.abortCheckpoint(3);
+      await expect(storage.readStateHandle(orphan, second)).rejects.toThrow();
     });
 
     it('aborts a checkpoint: nothing is listed, later writes and finalize fail', async () => {

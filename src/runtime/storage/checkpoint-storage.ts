@@ -1,4 +1,4 @@
-import type { CheckpointMetadata, StateHandle } from './snapshot-format.js';
+import type { CheckpointMetadata, FileScope, StateHandle } from './snapshot-format.js';
 
 /**
  * Where completed checkpoints live (Flink's CheckpointStorage): `jobmanager` keeps them in
@@ -23,8 +23,10 @@ export interface CheckpointStorage {
   finalizeCheckpoint(metadata: CheckpointMetadata): Promise<CompletedCheckpointHandle>;
   /** Removes what an unfinished checkpoint wrote; writes still in flight fail. Idempotent. */
   abortCheckpoint(checkpointId: number): Promise<void>;
-  /** Removes a completed checkpoint (`_metadata` first, so it is never listed half-deleted). Idempotent. */
+  /** Removes a completed checkpoint (`_metadata` first, so it is never listed half-deleted). Idempotent. Its shared files stay. */
   discardCheckpoint(checkpointId: number): Promise<void>;
+  /** Removes files of the job's shared/ directory (paths as in their handles) that no retained checkpoint references any more. Idempotent. */
+  discardSharedFiles(paths: readonly string[]): Promise<void>;
   /** Completed checkpoints of this job, newest first; a checkpoint without `_metadata` is not listed. */
   listRetainedCheckpoints(): Promise<CompletedCheckpointHandle[]>;
 
@@ -39,8 +41,13 @@ export type CheckpointStorageKind = 'jobmanager' | 'filesystem';
 /** Where the tasks of one checkpoint write their state. */
 export interface CheckpointStorageLocation {
   readonly checkpointId: number;
-  /** Inline below the data-inline threshold, else a checksummed file written durably. */
-  writeStateFile(bytes: Uint8Array): Promise<StateHandle>;
+  /**
+   * Inline below the data-inline threshold, else a checksummed file written durably: in the
+   * checkpoint's own directory, or with `scope` 'shared' in the job's shared/ directory, for
+   * state later checkpoints reference too (incremental checkpoints; an aborted checkpoint
+   * removes its shared files, a completed one hands them to the coordinator's reference counts).
+   */
+  writeStateFile(bytes: Uint8Array, scope?: FileScope): Promise<StateHandle>;
 }
 
 /** Names a snapshot whose state files can be read: its pointer and its checkpoint id. */

@@ -114,7 +114,7 @@ export class FilesystemCheckpointStorage implements CheckpointStorage {
       random: this.random,
     });
     this.writers.set(checkpointId, writer);
-    return { checkpointId, writeStateFile: (bytes) => writer.writeStateFile(bytes) };
+    return { checkpointId, writeStateFile: (bytes, scope) => writer.writeStateFile(bytes, scope) };
   }
 
   async finalizeCheckpoint(metadata: CheckpointMetadata): Promise<CompletedCheckpointHandle> {
@@ -147,6 +147,17 @@ export class FilesystemCheckpointStorage implements CheckpointStorage {
       if (!isNotFound(e)) throw storageWriteError(e, dir, 'checkpoint directory');
     }
     await this.removeCheckpointDir(checkpointId);
+  }
+
+  async discardSharedFiles(paths: readonly string[]): Promise<void> {
+    for (const p of paths) {
+      if (p.includes('/') || p.includes('..')) throw new Error(`shared state file path ${JSON.stringify(p)} is not a plain file name`);
+      try {
+        await unlink(join(this.sharedDir, p));
+      } catch (e) {
+        if (!isNotFound(e)) throw storageWriteError(e, this.sharedDir, 'checkpoint directory');
+      }
+    }
   }
 
   private async removeCheckpointDir(checkpointId: number): Promise<void> {

@@ -98,6 +98,9 @@ export class MemoryCheckpointStorage implements CheckpointStorage {
     this.locations.delete(checkpointId);
   }
 
+  /** Memory storage keeps every state inline: no shared files. */
+  async discardSharedFiles(_paths: readonly string[]): Promise<void> {}
+
   async discardCheckpoint(checkpointId: number): Promise<void> {
     if (this.locations.has(checkpointId)) throw new Error(`checkpoint ${checkpointId} is in progress; abort it instead of discarding it`);
     this.store.delete(checkpointId);

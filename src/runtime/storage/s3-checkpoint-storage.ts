@@ -21,7 +21,7 @@ import { cryptoRandomBytes, randomHex, type RandomBytes } from './random-bytes.j
 import { S3Client, S3RequestError, isS3Uri, parseS3Uri, s3SettingsFrom, s3Uri, type S3Location } from './s3-client.js';
 import type { SavepointLocation } from './savepoint-directory.js';
 import { locateSnapshot, readSnapshotMetadata, readStateHandleInDirectory } from './snapshot-directory-reader.js';
-import { stateHandlesOf, type CheckpointMetadata, type FileStateHandle, type StateHandle } from './snapshot-format.js';
+import { stateHandlesOf, type CheckpointMetadata, type FileScope, type FileStateHandle, type StateHandle } from './snapshot-format.js';
 import { CheckpointStorageError, CorruptCheckpointError, wrongJobError, type DirectoryRole } from './storage-errors.js';
 
 /**
@@ -196,6 +196,8 @@ class S3SnapshotWriter {
       readonly label: string;
       readonly dataInlineThresholdBytes: number;
       readonly random: RandomBytes;
+      /** The job's shared/ prefix (checkpoints), undefined for savepoints. */
+      readonly sharedDirKey?: string | undefined;
     },
   ) {}
 
@@ -208,12 +210,13 @@ class S3SnapshotWriter {
     return this.state === 'aborted';
   }
 
-  async writeStateFile(bytes: Uint8Array): Promise<StateHandle> {
+  async writeStateFile(bytes: Uint8Array, scope: FileScope = 'exclusive'): Promise<StateHandle> {
     if (this.state !== 'open') throw new Error(`cannot write state: ${this.o.label} is ${this.state}`);
     const o = this.o;
     if (bytes.length < o.dataInlineThresholdBytes) return { kind: 'inline', bytes: new Uint8Array(bytes) };
     const name = stateFileName(o.random(16));
-    const key = join(o.dirKey, name);
+    const shared = scope === 'shared' && o.sharedDirKey !== undefined;
+    const key = join(shared ? o.sharedDirKey! : o.dirKey, name);
     const encoded = encode(bytes, 'state');
     this.written.add(key);
     const write = o.client.put(o.bucket, key, encoded);
@@ -230,7 +233,7 @@ class S3SnapshotWriter {
       await o.client.delete(o.bucket, key).catch(() => undefined);
       throw new CheckpointStorageError('io', `${o.label} was aborted while state was being written`);
     }
-    return { kind: 'file', scope: 'exclusive', path: name, sizeBytes: bytes.length, checksum: recordedChecksum(encoded) };
+    return { kind: 'file', scope: shared ? 'shared' : 'exclusive', path: name, sizeBytes: bytes.length, checksum: recordedChecksum(encoded) };
   }
 
   /** Checks every referenced object (HEAD: exists, right size), then writes `_metadata`. */
@@ -351,9 +354,10 @@ export class S3CheckpointStorage implements CheckpointStorage {
       label: `checkpoint ${checkpointId}`,
       dataInlineThresholdBytes: this.dataInlineThresholdBytes,
       random: this.random,
+      sharedDirKey: join(this.jobKey, SHARED_DIR_NAME),
     });
     this.writers.set(checkpointId, writer);
-    return { checkpointId, writeStateFile: (bytes) => writer.writeStateFile(bytes) };
+    return { checkpointId, writeStateFile: (bytes, scope) => writer.writeStateFile(bytes, scope) };
   }
 
   async finalizeCheckpoint(metadata: CheckpointMetadata): Promise<CompletedCheckpointHandle> {
@@ -380,6 +384,15 @@ export class S3CheckpointStorage implements CheckpointStorage {
     this.writers.delete(checkpointId);
     if (writer !== undefined) await writer.abort();
     else if (await this.isComplete(checkpointId)) throw new Error(`checkpoint ${checkpointId} is complete; discard it instead of aborting it`);
+  }
+
+  async discardSharedFiles(paths: readonly string[]): Promise<void> {
+    const shared = join(this.jobKey, SHARED_DIR_NAME);
+    try {
+      await Promise.all(paths.map((p) => this.client.delete(this.bucket, join(shared, p))));
+    } catch (e) {
+      throw s3StorageError(e, s3Uri(this.bucket, shared), 'checkpoint directory');
+    }
   }
 
   async discardCheckpoint(checkpointId: number): Promise<void> {

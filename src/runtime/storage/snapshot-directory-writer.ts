@@ -1,11 +1,11 @@
-import { stat } from 'node:fs/promises';
+import { rm, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { encode, recordedChecksum, CHECKSUMMED_FILE_HEADER_BYTES } from './checksummed-file.js';
 import { METADATA_FILE_NAME, stateFileName } from './checkpoint-paths.js';
 import { fsyncDirectory, writeFileDurably } from './durable-file.js';
 import { encodeMetadata } from './metadata-codec.js';
 import { randomHex, type RandomBytes } from './random-bytes.js';
-import { stateHandlesOf, type CheckpointMetadata, type FileStateHandle, type StateHandle } from './snapshot-format.js';
+import { stateHandlesOf, type CheckpointMetadata, type FileScope, type FileStateHandle, type StateHandle } from './snapshot-format.js';
 import { CheckpointStorageError, isNotFound, storageWriteError, type DirectoryRole } from './storage-errors.js';
 
 export interface SnapshotDirectoryWriterOptions {
@@ -31,6 +31,8 @@ type WriterState = 'open' | 'finalizing' | 'finalized' | 'aborted';
 export class SnapshotDirectoryWriter {
   private state: WriterState = 'open';
   private readonly inFlight = new Set<Promise<unknown>>();
+  /** Files written into the shared directory: removed again when the snapshot is aborted. */
+  private readonly sharedWritten = new Set<string>();
 
   constructor(private readonly options: SnapshotDirectoryWriterOptions) {}
 
@@ -43,13 +45,17 @@ export class SnapshotDirectoryWriter {
   }
 
   /** Inline below the threshold, otherwise a checksummed file `<dir>/<uuid>` (temp file, fsync, rename). */
-  async writeStateFile(bytes: Uint8Array): Promise<StateHandle> {
+  async writeStateFile(bytes: Uint8Array, scope: FileScope = 'exclusive'): Promise<StateHandle> {
     this.assertState('open', 'write state');
     const o = this.options;
     if (bytes.length < o.dataInlineThresholdBytes) return { kind: 'inline', bytes: new Uint8Array(bytes) };
     const name = stateFileName(o.random(16));
     const encoded = encode(bytes, 'state');
-    const write = writeFileDurably(join(o.dir, name), encoded, randomHex(o.random, 8));
+    // A savepoint has no shared directory: everything is its own.
+    const shared = scope === 'shared' && o.sharedDir !== undefined;
+    const path = join(shared ? o.sharedDir! : o.dir, name);
+    if (shared) this.sharedWritten.add(path);
+    const write = writeFileDurably(path, encoded, randomHex(o.random, 8));
     this.inFlight.add(write);
     try {
       await write;
@@ -59,7 +65,7 @@ export class SnapshotDirectoryWriter {
     } finally {
       this.inFlight.delete(write);
     }
-    const handle: FileStateHandle = { kind: 'file', scope: 'exclusive', path: name, sizeBytes: bytes.length, checksum: recordedChecksum(encoded) };
+    const handle: FileStateHandle = { kind: 'file', scope: shared ? 'shared' : 'exclusive', path: name, sizeBytes: bytes.length, checksum: recordedChecksum(encoded) };
     return handle;
   }
 
@@ -98,6 +104,8 @@ export class SnapshotDirectoryWriter {
     if (this.state === 'finalized') throw new Error(`${this.options.label} is complete; discard it instead of aborting it`);
     this.state = 'aborted';
     await Promise.allSettled([...this.inFlight]);
+    await Promise.all([...this.sharedWritten].map((f) => rm(f, { force: true })));
+    this.sharedWritten.clear();
   }
 
   private assertState(expected: WriterState, action: string): void {

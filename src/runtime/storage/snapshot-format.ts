@@ -84,6 +84,12 @@ export interface KeyGroupsStateHandle {
   readonly keyGroupRange: KeyGroupRange;
   readonly keyGroupOffsetsBytes: readonly number[];
   readonly data: StateHandle;
+  /**
+   * Set on the delta of an incremental checkpoint: the changes since the state of checkpoint
+   * `baseCheckpointId`, applied on top of the handles before it in `keyedState` (a chain: a
+   * full handle, then deltas, in order; see keyed-state-delta.ts).
+   */
+  readonly baseCheckpointId?: number;
 }
 
 export type KeyedStateHandle = KeyGroupsStateHandle;
@@ -216,7 +222,11 @@ function parseKeyedHandle(v: unknown, path: string, type: SnapshotType, owned: K
     offsets.push(off);
     previous = off;
   });
-  return { kind: 'key-groups', keyGroupRange: { startKeyGroup: start, endKeyGroup: end }, keyGroupOffsetsBytes: offsets, data };
+  const base = o['baseCheckpointId'];
+  if (base === undefined) return { kind: 'key-groups', keyGroupRange: { startKeyGroup: start, endKeyGroup: end }, keyGroupOffsetsBytes: offsets, data };
+  if (type === 'savepoint') fail(`${path} is a delta of an incremental checkpoint, but a savepoint must be self-contained`);
+  const baseCheckpointId = integer(base, `${path}.baseCheckpointId`, 1);
+  return { kind: 'key-groups', keyGroupRange: { startKeyGroup: start, endKeyGroup: end }, keyGroupOffsetsBytes: offsets, data, baseCheckpointId };
 }
 
 function parseSubtask(v: unknown, path: string, type: SnapshotType, parallelism: number, maxParallelism: number, minIndex: number): SubtaskSnapshot {
@@ -225,7 +235,17 @@ function parseSubtask(v: unknown, path: string, type: SnapshotType, parallelism:
   if (subtaskIndex < minIndex) fail(`${path}.subtaskIndex is ${subtaskIndex}, after subtask ${minIndex - 1}; subtasks are listed once each, in increasing subtaskIndex`);
   const owned = keyGroupRangeForOperator(maxParallelism, parallelism, subtaskIndex);
   const keyedState = array(o['keyedState'], `${path}.keyedState`).map((k, i) => parseKeyedHandle(k, `${path}.keyedState[${i}]`, type, owned));
-  const sorted = [...keyedState].sort((a, b) => a.keyGroupRange.startKeyGroup - b.keyGroupRange.startKeyGroup);
+  // Full handles cover disjoint ranges; a delta applies to key groups a handle before it covers.
+  keyedState.forEach((k, i) => {
+    if (k.baseCheckpointId === undefined) return;
+    const { startKeyGroup: s, endKeyGroup: e } = k.keyGroupRange;
+    for (let kg = s; kg <= e; kg++) {
+      if (!keyedState.slice(0, i).some((b) => b.keyGroupRange.startKeyGroup <= kg && kg <= b.keyGroupRange.endKeyGroup)) {
+        fail(`${path}.keyedState[${i}] is a delta for key group ${kg}, which no handle before it holds`);
+      }
+    }
+  });
+  const sorted = keyedState.filter((k) => k.baseCheckpointId === undefined).sort((a, b) => a.keyGroupRange.startKeyGroup - b.keyGroupRange.startKeyGroup);
   for (let i = 1; i < sorted.length; i++) {
     if (sorted[i]!.keyGroupRange.startKeyGroup <= sorted[i - 1]!.keyGroupRange.endKeyGroup) {
       fail(`${path}.keyedState has overlapping key-group ranges (key group ${sorted[i]!.keyGroupRange.startKeyGroup} twice)`);

@@ -24,6 +24,8 @@ export interface TaskCheckpointing {
   /** `execution.checkpointing.timeout` and the restart strategy's longest delay (for transactional sinks). */
   readonly timeoutMs?: number;
   readonly restartDelayMsMax?: number;
+  /** execution.checkpointing.incremental: keyed state backends may snapshot deltas. */
+  readonly incremental?: boolean;
 }
 
 export interface TaskDeployment {
@@ -316,10 +318,12 @@ export abstract class StreamTask implements Schedulable {
     const started = this.d.clock.nowMs();
     const asyncParts: Promise<unknown>[] = [];
     const captures: (() => Promise<OperatorSubtaskState>)[] = [];
+    // Savepoints and checkpoints requested full are always full; so they never serve as a base.
+    const incremental = cp.incremental === true && barrier.options.type === 'checkpoint' && barrier.options.full !== true;
     for (const c of this.chain.operators) {
       const hook = c.operator.snapshotState(barrier.checkpointId);
       if (hook !== undefined) asyncParts.push(hook);
-      const keyed = c.keyedBackend?.snapshot();
+      const keyed = c.keyedBackend?.snapshot({ checkpointId: barrier.checkpointId, incremental });
       const operatorState = c.operatorState.snapshot();
       const uid = c.node.operatorUid;
       captures.push(async () => ({ operatorUid: uid, keyed: keyed === undefined ? undefined : await keyed(), operatorState }));
@@ -391,6 +395,7 @@ export abstract class StreamTask implements Schedulable {
    */
   notifyCheckpointComplete(checkpointId: number, final: boolean): void {
     this.enqueueMail(() => {
+      for (const c of this.chain.operators) c.keyedBackend?.notifyCheckpointComplete(checkpointId);
       for (const c of this.chain.operators) this.notifyInOrder(() => c.operator.notifyCheckpointComplete(checkpointId));
       this.notifyInOrder(() => this.onCheckpointComplete(checkpointId, final));
     });
@@ -402,6 +407,7 @@ export abstract class StreamTask implements Schedulable {
     this.enqueueMail(() => {
       this.pendingSnapshots.delete(checkpointId);
       this.onCheckpointAborted(checkpointId, reason);
+      for (const c of this.chain.operators) c.keyedBackend?.notifyCheckpointAborted(checkpointId);
       for (const c of this.chain.operators) this.notifyInOrder(() => c.operator.notifyCheckpointAborted(checkpointId));
     });
   }

@@ -1,3 +1,4 @@
+import type { ChangedEntries } from '../state/changed-entries.js';
 import { GroupCapture } from '../state/heap-snapshot.js';
 import type { KeyType } from '../state/key-group.js';
 import { packGroup, unpackGroup } from '../state/keyed-state-snapshot.js';
@@ -26,6 +27,8 @@ export class TimerQueue {
   private count = 0;
   /** Set while a snapshot still has groups of this queue to serialize. */
   capture: GroupCapture | null = null;
+  /** Set when checkpoints are incremental: the key groups whose timers changed. */
+  changes: ChangedEntries<0> | null = null;
 
   /**
    * `groupIndexOf` maps a key to its key group's index in the operator's range; the default
@@ -51,6 +54,7 @@ export class TimerQueue {
   add(timestampMs: number, key: KeyType, namespace: number): boolean {
     const g = this.groupIndexOf(key);
     if (this.capture !== null) this.capture.touch(g);
+    if (this.changes !== null) this.changes.mark(g, 0);
     const group = this.groups[g]!;
     let byKey = group.get(timestampMs);
     if (byKey === undefined) {
@@ -82,6 +86,7 @@ export class TimerQueue {
     const i = namespaces.indexOf(namespace);
     if (i < 0) return false;
     if (this.capture !== null) this.capture.touch(g);
+    if (this.changes !== null) this.changes.mark(g, 0);
     namespaces.splice(i, 1);
     if (namespaces.length === 0) byKey!.delete(key);
     this.count--;
@@ -106,6 +111,7 @@ export class TimerQueue {
         const byKey = group.get(t);
         if (byKey === undefined) continue;
         if (this.capture !== null) this.capture.touch(g);
+        if (this.changes !== null) this.changes.mark(g, 0);
         const it = byKey.entries();
         for (let r = it.next(); !r.done; r = it.next()) {
           const [key, namespaces] = r.value;

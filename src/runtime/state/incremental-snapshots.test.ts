@@ -1,0 +1,66 @@
+import { describe, expect, it } from 'vitest';
+import { ChangedEntries } from './changed-entries.js';
+import { IncrementalSnapshots } from './incremental-snapshots.js';
+import { SharedStateRegistry } from '../checkpoint/shared-state-registry.js';
+
+describe('IncrementalSnapshots (full or delta)', () => {
+  it('full first; then deltas over the last completed checkpoint, never over an aborted one', () => {
+    const p = new IncrementalSnapshots({ maxDeltas: 10, maxDeltaBytesRatio: 10, maxUnconfirmed: 5 });
+    expect(p.plan(1)).toEqual({ kind: 'full' });
+    p.written(1, 100);
+    expect(p.plan(2)).toEqual({ kind: 'full' }); // 1 not complete yet
+    p.written(2, 100);
+    expect(p.confirm(1)).toBe(true);
+    expect(p.plan(3)).toEqual({ kind: 'delta', baseCheckpointId: 1 });
+    p.written(3, 10);
+    p.aborted(3);
+    expect(p.plan(4)).toEqual({ kind: 'delta', baseCheckpointId: 1 });
+    p.written(4, 10);
+    expect(p.confirm(4)).toBe(true);
+    expect(p.plan(5)).toEqual({ kind: 'delta', baseCheckpointId: 4 });
+    expect(p.confirm(99)).toBe(false); // a savepoint: not ours
+  });
+
+  it('a full snapshot when the chain is long or large, or when checkpoints stop completing', () => {
+    const p = new IncrementalSnapshots({ maxDeltas: 2, maxDeltaBytesRatio: 1, maxUnconfirmed: 3 });
+    const step = (id: number, bytes: number): string => {
+      const plan = p.plan(id);
+      p.written(id, bytes);
+      p.confirm(id);
+      return plan.kind;
+    };
+    expect([step(1, 100), step(2, 10), step(3, 10), step(4, 10), step(5, 10)]).toEqual(['full', 'delta', 'delta', 'full', 'delta']);
+    expect([step(6, 95), step(7, 10)]).toEqual(['delta', 'full']); // 105 bytes of deltas > 100 of the full one
+    for (let id = 8; id <= 10; id++) p.plan(id); // none completes
+    expect(p.plan(11)).toEqual({ kind: 'full' });
+  });
+});
+
+describe('ChangedEntries', () => {
+  it('the changes since a base are the union of the generations after it', () => {
+    const c = new ChangedEntries<string>(2);
+    c.mark(0, 'a');
+    c.seal(1);
+    c.mark(0, 'b');
+    c.mark(1, 'x');
+    c.seal(2);
+    c.mark(0, 'c');
+    c.seal(3);
+    expect([...c.since(1, 3)(0)].sort()).toEqual(['b', 'c']);
+    expect([...c.since(1, 2)(1)]).toEqual(['x']);
+    c.drop(2);
+    expect([...c.since(0, 3)(0)]).toEqual(['c']);
+  });
+});
+
+describe('SharedStateRegistry', () => {
+  it('a file is free when its last reference goes; unbalanced unregistering is a bug', () => {
+    const r = new SharedStateRegistry();
+    r.register(['f1', 'f2']);
+    r.register(['f1', 'f3']);
+    expect(r.unregister(['f1', 'f2'])).toEqual(['f2']);
+    expect(r.references('f1')).toBe(1);
+    expect(r.unregister(['f1', 'f3'])).toEqual(['f1', 'f3']);
+    expect(() => r.unregister(['f1'])).toThrow(/more often than it was registered/);
+  });
+});

@@ -1,0 +1,119 @@
+import { assert } from '../../util/assert.js';
+import { ChangedEntries } from './changed-entries.js';
+
+/**
+ * Whether a keyed state backend's next checkpoint snapshot is full or a delta over the last
+ * completed one (`execution.checkpointing.incremental`). A delta must build on a checkpoint
+ * that completed: one over an aborted checkpoint would miss that checkpoint's changes. A
+ * full snapshot comes first, after a restore, when no checkpoint completed for too long, and
+ * when the chain of deltas on the last full snapshot has grown too long or too large to
+ * restore quickly (the chain is read whole on restore).
+ *
+ * Pure bookkeeping, no I/O: the backend asks `plan` at the barrier, reports the size written
+ * with `written`, and forwards completions and aborts.
+ */
+export class IncrementalSnapshots {
+  private readonly pending = new Map<number, { base: ConfirmedBase | undefined; bytes: number | undefined }>();
+  private base: ConfirmedBase | undefined;
+  private lastPlanned = 0;
+
+  constructor(private readonly policy: IncrementalPolicy = DEFAULT_INCREMENTAL_POLICY) {}
+
+  plan(checkpointId: number): SnapshotPlan {
+    assert(checkpointId > this.lastPlanned, `checkpoint ids of snapshots increase (${this.lastPlanned} then ${checkpointId})`);
+    this.lastPlanned = checkpointId;
+    if (this.pending.size >= this.policy.maxUnconfirmed) {
+      // Checkpoints stopped completing: start again from a full snapshot.
+      this.pending.clear();
+      this.base = undefined;
+    }
+    const b = this.base;
+    const full = b === undefined || b.deltas >= this.policy.maxDeltas || b.deltaBytes > b.fullBytes * this.policy.maxDeltaBytesRatio;
+    this.pending.set(checkpointId, { base: full ? undefined : b, bytes: undefined });
+    return full ? { kind: 'full' } : { kind: 'delta', baseCheckpointId: b.checkpointId };
+  }
+
+  /** What the snapshot of `checkpointId` serialized, in bytes. */
+  written(checkpointId: number, bytes: number): void {
+    const p = this.pending.get(checkpointId);
+    if (p !== undefined) p.bytes = bytes;
+  }
+
+  /** Checkpoint `checkpointId` completed. Returns whether later deltas now build on it. */
+  confirm(checkpointId: number): boolean {
+    const p = this.pending.get(checkpointId);
+    if (p === undefined || p.bytes === undefined) return false; // a savepoint, or not snapshotted here
+    this.base =
+      p.base === undefined
+        ? { checkpointId, deltas: 0, deltaBytes: 0, fullBytes: p.bytes }
+        : { checkpointId, deltas: p.base.deltas + 1, deltaBytes: p.base.deltaBytes + p.bytes, fullBytes: p.base.fullBytes };
+    for (const id of this.pending.keys()) if (id <= checkpointId) this.pending.delete(id);
+    return true;
+  }
+
+  aborted(checkpointId: number): void {
+    this.pending.delete(checkpointId);
+  }
+
+  /** Whether no completed checkpoint is known to build on (the change sets can be emptied). */
+  get hasBase(): boolean {
+    return this.base !== undefined;
+  }
+}
+
+export interface IncrementalPolicy {
+  /** At most this many deltas on one full snapshot. */
+  readonly maxDeltas: number;
+  /** A full snapshot once the deltas on the last full one together exceed this times its size. */
+  readonly maxDeltaBytesRatio: number;
+  /** Snapshots waiting for completion beyond which the backend gives up on deltas until a full one completes. */
+  readonly maxUnconfirmed: number;
+}
+
+export const DEFAULT_INCREMENTAL_POLICY: IncrementalPolicy = { maxDeltas: 64, maxDeltaBytesRatio: 1, maxUnconfirmed: 32 };
+
+export type SnapshotPlan = { readonly kind: 'full' } | { readonly kind: 'delta'; readonly baseCheckpointId: number };
+
+/**
+ * A backend's incremental bookkeeping: the plan per snapshot and the change sets of its
+ * states and timer queues, sealed together at each barrier and dropped together when a
+ * checkpoint completes.
+ */
+export class BackendIncrements {
+  readonly plans = new IncrementalSnapshots();
+  private readonly sets: ChangedEntries<unknown>[] = [];
+
+  constructor(private readonly groupCount: number) {}
+
+  /** A new change set (for a state or a timer queue), tracked from now on. */
+  track<K>(): ChangedEntries<K> {
+    const c = new ChangedEntries<K>(this.groupCount);
+    this.sets.push(c as ChangedEntries<unknown>);
+    return c;
+  }
+
+  /** At the barrier of checkpoint `checkpointId`: seals every change set and plans the snapshot. */
+  begin(checkpointId: number): SnapshotPlan {
+    const plan = this.plans.plan(checkpointId);
+    for (const s of this.sets) s.seal(checkpointId);
+    // Nothing to build on: only changes after this snapshot will matter.
+    if (!this.plans.hasBase) for (const s of this.sets) s.drop(checkpointId);
+    return plan;
+  }
+
+  confirm(checkpointId: number): void {
+    if (this.plans.confirm(checkpointId)) for (const s of this.sets) s.drop(checkpointId);
+  }
+
+  aborted(checkpointId: number): void {
+    this.plans.aborted(checkpointId);
+  }
+}
+
+interface ConfirmedBase {
+  readonly checkpointId: number;
+  /** Deltas on the last full snapshot, this one included. */
+  readonly deltas: number;
+  readonly deltaBytes: number;
+  readonly fullBytes: number;
+}
