@@ -56,7 +56,14 @@ async function taskManagerPids(): Promise<number[]> {
 }
 
 describe('cluster failover with real processes', () => {
-  it('SIGKILL of TaskManagers at seeded random moments (incremental checkpoints): the keyed job still gives exactly the reference', async () => {
+  const variants = [
+    // Incremental: subtasks on the TaskManagers send deltas, the JobManager builds the chains.
+    { name: 'incremental checkpoints', options: ['-D', 'execution.checkpointing.incremental=true'] },
+    // Changelog: subtasks send log segments continuously, checkpoints name a log position.
+    { name: 'state changelog', options: ['-D', 'state.backend.changelog.enabled=true', '-D', 'state.changelog.dstl.dfs.batch.persist-delay=20 ms', '-D', 'state.backend.changelog.periodic-materialize.interval=500 ms'] },
+  ];
+  for (const variant of variants)
+  it(`SIGKILL of TaskManagers at seeded random moments (${variant.name}): the keyed job still gives exactly the reference`, async () => {
     const seed = Number(process.env.SLUICE_SEED ?? Date.now() % 100_000);
     console.log(`cluster failover seed: ${seed} (rerun with SLUICE_SEED=${seed})`);
     const next = seededRandom(seed);
@@ -67,8 +74,7 @@ describe('cluster failover with real processes', () => {
     const { stdout } = await run(process.execPath, [
       BIN, 'run', '--jobmanager', rest, '--detached', '--no-typecheck', '-p', '2',
       '-D', 'execution.checkpointing.interval=100', '-D', `execution.checkpointing.dir=${tempDir()}`,
-      // Incremental: subtasks on the TaskManagers send deltas, the JobManager builds the chains.
-      '-D', 'execution.checkpointing.incremental=true',
+      ...variant.options,
       '-D', 'restart-strategy.type=fixed-delay', '-D', 'restart-strategy.fixed-delay.attempts=100', '-D', 'restart-strategy.fixed-delay.delay=200 ms',
       JOB, out, String(records), String(keys), '6000',
     ]);

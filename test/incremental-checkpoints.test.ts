@@ -124,6 +124,29 @@ function sharedFiles(dir: string, jobId: string): string[] {
   return existsSync(shared) ? readdirSync(shared).filter((f) => !f.startsWith('.')).sort() : [];
 }
 
+describe('state changelog (state.backend.changelog.enabled)', () => {
+  for (const backend of ['hashmap', 'lmdb'] as const) {
+    it(`${backend}: >= 5 injected failures, restored from materializations + log segments: the output equals the reference; a finished job leaves no shared file`, { timeout: 60_000 }, async () => {
+      const records = 15_000;
+      const seed = backend === 'hashmap' ? 601 : 602;
+      const plan = FaultPlan.seeded({ seed, recordFaults: 5, recordRange: records });
+      const dir = tempDir();
+      const { result, committed, checkpoints, jobId, logs } = await run({
+        backend,
+        records,
+        plan,
+        dir,
+        config: { 'state.backend.changelog.enabled': true, 'state.changelog.dstl.dfs.batch.persist-delay': 5, 'state.backend.changelog.periodic-materialize.interval': 150 },
+      });
+      expect(result.numRestarts, plan.describe()).toBeGreaterThanOrEqual(5);
+      expect(compareMultisets(committed, reference(0, records)), `${plan.describe()}\n${logs.slice(-20).join('\n')}`).toEqual({ duplicates: 0, missing: 0, unexpected: 0 });
+      const done = checkpoints.filter((c) => c.status === 'COMPLETED' && !c.isSavepoint);
+      expect(done.filter((c) => c.checkpointedSizeBytes < c.stateSizeBytes / 2).length, `${plan.describe()}: checkpoints that only added a small tail`).toBeGreaterThan(2);
+      expect(sharedFiles(dir, jobId), 'a finished job discards its checkpoints and their shared files').toEqual([]);
+    });
+  }
+});
+
 describe('incremental checkpoints', () => {
   for (const backend of ['hashmap', 'lmdb'] as const) {
     it(`${backend}: >= 5 injected failures, restored from chains of deltas: the output equals the reference; a finished job leaves no shared file`, { timeout: 60_000 }, async () => {

@@ -67,6 +67,7 @@ export class ClusterDeployer implements Deployer {
                 timeoutMs: spec.checkpointing.timeoutMs ?? 600_000,
                 restartDelayMsMax: spec.checkpointing.restartDelayMsMax ?? 0,
                 incremental: spec.checkpointing.incremental === true,
+                ...(spec.checkpointing.changelog === undefined ? {} : { changelog: spec.checkpointing.changelog }),
               },
       };
       tm.bundles.add(this.job.bundle.id);
@@ -241,6 +242,9 @@ export class ClusterAttempt implements DeployedAttempt {
         return;
       case 'ack':
         this.responder?.acknowledge(m.subtask[0], m.subtask[1], m.checkpointId, m.state, m.metrics);
+        return;
+      case 'changelog':
+        this.responder?.appendChangelog(m.subtask[0], m.subtask[1], m.operatorUid, m.position, m.snapshot);
         return;
       case 'decline':
         this.responder?.decline(m.subtask[0], m.subtask[1], m.checkpointId, m.reason, m.message);

@@ -1,3 +1,5 @@
+import type { ChangelogOptions } from '../runtime/task/keyed-changelog.js';
+import type { KeyedStateSnapshot } from '../runtime/state/keyed-state-snapshot.js';
 import type { ConfigValue } from '../config/configuration.js';
 import type { CheckpointBarrier } from '../runtime/channel/stream-element.js';
 import type { CheckpointFailureReason } from '../runtime/checkpoint/coordinator-decisions.js';
@@ -36,7 +38,7 @@ export interface Deployment {
   readonly restore: readonly (readonly [string, SubtaskRestore])[] | undefined;
   /** Splits of this TaskManager's source subtasks, by subtaskKey. */
   readonly splits: readonly (readonly [string, unknown[]])[];
-  readonly checkpointing: { readonly mode: BarrierMode; readonly finalCheckpoint: boolean; readonly timeoutMs: number; readonly restartDelayMsMax: number; readonly incremental?: boolean } | undefined;
+  readonly checkpointing: { readonly mode: BarrierMode; readonly finalCheckpoint: boolean; readonly timeoutMs: number; readonly restartDelayMsMax: number; readonly incremental?: boolean; readonly changelog?: ChangelogOptions } | undefined;
 }
 
 /** TaskManager -> JobManager. */
@@ -64,6 +66,15 @@ export type TaskManagerMessage =
       readonly checkpointId: number;
       readonly state: SubtaskState;
       readonly metrics: SubtaskCheckpointMetrics;
+    }
+  | {
+      readonly t: 'changelog';
+      readonly jobId: string;
+      readonly attempt: number;
+      readonly subtask: SubtaskRef;
+      readonly operatorUid: string;
+      readonly position: number;
+      readonly snapshot: KeyedStateSnapshot;
     }
   | {
       readonly t: 'decline';

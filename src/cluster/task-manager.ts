@@ -280,6 +280,8 @@ export class TaskManager {
       acknowledge: (vertexId, subtaskIndex, checkpointId, state, metrics) => this.send({ t: 'ack', jobId, attempt, subtask: [vertexId, subtaskIndex], checkpointId, state, metrics }),
       decline: (vertexId, subtaskIndex, checkpointId, reason, message) => this.send({ t: 'decline', jobId, attempt, subtask: [vertexId, subtaskIndex], checkpointId, reason, message }),
       dataFinished: (vertexId, subtaskIndex) => this.send({ t: 'data-finished', jobId, attempt, subtask: [vertexId, subtaskIndex] }),
+      appendChangelog: (vertexId, subtaskIndex, operatorUid, position, snapshot) =>
+        this.send({ t: 'changelog', jobId, attempt, subtask: [vertexId, subtaskIndex], operatorUid, position, snapshot }),
     };
     const { tasks, sourceTasks } = wireTasks({
       graph,

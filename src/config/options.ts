@@ -99,8 +99,9 @@ export const OPTIONS: readonly ConfigOption[] = [
   ),
   opt('state.backend.lmdb.localdir', { type: 'string' }, undefined, "Directory for the lmdb backend's working files (one subdirectory per keyed operator subtask); default: the OS temp dir."),
   opt('state.backend.lmdb.cache-entries', { type: 'int', min: 1 }, 100_000, 'Hot entries per keyed operator subtask kept as objects by the lmdb backend (write-back cache).'),
-  opt('state.backend.changelog.enabled', { type: 'boolean' }, false, 'Log state changes continuously (generic incremental checkpoints).'),
-  opt('state.backend.changelog.periodic-materialize.interval', { type: 'duration' }, 10 * MIN, 'How often the changelog is materialized.'),
+  opt('state.backend.changelog.enabled', { type: 'boolean' }, false, 'Log keyed state changes continuously to checkpoint storage; a checkpoint only adds the tail (both backends).'),
+  opt('state.backend.changelog.periodic-materialize.interval', { type: 'duration' }, 10 * MIN, 'How often the state is materialized (a full snapshot that restarts the changelog); also when the log outgrows the state.'),
+  opt('state.changelog.dstl.dfs.batch.persist-delay', { type: 'duration' }, 1000, 'How often the changes of a keyed operator subtask are sent to its changelog (Flink: 10 ms; here each segment goes through the JobManager).'),
   // restart strategies
   opt('restart-strategy.type', { type: 'enum', values: ['none', 'disable', 'off', 'fixed-delay', 'fixeddelay', 'failure-rate', 'failurerate', 'exponential-delay', 'exponentialdelay'] }, undefined, 'Restart strategy; default none without checkpointing, exponential-delay with it.'),
   opt('restart-strategy.fixed-delay.attempts', { type: 'int', min: 0 }, 1, 'Restart attempts before the job fails.'),

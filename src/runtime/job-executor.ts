@@ -380,6 +380,14 @@ export class JobExecutor {
             timeoutMs: this.checkpointing!.timeoutMs,
             restartDelayMsMax: maxRestartDelayMs(this.config, true),
             incremental: this.config.getBoolean('execution.checkpointing.incremental'),
+            ...(this.config.getBoolean('state.backend.changelog.enabled')
+              ? {
+                  changelog: {
+                    persistDelayMs: Math.max(1, this.config.getNumber('state.changelog.dstl.dfs.batch.persist-delay')),
+                    materializeIntervalMs: Math.max(1, this.config.getNumber('state.backend.changelog.periodic-materialize.interval')),
+                  },
+                }
+              : {}),
           };
     this.coordinator = coordinator;
 

@@ -4,7 +4,8 @@ import type { JobGraph } from '../../graph/job-graph.js';
 import type { CheckpointBarrier } from '../channel/stream-element.js';
 import type { CheckpointStorage, CheckpointStorageLocation } from '../storage/checkpoint-storage.js';
 import { createSavepointLocation, type SavepointLocation, type SavepointLocationOptions } from '../storage/savepoint-directory.js';
-import type { CheckpointMetadata, SubtaskSnapshot } from '../storage/snapshot-format.js';
+import type { CheckpointMetadata, KeyedStateHandle, SubtaskSnapshot } from '../storage/snapshot-format.js';
+import type { KeyedStateSnapshot } from '../state/keyed-state-snapshot.js';
 import { stateHandleSizeBytes, stateSizeBytes } from '../storage/snapshot-format.js';
 import { SharedStateRegistry, sharedPaths, sharedPathsOf } from './shared-state-registry.js';
 import type { Clock } from '../task/clock.js';
@@ -32,8 +33,12 @@ import {
   type RetainedCheckpoint,
   type TriggerRequest,
 } from './coordinator-decisions.js';
-import { checkpointMetadata, subtaskKey, writeSubtaskState } from './state-persistence.js';
+import { checkpointMetadata, subtaskKey, writeKeyedState, writeSubtaskState } from './state-persistence.js';
 import type { CheckpointResponder, SubtaskCheckpointMetrics, SubtaskState } from './subtask-state.js';
+
+function changelogKey(operatorUid: string, vertexId: number, subtaskIndex: number): string {
+  return `${operatorUid}@${subtaskKey(vertexId, subtaskIndex)}`;
+}
 
 /** Metadata of this many newest completed checkpoints is kept besides the retained ones. */
 const RECENT_METADATA_KEPT = 8;
@@ -114,6 +119,8 @@ export class CheckpointCoordinator implements CheckpointResponder {
   private readonly completed = new Map<number, CompletedCheckpointInfo>();
   /** Reference counts of the job's shared files (incremental checkpoints). */
   private readonly shared = new SharedStateRegistry();
+  /** Per operator subtask: its state changelog (state.backend.changelog.enabled), in position order. */
+  private readonly changelogs = new Map<string, { entries: { position: number; handle: KeyedStateHandle; full: boolean }[]; writes: Promise<void>; failed: Error | undefined }>();
   /** `_metadata` of retained and recent checkpoints: the chains later deltas build on, and what a discard releases. */
   private readonly completedMetadata = new Map<number, CheckpointMetadata>();
   private events: Promise<void> = Promise.resolve();
@@ -221,9 +228,58 @@ export class CheckpointCoordinator implements CheckpointResponder {
       const failure = onTaskFailure(this.state, this.o.config);
       this.state = failure.state;
       for (const d of failure.decisions) if (d.kind === 'abort') this.handleAbort(d.checkpointId, d.requestId, 'the job is stopping');
+      // The changelogs end with this attempt: their files stay only where retained checkpoints reference them.
+      for (const log of this.changelogs.values()) {
+        const release = log.writes.then(() => {
+          const free = this.shared.unregister(sharedPaths(log.entries.map((e) => e.handle.data)));
+          log.entries = [];
+          return this.o.storage.discardSharedFiles(free);
+        });
+        this.cleanup(release.catch((e: unknown) => this.o.gateway.log(`deleting state changelog files failed: ${(e as Error).message}`)));
+      }
     });
     // When the job's result is out, what is in the checkpoint directory is final.
     return this.events.then(() => Promise.all(this.cleanups)).then(() => {});
+  }
+
+  appendChangelog(vertexId: number, subtaskIndex: number, operatorUid: string, position: number, snapshot: KeyedStateSnapshot): void {
+    if (this.stopped) return;
+    const key = changelogKey(operatorUid, vertexId, subtaskIndex);
+    let log = this.changelogs.get(key);
+    if (log === undefined) this.changelogs.set(key, (log = { entries: [], writes: Promise.resolve(), failed: undefined }));
+    const l = log;
+    l.writes = l.writes.then(async () => {
+      if (l.failed !== undefined || this.stopped) return;
+      try {
+        const handle = await writeKeyedState(snapshot, { checkpointId: 0, writeStateFile: (bytes) => this.o.storage.writeSharedStateFile(bytes) });
+        this.shared.register(sharedPaths([handle.data]));
+        l.entries.push({ position, handle, full: handle.baseCheckpointId === undefined });
+        // Two materializations are kept: an acknowledgement may still name a position before the newest.
+        const fulls = l.entries.flatMap((e, i) => (e.full ? [i] : []));
+        if (fulls.length > 2) {
+          const dropped = l.entries.splice(0, fulls.at(-2)!);
+          const free = this.shared.unregister(sharedPaths(dropped.map((e) => e.handle.data)));
+          this.cleanup(this.o.storage.discardSharedFiles(free).catch((e: unknown) => this.o.gateway.log(`deleting state changelog files failed: ${(e as Error).message}`)));
+        }
+      } catch (e) {
+        l.failed = e as Error;
+        this.o.gateway.failJob(`the state changelog of operator ${operatorUid}, subtask ${subtaskKey(vertexId, subtaskIndex)} could not be written: ${(e as Error).message}`);
+      }
+    });
+  }
+
+  /** The keyed handles of an operator subtask's changelog up to `position`: its last materialization and the segments after it. */
+  private async changelogChain(operatorUid: string, vertexId: number, subtaskIndex: number, position: number): Promise<KeyedStateHandle[]> {
+    const log = this.changelogs.get(changelogKey(operatorUid, vertexId, subtaskIndex));
+    if (log === undefined) throw new Error(`no state changelog of operator ${operatorUid}, subtask ${subtaskKey(vertexId, subtaskIndex)} was received`);
+    await log.writes;
+    if (log.failed !== undefined) throw log.failed;
+    const upTo = log.entries.filter((e) => e.position <= position);
+    const start = upTo.findLastIndex((e) => e.full);
+    if (start < 0 || upTo.at(-1)!.position > position) {
+      throw new Error(`the state changelog of operator ${operatorUid} up to position ${position} is no longer complete (materialized twice since)`);
+    }
+    return upTo.slice(start).map((e) => e.handle);
   }
 
   private cleanup(p: Promise<void>): void {
@@ -271,6 +327,7 @@ export class CheckpointCoordinator implements CheckpointResponder {
     // Write the subtask's state while other events go on; the acknowledgement counts once written.
     const keyedWriting = {
       incremental: this.o.incremental === true,
+      changelogChain: (uid: string, index: number, position: number) => this.changelogChain(uid, vertexId, index, position),
       chainOf: (id: number, uid: string, index: number) =>
         this.completedMetadata
           .get(id)

@@ -90,6 +90,8 @@ export interface KeyedStateWriting {
   readonly incremental: boolean;
   /** The keyed handles of an operator subtask in a completed checkpoint, for a delta that builds on it. */
   readonly chainOf: (checkpointId: number, operatorUid: string, subtaskIndex: number) => readonly KeyedStateHandle[] | undefined;
+  /** Changelog: the keyed handles of an operator subtask's log up to a position. */
+  readonly changelogChain?: (operatorUid: string, subtaskIndex: number, position: number) => Promise<KeyedStateHandle[]>;
 }
 
 export const FULL_KEYED_STATE: KeyedStateWriting = { incremental: false, chainOf: () => undefined };
@@ -107,7 +109,10 @@ export async function writeSubtaskState(
   for (const [i, node] of vertex.nodes.entries()) {
     const op = byUid.get(node.operatorUid);
     let keyedState: KeyedStateHandle[] = [];
-    if (op?.keyed !== undefined) {
+    if (op?.changelogPosition !== undefined) {
+      if (keyedWriting.changelogChain === undefined) throw new Error(`'${node.name}' subtask ${subtaskIndex} sent a state changelog position, but no changelog is kept`);
+      keyedState = await keyedWriting.changelogChain(node.operatorUid, subtaskIndex, op.changelogPosition);
+    } else if (op?.keyed !== undefined) {
       const base = op.keyed.baseCheckpointId;
       const chain = base === undefined ? [] : keyedWriting.chainOf(base, node.operatorUid, subtaskIndex);
       if (chain === undefined) {

@@ -6,6 +6,8 @@ import type { CheckpointFailureReason } from './coordinator-decisions.js';
 export interface OperatorSubtaskState {
   readonly operatorUid: string;
   readonly keyed: KeyedStateSnapshot | undefined;
+  /** Changelog: the keyed state is the operator subtask's log up to this position (appended before the acknowledgement). */
+  readonly changelogPosition?: number | undefined;
   readonly operatorState: readonly OperatorStateEntry[];
 }
 
@@ -41,6 +43,8 @@ export interface SubtaskCheckpointMetrics {
 export interface CheckpointResponder {
   acknowledge(vertexId: number, subtaskIndex: number, checkpointId: number, state: SubtaskState, metrics: SubtaskCheckpointMetrics): void;
   decline(vertexId: number, subtaskIndex: number, checkpointId: number, reason: CheckpointFailureReason, message: string): void;
+  /** Appends a segment of an operator subtask's state changelog (state.backend.changelog.enabled); in position order. */
+  appendChangelog(vertexId: number, subtaskIndex: number, operatorUid: string, position: number, snapshot: KeyedStateSnapshot): void;
   /** A source subtask emitted its last record and waits for a final checkpoint. */
   dataFinished(vertexId: number, subtaskIndex: number): void;
 }

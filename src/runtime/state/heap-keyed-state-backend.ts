@@ -150,12 +150,13 @@ export class HeapKeyedStateBackend implements KeyedStateBackend {
 
   /** Starts change tracking at the first incremental snapshot; plans full or delta. */
   private planSnapshot(request: SnapshotRequest | undefined): SnapshotPlan {
-    if (request?.incremental !== true) return { kind: 'full' };
+    if (request?.incremental !== true && request?.changelog === undefined) return { kind: 'full' };
     if (this.increments === undefined) {
       const inc = (this.increments = new BackendIncrements(keyGroupRangeSize(this.keyGroupRange)));
       for (const t of this.tables.values()) t.changes = inc.track();
       for (const q of [this.timerQueue(0), this.timerQueue(1)]) q.changes = inc.track();
     }
+    if (request.changelog !== undefined) return this.increments.beginSegment(request.checkpointId, request.changelog === 'materialize');
     return this.increments.begin(request.checkpointId);
   }
 

@@ -105,6 +105,26 @@ export class BackendIncrements {
     if (this.plans.confirm(checkpointId)) for (const s of this.sets) s.drop(checkpointId);
   }
 
+  private lastSegment: number | undefined;
+
+  /**
+   * Changelog mode: seals every change set at log position `position`; the snapshot is the
+   * changes since the previous position, or full (the first one, or a materialization).
+   * Log segments are durable once written, whatever happens to checkpoints: no confirmation.
+   */
+  beginSegment(position: number, materialize: boolean): SnapshotPlan {
+    const previous = this.lastSegment;
+    assert(previous === undefined || position > previous, `changelog positions increase (${previous} then ${position})`);
+    this.lastSegment = position;
+    for (const s of this.sets) {
+      s.seal(position);
+      // Only the generation just sealed matters for this segment; earlier ones were in earlier segments.
+      if (previous !== undefined) s.drop(previous);
+    }
+    if (materialize || previous === undefined) return { kind: 'full' };
+    return { kind: 'delta', baseCheckpointId: previous };
+  }
+
   aborted(checkpointId: number): void {
     this.plans.aborted(checkpointId);
   }

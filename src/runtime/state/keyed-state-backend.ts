@@ -58,7 +58,13 @@ export interface KeyedStateBackend {
 
 /** What a snapshot is for. Without it (or without `incremental`) a snapshot is full. */
 export interface SnapshotRequest {
+  /** The checkpoint; with `changelog`, the position in the log (increasing from 1). */
   readonly checkpointId: number;
   /** A checkpoint (not a savepoint) with execution.checkpointing.incremental: may be a delta over the last completed checkpoint. */
   readonly incremental: boolean;
+  /**
+   * state.backend.changelog.enabled: a segment of the state changelog (the changes since the
+   * previous segment, or full for the first one) or a materialization (full).
+   */
+  readonly changelog?: 'segment' | 'materialize';
 }

@@ -18,6 +18,13 @@ export interface KeyedStateSnapshot {
    * that completed checkpoint, in the format of keyed-state-delta.ts.
    */
   readonly baseCheckpointId?: number | undefined;
+  /**
+   * A piece of the state changelog (state.backend.changelog.enabled): appended to the
+   * operator subtask's log at the JobManager, which a checkpoint references up to its tail.
+   * Full = a materialization, which starts the log again; else `baseCheckpointId` is the log
+   * position it follows.
+   */
+  readonly changelog?: true | undefined;
 }
 
 export interface StateSnapshot {

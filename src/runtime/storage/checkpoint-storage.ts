@@ -25,6 +25,13 @@ export interface CheckpointStorage {
   abortCheckpoint(checkpointId: number): Promise<void>;
   /** Removes a completed checkpoint (`_metadata` first, so it is never listed half-deleted). Idempotent. Its shared files stay. */
   discardCheckpoint(checkpointId: number): Promise<void>;
+  /**
+   * Writes state that belongs to no checkpoint yet into the job's shared/ directory (a segment
+   * of a state changelog): inline below the data-inline threshold, else a checksummed file
+   * written durably. The caller references it from checkpoints and removes it with
+   * discardSharedFiles.
+   */
+  writeSharedStateFile(bytes: Uint8Array): Promise<StateHandle>;
   /** Removes files of the job's shared/ directory (paths as in their handles) that no retained checkpoint references any more. Idempotent. */
   discardSharedFiles(paths: readonly string[]): Promise<void>;
   /** Completed checkpoints of this job, newest first; a checkpoint without `_metadata` is not listed. */

@@ -8,11 +8,13 @@ import {
   METADATA_FILE_NAME,
   parseCheckpointDirName,
   SHARED_DIR_NAME,
+  stateFileName,
   TASK_OWNED_DIR_NAME,
   tempFileName,
 } from './checkpoint-paths.js';
 import type { CheckpointRef, CheckpointStorage, CheckpointStorageLocation, CompletedCheckpointHandle } from './checkpoint-storage.js';
-import { fsyncDirectory } from './durable-file.js';
+import { encode, recordedChecksum } from './checksummed-file.js';
+import { fsyncDirectory, writeFileDurably } from './durable-file.js';
 import { cryptoRandomBytes, randomHex, type RandomBytes } from './random-bytes.js';
 import { locateSnapshot, readSnapshotMetadata, readStateHandleInDirectory } from './snapshot-directory-reader.js';
 import { SnapshotDirectoryWriter } from './snapshot-directory-writer.js';
@@ -147,6 +149,18 @@ export class FilesystemCheckpointStorage implements CheckpointStorage {
       if (!isNotFound(e)) throw storageWriteError(e, dir, 'checkpoint directory');
     }
     await this.removeCheckpointDir(checkpointId);
+  }
+
+  async writeSharedStateFile(bytes: Uint8Array): Promise<StateHandle> {
+    if (bytes.length < this.dataInlineThresholdBytes) return { kind: 'inline', bytes: new Uint8Array(bytes) };
+    const name = stateFileName(this.random(16));
+    const encoded = encode(bytes, 'state');
+    try {
+      await writeFileDurably(join(this.sharedDir, name), encoded, randomHex(this.random, 8));
+    } catch (e) {
+      throw storageWriteError(e, this.sharedDir, 'checkpoint directory');
+    }
+    return { kind: 'file', scope: 'shared', path: name, sizeBytes: bytes.length, checksum: recordedChecksum(encoded) };
   }
 
   async discardSharedFiles(paths: readonly string[]): Promise<void> {

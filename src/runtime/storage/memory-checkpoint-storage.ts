@@ -98,6 +98,16 @@ export class MemoryCheckpointStorage implements CheckpointStorage {
     this.locations.delete(checkpointId);
   }
 
+  async writeSharedStateFile(bytes: Uint8Array): Promise<StateHandle> {
+    if (bytes.length > this.stateSizeBytesMax) {
+      throw new CheckpointStorageError(
+        'state-too-large',
+        `a state chunk of ${bytes.length} bytes exceeds the ${this.stateSizeBytesMax}-byte limit of jobmanager checkpoint storage; set execution.checkpointing.dir to use filesystem checkpoint storage`,
+      );
+    }
+    return { kind: 'inline', bytes: new Uint8Array(bytes) };
+  }
+
   /** Memory storage keeps every state inline: no shared files. */
   async discardSharedFiles(_paths: readonly string[]): Promise<void> {}
 

@@ -386,6 +386,19 @@ export class S3CheckpointStorage implements CheckpointStorage {
     else if (await this.isComplete(checkpointId)) throw new Error(`checkpoint ${checkpointId} is complete; discard it instead of aborting it`);
   }
 
+  async writeSharedStateFile(bytes: Uint8Array): Promise<StateHandle> {
+    if (bytes.length < this.dataInlineThresholdBytes) return { kind: 'inline', bytes: new Uint8Array(bytes) };
+    const shared = join(this.jobKey, SHARED_DIR_NAME);
+    const name = stateFileName(this.random(16));
+    const encoded = encode(bytes, 'state');
+    try {
+      await this.client.put(this.bucket, join(shared, name), encoded);
+    } catch (e) {
+      throw s3StorageError(e, s3Uri(this.bucket, shared), 'checkpoint directory');
+    }
+    return { kind: 'file', scope: 'shared', path: name, sizeBytes: bytes.length, checksum: recordedChecksum(encoded) };
+  }
+
   async discardSharedFiles(paths: readonly string[]): Promise<void> {
     const shared = join(this.jobKey, SHARED_DIR_NAME);
     try {

@@ -15,6 +15,7 @@ import { ProcessingTimeService } from './processing-time-service.js';
 import type { Schedulable, TaskScheduler } from './task-scheduler.js';
 import { assertTransition, isTerminal, type TaskState } from './task-state.js';
 import { WaitTimer } from './wait-timer.js';
+import { KeyedChangelog, type ChangelogOptions } from './keyed-changelog.js';
 
 export interface TaskCheckpointing {
   readonly mode: BarrierMode;
@@ -26,6 +27,8 @@ export interface TaskCheckpointing {
   readonly restartDelayMsMax?: number;
   /** execution.checkpointing.incremental: keyed state backends may snapshot deltas. */
   readonly incremental?: boolean;
+  /** state.backend.changelog.enabled: keyed state changes go to a log continuously. */
+  readonly changelog?: ChangelogOptions;
 }
 
 export interface TaskDeployment {
@@ -95,6 +98,8 @@ export abstract class StreamTask implements Schedulable {
   protected readonly pendingSnapshots = new Map<number, PendingSnapshot>();
   /** Checkpoint notifications still running (commits), in order. */
   private notifications: Promise<void> = Promise.resolve();
+  /** Per operator of the chain: its state changelog (state.backend.changelog.enabled, keyed operators). */
+  private changelogs: (KeyedChangelog | undefined)[] = [];
 
   constructor(protected readonly d: TaskDeployment) {
     this.name = `${d.vertex.name} (${d.subtaskIndex + 1}/${d.vertex.parallelism})`;
@@ -178,6 +183,40 @@ export abstract class StreamTask implements Schedulable {
     this.transition('initializing');
     await this.chain.open();
     await this.initializeInput();
+    const cp = this.d.checkpointing;
+    const changelog = cp?.changelog;
+    if (cp !== undefined && changelog !== undefined) {
+      this.changelogs = this.chain.operators.map((c) => {
+        const backend = c.keyedBackend;
+        if (backend === undefined) return undefined;
+        const uid = c.node.operatorUid;
+        return new KeyedChangelog(
+          backend,
+          (position, snapshot) => cp.responder.appendChangelog(this.d.vertex.id, this.d.subtaskIndex, uid, position, snapshot),
+          (e) => this.fail(new Error(`${this.name}: the state changelog of '${c.node.name}' could not be captured: ${(e as Error).message}`, { cause: e })),
+        );
+      });
+      if (this.changelogs.some((c) => c !== undefined)) {
+        this.every(changelog.persistDelayMs, () => {
+          for (const c of this.changelogs) c?.persistIfIdle();
+        });
+        this.every(changelog.materializeIntervalMs, () => {
+          for (const c of this.changelogs) c?.requestMaterialization();
+        });
+      }
+    }
+  }
+
+  /** Runs `fn` as mail every `intervalMs` while the task is not terminal. */
+  private every(intervalMs: number, fn: () => void): void {
+    const tick = (): void => {
+      if (isTerminal(this.state)) return;
+      this.enqueueMail(() => {
+        if (this.state === 'running') fn();
+      });
+      this.d.clock.schedule(intervalMs, tick);
+    };
+    this.d.clock.schedule(intervalMs, tick);
   }
 
   protected async initializeInput(): Promise<void> {}
@@ -320,12 +359,19 @@ export abstract class StreamTask implements Schedulable {
     const captures: (() => Promise<OperatorSubtaskState>)[] = [];
     // Savepoints and checkpoints requested full are always full; so they never serve as a base.
     const incremental = cp.incremental === true && barrier.options.type === 'checkpoint' && barrier.options.full !== true;
-    for (const c of this.chain.operators) {
+    for (const [i, c] of this.chain.operators.entries()) {
       const hook = c.operator.snapshotState(barrier.checkpointId);
       if (hook !== undefined) asyncParts.push(hook);
-      const keyed = c.keyedBackend?.snapshot({ checkpointId: barrier.checkpointId, incremental });
       const operatorState = c.operatorState.snapshot();
       const uid = c.node.operatorUid;
+      const changelog = barrier.options.type === 'checkpoint' ? this.changelogs[i] : undefined;
+      if (changelog !== undefined) {
+        // The log up to this position is the keyed state of the checkpoint; only the tail is new.
+        const position = changelog.persist();
+        captures.push(async () => ({ operatorUid: uid, keyed: undefined, changelogPosition: await position, operatorState }));
+        continue;
+      }
+      const keyed = c.keyedBackend?.snapshot({ checkpointId: barrier.checkpointId, incremental });
       captures.push(async () => ({ operatorUid: uid, keyed: keyed === undefined ? undefined : await keyed(), operatorState }));
     }
     for (const w of this.writers) {
