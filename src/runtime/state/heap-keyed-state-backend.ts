@@ -33,8 +33,8 @@ export class HeapKeyedStateBackend implements KeyedStateBackend {
   private restoredTimers = new Map<number, Uint8Array>();
   /** Event-time (0) and processing-time (1) timers of the operator, per key group. */
   private readonly timerQueues: [TimerQueue | undefined, TimerQueue | undefined] = [undefined, undefined];
-  /** Set from the first incremental checkpoint on. */
-  private increments: BackendIncrements | undefined;
+  /** Set from the first incremental checkpoint (or changelog segment) on. */
+  increments: BackendIncrements | undefined;
 
   constructor(
     readonly keyGroupRange: KeyGroupRange,
@@ -150,14 +150,10 @@ export class HeapKeyedStateBackend implements KeyedStateBackend {
 
   /** Starts change tracking at the first incremental snapshot; plans full or delta. */
   private planSnapshot(request: SnapshotRequest | undefined): SnapshotPlan {
-    if (request?.incremental !== true && request?.changelog === undefined) return { kind: 'full' };
-    if (this.increments === undefined) {
-      const inc = (this.increments = new BackendIncrements(keyGroupRangeSize(this.keyGroupRange)));
-      for (const t of this.tables.values()) t.changes = inc.track();
-      for (const q of [this.timerQueue(0), this.timerQueue(1)]) q.changes = inc.track();
-    }
-    if (request.changelog !== undefined) return this.increments.beginSegment(request.checkpointId, request.changelog === 'materialize');
-    return this.increments.begin(request.checkpointId);
+    return BackendIncrements.plan(this, request, (inc) => {
+        for (const t of this.tables.values()) t.changes = inc.track();
+        for (const q of [this.timerQueue(0), this.timerQueue(1)]) q.changes = inc.track();
+    });
   }
 
   notifyCheckpointComplete(checkpointId: number): void {

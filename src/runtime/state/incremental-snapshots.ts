@@ -1,5 +1,7 @@
 import { assert } from '../../util/assert.js';
 import { ChangedEntries } from './changed-entries.js';
+import { keyGroupRangeSize, type KeyGroupRange } from './key-group.js';
+import type { SnapshotRequest } from './keyed-state-backend.js';
 
 /**
  * Whether a keyed state backend's next checkpoint snapshot is full or a delta over the last
@@ -90,6 +92,25 @@ export class BackendIncrements {
     const c = new ChangedEntries<K>(this.groupCount);
     this.sets.push(c as ChangedEntries<unknown>);
     return c;
+  }
+
+  /**
+   * What a snapshot request is: full without incremental or changelog; else the change sets
+   * are sealed and the snapshot planned (a checkpoint's delta, a log segment, or full).
+   */
+  static plan(
+    backend: { increments: BackendIncrements | undefined; readonly keyGroupRange: KeyGroupRange },
+    request: SnapshotRequest | undefined,
+    startTracking: (increments: BackendIncrements) => void,
+  ): SnapshotPlan {
+    if (request?.incremental !== true && request?.changelog === undefined) return { kind: 'full' };
+    let inc = backend.increments;
+    if (inc === undefined) {
+      inc = backend.increments = new BackendIncrements(keyGroupRangeSize(backend.keyGroupRange));
+      startTracking(inc);
+    }
+    if (request.changelog !== undefined) return inc.beginSegment(request.checkpointId, request.changelog === 'materialize');
+    return inc.begin(request.checkpointId);
   }
 
   /** At the barrier of checkpoint `checkpointId`: seals every change set and plans the snapshot. */

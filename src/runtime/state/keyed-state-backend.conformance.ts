@@ -680,69 +680,93 @@ export function describeKeyedStateBackend(subject: BackendUnderTest, others: rea
     });
   });
 
+  /** A seeded workload over value, list (namespaced), map state and timers, with a model of what it wrote. */
+  const deltaWorkload = (seed: number) => {
+    const rand = rng(seed);
+    const b = make();
+    const KEYS = 400;
+    const v = b.getOrCreateState(valueState<number>('iv'), false) as unknown as ValueState<number>;
+    const l = b.getOrCreateState(listState<number>('il'), true) as unknown as ListState<number> & Ns;
+    const m = b.getOrCreateState(mapState<string, number>('im'), false) as unknown as MapState<string, number>;
+    const timers = b.timerQueue(0);
+    const model = { v: new Map<number, number>(), l: new Map<string, number[]>(), m: new Map<number, Map<string, number>>(), t: new Set<string>() };
+    const copy = (): typeof model => ({
+      v: new Map(model.v),
+      l: new Map([...model.l].map(([k, xs]) => [k, [...xs]])),
+      m: new Map([...model.m].map(([k, x]) => [k, new Map(x)])),
+      t: new Set(model.t),
+    });
+    let step = 0;
+    const work = (ops: number, hot: number): void => {
+      for (let i = 0; i < ops; i++, step++) {
+        const k = Math.floor(rand() * hot);
+        b.setCurrentKey(k);
+        const op = rand();
+        if (op < 0.3) {
+          v.update(step);
+          model.v.set(k, step);
+        } else if (op < 0.38) {
+          v.clear();
+          model.v.delete(k);
+        } else if (op < 0.55) {
+          const ns = Math.floor(rand() * 3);
+          l.setCurrentNamespace(ns);
+          if (rand() < 0.85) {
+            l.add(step);
+            model.l.set(`${k}/${ns}`, [...(model.l.get(`${k}/${ns}`) ?? []), step]);
+          } else {
+            l.clear();
+            model.l.delete(`${k}/${ns}`);
+          }
+        } else if (op < 0.8) {
+          const mk = `f${Math.floor(rand() * 4)}`;
+          let mm = model.m.get(k);
+          if (rand() < 0.8) {
+            m.put(mk, step);
+            if (mm === undefined) model.m.set(k, (mm = new Map()));
+            mm.set(mk, step);
+          } else {
+            m.remove(mk);
+            mm?.delete(mk);
+            if (mm?.size === 0) model.m.delete(k);
+          }
+        } else {
+          const t = 1000 + Math.floor(rand() * 20);
+          if (rand() < 0.7) {
+            timers.add(t, k, 0);
+            model.t.add(`${t}/${k}`);
+          } else {
+            timers.delete(t, k, 0);
+            model.t.delete(`${t}/${k}`);
+          }
+        }
+      }
+    };
+    /** The restored backends hold exactly the modelled state `atLastCompleted`. */
+    const check = (restored: readonly KeyedStateBackend[], atLastCompleted: ReturnType<typeof copy>): void => {
+      for (let k = 0; k < KEYS; k++) {
+        const x = ownerOf(restored, k);
+        x.setCurrentKey(k);
+        const where = `seed ${seed}, key ${k}`;
+        expect((x.getOrCreateState(valueState<number>('iv'), false) as unknown as ValueState<number>).value(), where).toBe(atLastCompleted.v.get(k));
+        const xl = x.getOrCreateState(listState<number>('il'), true) as unknown as ListState<number> & Ns;
+        for (let ns = 0; ns < 3; ns++) {
+          xl.setCurrentNamespace(ns);
+          expect([...xl.get()], where).toEqual(atLastCompleted.l.get(`${k}/${ns}`) ?? []);
+        }
+        const xm = x.getOrCreateState(mapState<string, number>('im'), false) as unknown as MapState<string, number>;
+        expect(new Map(xm.entries()), where).toEqual(atLastCompleted.m.get(k) ?? new Map());
+      }
+      const restoredTimers = new Set(restored.flatMap((x) => [...x.timerQueue(0).entries()].map(([t, k]) => `${t}/${String(k)}`)));
+      expect(restoredTimers).toEqual(atLastCompleted.t);
+    };
+    return { b, KEYS, copy, work, check };
+  };
+
   describe(`${subject.name} keyed state backend (conformance): incremental checkpoints`, () => {
     it('a chain of full and delta snapshots (aborted checkpoints, writes during the asynchronous part) restores exactly the state at the last completed barrier, at another parallelism', async () => {
       const seed = 0x1ac;
-      const rand = rng(seed);
-      const b = make();
-      const KEYS = 400;
-      const v = b.getOrCreateState(valueState<number>('iv'), false) as unknown as ValueState<number>;
-      const l = b.getOrCreateState(listState<number>('il'), true) as unknown as ListState<number> & Ns;
-      const m = b.getOrCreateState(mapState<string, number>('im'), false) as unknown as MapState<string, number>;
-      const timers = b.timerQueue(0);
-      const model = { v: new Map<number, number>(), l: new Map<string, number[]>(), m: new Map<number, Map<string, number>>(), t: new Set<string>() };
-      const copy = (): typeof model => ({
-        v: new Map(model.v),
-        l: new Map([...model.l].map(([k, xs]) => [k, [...xs]])),
-        m: new Map([...model.m].map(([k, x]) => [k, new Map(x)])),
-        t: new Set(model.t),
-      });
-      let step = 0;
-      const work = (ops: number, hot: number): void => {
-        for (let i = 0; i < ops; i++, step++) {
-          const k = Math.floor(rand() * hot);
-          b.setCurrentKey(k);
-          const op = rand();
-          if (op < 0.3) {
-            v.update(step);
-            model.v.set(k, step);
-          } else if (op < 0.38) {
-            v.clear();
-            model.v.delete(k);
-          } else if (op < 0.55) {
-            const ns = Math.floor(rand() * 3);
-            l.setCurrentNamespace(ns);
-            if (rand() < 0.85) {
-              l.add(step);
-              model.l.set(`${k}/${ns}`, [...(model.l.get(`${k}/${ns}`) ?? []), step]);
-            } else {
-              l.clear();
-              model.l.delete(`${k}/${ns}`);
-            }
-          } else if (op < 0.8) {
-            const mk = `f${Math.floor(rand() * 4)}`;
-            let mm = model.m.get(k);
-            if (rand() < 0.8) {
-              m.put(mk, step);
-              if (mm === undefined) model.m.set(k, (mm = new Map()));
-              mm.set(mk, step);
-            } else {
-              m.remove(mk);
-              mm?.delete(mk);
-              if (mm?.size === 0) model.m.delete(k);
-            }
-          } else {
-            const t = 1000 + Math.floor(rand() * 20);
-            if (rand() < 0.7) {
-              timers.add(t, k, 0);
-              model.t.add(`${t}/${k}`);
-            } else {
-              timers.delete(t, k, 0);
-              model.t.delete(`${t}/${k}`);
-            }
-          }
-        }
-      };
+      const { b, KEYS, copy, work, check } = deltaWorkload(seed);
       work(3000, KEYS);
       let chain: KeyedStateSnapshot[] = [];
       let lastCompleted: number | undefined;
@@ -776,86 +800,12 @@ export function describeKeyedStateBackend(subject: BackendUnderTest, others: rea
       }
       expect(deltas, 'some snapshots were deltas').toBeGreaterThan(3);
       expect(deltaBytesMax, 'a delta is smaller than the full snapshot').toBeLessThan(fullBytes);
-      const restored = restoreAt(3, resolveDeltas(chain));
-      for (let k = 0; k < KEYS; k++) {
-        const x = ownerOf(restored, k);
-        x.setCurrentKey(k);
-        const where = `seed ${seed}, key ${k}`;
-        expect((x.getOrCreateState(valueState<number>('iv'), false) as unknown as ValueState<number>).value(), where).toBe(atLastCompleted.v.get(k));
-        const xl = x.getOrCreateState(listState<number>('il'), true) as unknown as ListState<number> & Ns;
-        for (let ns = 0; ns < 3; ns++) {
-          xl.setCurrentNamespace(ns);
-          expect([...xl.get()], where).toEqual(atLastCompleted.l.get(`${k}/${ns}`) ?? []);
-        }
-        const xm = x.getOrCreateState(mapState<string, number>('im'), false) as unknown as MapState<string, number>;
-        expect(new Map(xm.entries()), where).toEqual(atLastCompleted.m.get(k) ?? new Map());
-      }
-      const restoredTimers = new Set(restored.flatMap((x) => [...x.timerQueue(0).entries()].map(([t, k]) => `${t}/${String(k)}`)));
-      expect(restoredTimers).toEqual(atLastCompleted.t);
+      check(restoreAt(3, resolveDeltas(chain)), atLastCompleted);
     });
 
     it('changelog: segments and materializations (writes during the asynchronous part) fold into exactly the state at the last position, at another parallelism', async () => {
-      const seed = 0x1ac;
-      const rand = rng(seed);
-      const b = make();
-      const KEYS = 400;
-      const v = b.getOrCreateState(valueState<number>('iv'), false) as unknown as ValueState<number>;
-      const l = b.getOrCreateState(listState<number>('il'), true) as unknown as ListState<number> & Ns;
-      const m = b.getOrCreateState(mapState<string, number>('im'), false) as unknown as MapState<string, number>;
-      const timers = b.timerQueue(0);
-      const model = { v: new Map<number, number>(), l: new Map<string, number[]>(), m: new Map<number, Map<string, number>>(), t: new Set<string>() };
-      const copy = (): typeof model => ({
-        v: new Map(model.v),
-        l: new Map([...model.l].map(([k, xs]) => [k, [...xs]])),
-        m: new Map([...model.m].map(([k, x]) => [k, new Map(x)])),
-        t: new Set(model.t),
-      });
-      let step = 0;
-      const work = (ops: number, hot: number): void => {
-        for (let i = 0; i < ops; i++, step++) {
-          const k = Math.floor(rand() * hot);
-          b.setCurrentKey(k);
-          const op = rand();
-          if (op < 0.3) {
-            v.update(step);
-            model.v.set(k, step);
-          } else if (op < 0.38) {
-            v.clear();
-            model.v.delete(k);
-          } else if (op < 0.55) {
-            const ns = Math.floor(rand() * 3);
-            l.setCurrentNamespace(ns);
-            if (rand() < 0.85) {
-              l.add(step);
-              model.l.set(`${k}/${ns}`, [...(model.l.get(`${k}/${ns}`) ?? []), step]);
-            } else {
-              l.clear();
-              model.l.delete(`${k}/${ns}`);
-            }
-          } else if (op < 0.8) {
-            const mk = `f${Math.floor(rand() * 4)}`;
-            let mm = model.m.get(k);
-            if (rand() < 0.8) {
-              m.put(mk, step);
-              if (mm === undefined) model.m.set(k, (mm = new Map()));
-              mm.set(mk, step);
-            } else {
-              m.remove(mk);
-              mm?.delete(mk);
-              if (mm?.size === 0) model.m.delete(k);
-            }
-          } else {
-            const t = 1000 + Math.floor(rand() * 20);
-            if (rand() < 0.7) {
-              timers.add(t, k, 0);
-              model.t.add(`${t}/${k}`);
-            } else {
-              timers.delete(t, k, 0);
-              model.t.delete(`${t}/${k}`);
-            }
-          }
-        }
-      };
+      const seed = 0xc1a;
+      const { b, KEYS, copy, work, check } = deltaWorkload(seed);
       work(3000, KEYS);
       let chain: KeyedStateSnapshot[] = [];
             let atLastCompleted = copy();
@@ -884,22 +834,7 @@ export function describeKeyedStateBackend(subject: BackendUnderTest, others: rea
       }
       expect(deltas, 'some snapshots were deltas').toBeGreaterThan(3);
       expect(deltaBytesMax, 'a delta is smaller than the full snapshot').toBeLessThan(fullBytes);
-      const restored = restoreAt(3, resolveDeltas(chain));
-      for (let k = 0; k < KEYS; k++) {
-        const x = ownerOf(restored, k);
-        x.setCurrentKey(k);
-        const where = `seed ${seed}, key ${k}`;
-        expect((x.getOrCreateState(valueState<number>('iv'), false) as unknown as ValueState<number>).value(), where).toBe(atLastCompleted.v.get(k));
-        const xl = x.getOrCreateState(listState<number>('il'), true) as unknown as ListState<number> & Ns;
-        for (let ns = 0; ns < 3; ns++) {
-          xl.setCurrentNamespace(ns);
-          expect([...xl.get()], where).toEqual(atLastCompleted.l.get(`${k}/${ns}`) ?? []);
-        }
-        const xm = x.getOrCreateState(mapState<string, number>('im'), false) as unknown as MapState<string, number>;
-        expect(new Map(xm.entries()), where).toEqual(atLastCompleted.m.get(k) ?? new Map());
-      }
-      const restoredTimers = new Set(restored.flatMap((x) => [...x.timerQueue(0).entries()].map(([t, k]) => `${t}/${String(k)}`)));
-      expect(restoredTimers).toEqual(atLastCompleted.t);
+      check(restoreAt(3, resolveDeltas(chain)), atLastCompleted);
     });
 
     it('savepoints and checkpoints without incremental are full and never a base', async () => {

@@ -66,8 +66,8 @@ export class LmdbKeyedStateBackend implements KeyedStateBackend {
   /** Read transactions of snapshots whose asynchronous part has not finished. */
   private readonly openSnapshots = new Set<Transaction>();
   private disposed = false;
-  /** Set from the first incremental checkpoint on. */
-  private increments: BackendIncrements | undefined;
+  /** Set from the first incremental checkpoint (or changelog segment) on. */
+  increments: BackendIncrements | undefined;
   private storeChanges: ChangedEntries<string> | undefined;
 
   constructor(
@@ -242,16 +242,12 @@ export class LmdbKeyedStateBackend implements KeyedStateBackend {
 
   /** Starts change tracking at the first incremental snapshot; plans full or delta. */
   private planSnapshot(request: SnapshotRequest | undefined): SnapshotPlan {
-    if (request?.incremental !== true && request?.changelog === undefined) return { kind: 'full' };
-    if (this.increments === undefined) {
-      const inc = (this.increments = new BackendIncrements(keyGroupRangeSize(this.keyGroupRange)));
-      this.storeChanges = inc.track();
-      this.cache.startKeyGroup = this.keyGroupRange.startKeyGroup;
-      this.cache.changes = this.storeChanges;
-      for (const q of [this.timerQueue(0), this.timerQueue(1)]) q.changes = inc.track();
-    }
-    if (request.changelog !== undefined) return this.increments.beginSegment(request.checkpointId, request.changelog === 'materialize');
-    return this.increments.begin(request.checkpointId);
+    return BackendIncrements.plan(this, request, (inc) => {
+        this.storeChanges = inc.track();
+        this.cache.startKeyGroup = this.keyGroupRange.startKeyGroup;
+        this.cache.changes = this.storeChanges;
+        for (const q of [this.timerQueue(0), this.timerQueue(1)]) q.changes = inc.track();
+    });
   }
 
   notifyCheckpointComplete(checkpointId: number): void {
