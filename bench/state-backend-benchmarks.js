@@ -227,6 +227,6 @@ stateBackendBenchmarks['incremental-checkpoint'] = {
   metrics: (samples) => {
     const { incremental: s } = samples;
     const round = (x) => Math.round(x * 100) / 100;
-    return Object.fromEntries(Object.entries(s).map(([k, v]) => [k, round(v)]));
+    return Object.fromEntries(Object.entries(s).filter(([, v]) => typeof v === 'number').map(([k, v]) => [k, round(v)]));
   },
 };

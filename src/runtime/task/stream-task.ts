@@ -367,6 +367,8 @@ export abstract class StreamTask implements Schedulable {
       const changelog = barrier.options.type === 'checkpoint' ? this.changelogs[i] : undefined;
       if (changelog !== undefined) {
         // The log up to this position is the keyed state of the checkpoint; only the tail is new.
+        // A checkpoint requested full (`sluice checkpoint --full`) materializes.
+        if (barrier.options.full === true) changelog.requestMaterialization();
         const position = changelog.persist();
         captures.push(async () => ({ operatorUid: uid, keyed: undefined, changelogPosition: await position, operatorState }));
         continue;
