@@ -5,6 +5,9 @@ import { KafkaSink } from '../src/connectors/kafka/kafka-sink.js';
 import { KafkaSource, type ConsumedRecord } from '../src/connectors/kafka/kafka-source.js';
 import { readTopicWithJavaConsumer } from './services/kafka-broker.js';
 import { createTopics, produce, uniqueTopic } from './services/kafka-test-client.js';
+import { kafkaDeadLetter } from '../src/connectors/kafka/kafka-dead-letter.js';
+import { PostgresUpsertSink } from '../src/connectors/postgres/upsert-sink.js';
+import { machineServer, sql, uniqueTableName } from './services/postgres-cluster.js';
 
 /** Dead-letter outputs of the Kafka source (records that fail to deserialize) and sink (elements that cannot be serialized), against a real broker. */
 
@@ -132,5 +135,67 @@ describe('Kafka dead-letter outputs', () => {
     const failing = StreamExecutionEnvironment.create({ 'parallelism.default': 1, 'restart-strategy.type': 'none' });
     failing.fromElements('c', 'bad').sinkTo(new KafkaSink<string>({ bootstrapServers: brokers.bootstrap, topic: out, valueSerializer: serializer }));
     await expect(failing.executeAsync(undefined, { log: () => {} }).result).rejects.toThrow(/cannot make a record of "bad" for topic '.*': refused/);
+  });
+});
+
+describe('kafkaDeadLetter: a Kafka dead-letter topic for the PostgreSQL sinks', () => {
+  it('rows PostgreSQL refuses go to the topic with the error and the origin; the rest is written', async () => {
+    const server = await machineServer();
+    const t = uniqueTableName('dl_kafka');
+    await sql(server, `CREATE TABLE ${t} (k integer PRIMARY KEY, c integer NOT NULL CHECK (c >= 0))`);
+    try {
+      const dlq = uniqueTopic('pg-dlq');
+      await createTopics(brokers.bootstrap, [{ name: dlq, partitions: 2 }]);
+      const env = StreamExecutionEnvironment.create({ 'parallelism.default': 1, 'execution.checkpointing.interval': 50, 'restart-strategy.type': 'none' });
+      env
+        .fromElements(...Array.from({ length: 8 }, (_, k) => ({ k, c: k % 3 === 2 ? -k : k })))
+        .sinkTo(
+          new PostgresUpsertSink<{ k: number; c: number }, 'k' | 'c'>({
+            connection: server.connection,
+            table: t,
+            row: { fields: { k: (r) => r.k, c: (r) => r.c } },
+            keyColumns: ['k'],
+            deadLetter: kafkaDeadLetter({ bootstrapServers: brokers.bootstrap, topic: dlq, origin: t }),
+          }),
+        );
+      await env.executeAsync(undefined, { log: () => {} }).result;
+      expect((await sql<{ k: number }>(server, `SELECT k FROM ${t} ORDER BY k`)).map((r) => r.k)).toEqual([0, 1, 3, 4, 6, 7]);
+      const letters = await readRaw(dlq);
+      const values = letters.map((r) => JSON.parse(r.value!.toString('utf8')) as { error: string; record: { k: number; c: number } });
+      expect(values.map((v) => v.record).sort((a, b) => a.k - b.k)).toEqual([
+        { k: 2, c: -2 },
+        { k: 5, c: -5 },
+      ]);
+      for (const [i, r] of letters.entries()) {
+        expect(values[i]!.error).toMatch(/cannot be written to .*check constraint/);
+        expect(header(r, 'sluice.dlq.origin')).toBe(t);
+        expect(header(r, 'sluice.dlq.error')).toBe(values[i]!.error);
+      }
+    } finally {
+      await sql(server, `DROP TABLE IF EXISTS ${t}`).catch(() => {});
+      await server.stop();
+    }
+  });
+
+  it('a dead letter that cannot be written fails the job, naming the topic and the record error', async () => {
+    const server = await machineServer();
+    const t = uniqueTableName('dl_kafka_missing');
+    await sql(server, `CREATE TABLE ${t} (k integer PRIMARY KEY, c integer NOT NULL CHECK (c >= 0))`);
+    try {
+      const env = StreamExecutionEnvironment.create({ 'parallelism.default': 1, 'restart-strategy.type': 'none' });
+      env.fromElements({ k: 1, c: -1 }).sinkTo(
+        new PostgresUpsertSink<{ k: number; c: number }, 'k' | 'c'>({
+          connection: server.connection,
+          table: t,
+          row: { fields: { k: (r) => r.k, c: (r) => r.c } },
+          keyColumns: ['k'],
+          deadLetter: kafkaDeadLetter({ bootstrapServers: brokers.bootstrap, topic: uniqueTopic('no-such-dlq'), retryTimeoutMs: 1000 }),
+        }),
+      );
+      await expect(env.executeAsync(undefined, { log: () => {} }).result).rejects.toThrow(/writing a dead letter to Kafka topic 'no-such-dlq.*' failed: .*check constraint/s);
+    } finally {
+      await sql(server, `DROP TABLE IF EXISTS ${t}`).catch(() => {});
+      await server.stop();
+    }
   });
 });

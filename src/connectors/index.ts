@@ -18,6 +18,8 @@ export { CollectionSource, type CollectionSplit } from './collection-source.js';
 export {
   KafkaSource,
   KafkaSink,
+  kafkaDeadLetter,
+  type KafkaDeadLetterOptions,
   TransactionCommitError,
   splitOwner,
   type KafkaSourceOptions,
