@@ -1,11 +1,4 @@
-import type {
-  AggregatingStateDescriptor,
-  KeyedStateDescriptor,
-  ListStateDescriptor,
-  MapStateDescriptor,
-  ReducingStateDescriptor,
-  ValueStateDescriptor,
-} from '../../api/state-descriptors.js';
+import type { KeyedStateDescriptor } from '../../api/state-descriptors.js';
 import { GroupCapture, decodeTableGroupInto } from './heap-snapshot.js';
 import { BackendIncrements, type SnapshotPlan } from './incremental-snapshots.js';
 import { heapDeltaGroup } from './keyed-state-delta.js';
@@ -16,14 +9,14 @@ import { decodeTimerGroup, snapshotBytes, type KeyedStateSnapshot, type StateSna
 import { TimerQueue } from '../task/timer-queue.js';
 import { stateCodec } from './state-codec.js';
 import type { InternalState, KeyedStateBackend, SnapshotRequest } from './keyed-state-backend.js';
-import { serializerOr, type TypeSerializer } from './serializer.js';
-import { isExpired, resolveTtl, type ResolvedTtl, type TtlValue } from './ttl.js';
+import { createStateHandle } from './state-handles.js';
 
 /** Keyed state held as objects on the JavaScript heap (Flink's HashMapStateBackend). */
 export class HeapKeyedStateBackend implements KeyedStateBackend {
   /** Read by state handles on every access. */
   currentKey: KeyType = '';
-  currentGroupIndex = -1;
+  /** The current key's key group as an index into the range (tables are arrays of groups). */
+  currentSlot = -1;
   private currentKeyGroup = -1;
   readonly tables = new Map<string, HeapStateTable>();
   private readonly states = new Map<string, { descriptor: KeyedStateDescriptor; handle: InternalState }>();
@@ -46,7 +39,7 @@ export class HeapKeyedStateBackend implements KeyedStateBackend {
     const kg = ownedKeyGroup(key, this.keyGroupRange, this.maxParallelism);
     this.currentKey = key;
     this.currentKeyGroup = kg;
-    this.currentGroupIndex = kg - this.keyGroupRange.startKeyGroup;
+    this.currentSlot = kg - this.keyGroupRange.startKeyGroup;
   }
 
   getCurrentKey(): KeyType {
@@ -81,7 +74,7 @@ export class HeapKeyedStateBackend implements KeyedStateBackend {
     // Restored entries were in the snapshots already (carried over): only later writes are changes.
     if (this.increments !== undefined) table.changes = this.increments.track();
     this.tables.set(descriptor.name, table);
-    const handle = createHeapState(this, table, descriptor);
+    const handle = createStateHandle(this, table, descriptor);
     this.states.set(descriptor.name, { descriptor, handle });
     return handle;
   }
@@ -92,7 +85,7 @@ export class HeapKeyedStateBackend implements KeyedStateBackend {
     if (q !== undefined) return q;
     const start = this.keyGroupRange.startKeyGroup;
     q = new TimerQueue(keyGroupRangeSize(this.keyGroupRange), (key) => {
-      if (key === this.currentKey && this.currentGroupIndex >= 0) return this.currentGroupIndex;
+      if (key === this.currentKey && this.currentSlot >= 0) return this.currentSlot;
       return ownedKeyGroup(key, this.keyGroupRange, this.maxParallelism) - start;
     });
     this.timerQueues[domain] = q;
@@ -194,312 +187,5 @@ export class HeapKeyedStateBackend implements KeyedStateBackend {
   dispose(): void {
     this.tables.clear();
     this.states.clear();
-  }
-}
-
-function createHeapState(b: HeapKeyedStateBackend, table: HeapStateTable, d: KeyedStateDescriptor): InternalState {
-  switch (d.kind) {
-    case 'value':
-      return new HeapValueState(b, table, d);
-    case 'list':
-      return new HeapListState(b, table, d);
-    case 'map':
-      return new HeapMapState(b, table, d);
-    case 'reducing':
-      return new HeapReducingState(b, table, d);
-    case 'aggregating':
-      return new HeapAggregatingState(b, table, d);
-  }
-}
-
-/** Shared plumbing: current key and namespace, TTL wrapping, serializer checks. */
-abstract class HeapState<S> {
-  protected namespace = 0;
-  protected readonly ttl: ResolvedTtl | undefined;
-  protected readonly serializer: TypeSerializer<S>;
-
-  constructor(
-    protected readonly backend: HeapKeyedStateBackend,
-    protected readonly table: HeapStateTable,
-    descriptor: { name: string; serializer?: TypeSerializer<S> | undefined; ttl?: import('../../api/state-descriptors.js').StateTtlConfig | undefined },
-  ) {
-    this.ttl = resolveTtl(descriptor.ttl);
-    this.serializer = serializerOr(descriptor.serializer);
-  }
-
-  setCurrentNamespace(namespace: number): void {
-    this.namespace = namespace;
-  }
-
-  private groupIndex(): number {
-    const i = this.backend.currentGroupIndex;
-    if (i < 0) throw new Error(`state '${this.table.name}' accessed outside a keyed context (no current key)`);
-    return i;
-  }
-
-  protected raw(): unknown {
-    return this.table.get(this.groupIndex(), this.backend.currentKey, this.namespace);
-  }
-
-  protected setRaw(value: unknown): void {
-    this.table.put(this.groupIndex(), this.backend.currentKey, this.namespace, value);
-  }
-
-  clear(): void {
-    this.table.remove(this.groupIndex(), this.backend.currentKey, this.namespace);
-  }
-
-  /** The stored object of the current key was changed in place (a list or map): an incremental snapshot must include it. */
-  protected markChanged(): void {
-    const changes = this.table.changes;
-    if (changes !== null) changes.mark(this.groupIndex(), this.backend.currentKey);
-  }
-
-  protected check(value: S, serializer: TypeSerializer<S> = this.serializer, what = ''): void {
-    try {
-      serializer.check(value);
-    } catch (e) {
-      throw new Error(`cannot write to state '${this.table.name}'${what}: ${(e as Error).message}`, { cause: e });
-    }
-  }
-
-  /**
-   * Unwraps a TTL value; undefined when expired and not to be returned. As Flink's TTL
-   * decorator: an expired entry is removed (`drop`) by the access that finds it, and may be
-   * returned that one time with ReturnExpiredIfNotCleanedUp; a live one is refreshed on read
-   * with OnReadAndWrite.
-   */
-  protected unwrap<T>(stored: TtlValue<T> | undefined, rewrap: (v: TtlValue<T>) => void, drop: () => void): T | undefined {
-    if (stored === undefined) return undefined;
-    const ttl = this.ttl!;
-    const now = this.backend.nowMs();
-    if (isExpired(ttl, stored, now)) {
-      drop();
-      return ttl.returnExpired ? stored.v : undefined;
-    }
-    if (ttl.refreshOnRead) rewrap({ v: stored.v, t: now });
-    return stored.v;
-  }
-
-  protected wrap<T>(v: T): TtlValue<T> {
-    return { v, t: this.backend.nowMs() };
-  }
-}
-
-/** A single value per key: value state, and the base of reducing and aggregating state. */
-abstract class HeapSingleValueState<S> extends HeapState<S> {
-  protected getValue(): S | undefined {
-    const stored = this.raw();
-    if (this.ttl === undefined) return stored as S | undefined;
-    return this.unwrap(
-      stored as TtlValue<S> | undefined,
-      (w) => this.setRaw(w),
-      () => this.clear(),
-    );
-  }
-
-  protected setValue(value: S): void {
-    this.setRaw(this.ttl === undefined ? value : this.wrap(value));
-  }
-
-  getInternal(): unknown {
-    return this.getValue();
-  }
-
-  updateInternal(value: unknown): void {
-    if (value === undefined) this.clear();
-    else this.setValue(value as S);
-  }
-}
-
-class HeapValueState extends HeapSingleValueState<unknown> {
-  private readonly defaultValue: unknown;
-  constructor(b: HeapKeyedStateBackend, t: HeapStateTable, d: ValueStateDescriptor<unknown>) {
-    super(b, t, d);
-    this.defaultValue = d.defaultValue;
-  }
-  value(): unknown {
-    const v = this.getValue();
-    return v === undefined ? this.defaultValue : v;
-  }
-  update(value: unknown): void {
-    if (value === undefined) {
-      this.clear();
-      return;
-    }
-    this.check(value);
-    this.setValue(value);
-  }
-}
-
-class HeapReducingState extends HeapSingleValueState<unknown> {
-  private readonly reduce: (a: unknown, b: unknown) => unknown;
-  constructor(b: HeapKeyedStateBackend, t: HeapStateTable, d: ReducingStateDescriptor<unknown>) {
-    super(b, t, d);
-    this.reduce = d.reduce;
-  }
-  get(): unknown {
-    return this.getValue();
-  }
-  add(value: unknown): void {
-    const current = this.getValue();
-    const next = current === undefined ? value : this.reduce(current, value);
-    this.check(next);
-    this.setValue(next);
-  }
-}
-
-class HeapAggregatingState extends HeapSingleValueState<unknown> {
-  private readonly agg: AggregatingStateDescriptor<unknown, unknown, unknown>['aggregate'];
-  constructor(b: HeapKeyedStateBackend, t: HeapStateTable, d: AggregatingStateDescriptor<unknown, unknown, unknown>) {
-    super(b, t, d);
-    this.agg = d.aggregate;
-  }
-  get(): unknown {
-    const acc = this.getValue();
-    return acc === undefined ? undefined : this.agg.getResult(acc);
-  }
-  add(value: unknown): void {
-    const acc = this.getValue();
-    const next = this.agg.add(value, acc === undefined ? this.agg.createAccumulator() : acc);
-    this.check(next);
-    this.setValue(next);
-  }
-}
-
-class HeapListState extends HeapState<unknown> {
-  constructor(b: HeapKeyedStateBackend, t: HeapStateTable, d: ListStateDescriptor<unknown>) {
-    super(b, t, d);
-  }
-  get(): readonly unknown[] {
-    const stored = this.raw() as unknown[] | undefined;
-    if (stored === undefined) return [];
-    if (this.ttl === undefined) return stored;
-    const now = this.backend.nowMs();
-    const ttl = this.ttl;
-    const live = (stored as TtlValue<unknown>[]).filter((e) => ttl.returnExpired || !isExpired(ttl, e, now));
-    if (live.length !== stored.length) {
-      if (live.length === 0) this.clear();
-      else this.setRaw(live);
-    }
-    if (ttl.refreshOnRead && live.length > 0) this.setRaw(live.map((e) => ({ v: e.v, t: now })));
-    return live.map((e) => e.v);
-  }
-  private checkElement(value: unknown): void {
-    if (value === undefined || value === null) throw new Error(`cannot add ${value} to list state '${this.table.name}'`);
-    this.check(value);
-  }
-  add(value: unknown): void {
-    this.checkElement(value);
-    this.append([value]);
-  }
-  /** All or nothing: a bad element leaves the list as it was. */
-  addAll(values: readonly unknown[]): void {
-    for (const v of values) this.checkElement(v);
-    this.append(values);
-  }
-  private append(values: readonly unknown[]): void {
-    if (values.length === 0) return;
-    const elements = this.ttl === undefined ? values : values.map((v) => this.wrap(v));
-    const stored = this.raw() as unknown[] | undefined;
-    if (stored === undefined) this.setRaw([...elements]);
-    else {
-      for (const e of elements) stored.push(e);
-      this.markChanged();
-    }
-  }
-  getInternal(): unknown {
-    const values = this.get();
-    return values.length === 0 ? undefined : values;
-  }
-  updateInternal(value: unknown): void {
-    this.update((value as unknown[] | undefined) ?? []);
-  }
-  /** All or nothing: a bad element leaves the list as it was. */
-  update(values: readonly unknown[]): void {
-    for (const v of values) this.checkElement(v);
-    const copy = [...values];
-    this.clear();
-    this.append(copy);
-  }
-}
-
-class HeapMapState extends HeapState<unknown> {
-  private readonly keySerializer: TypeSerializer<unknown>;
-  constructor(b: HeapKeyedStateBackend, t: HeapStateTable, d: MapStateDescriptor<unknown, unknown>) {
-    super(b, t, d);
-    this.keySerializer = serializerOr(d.keySerializer);
-  }
-  private map(create: boolean): Map<unknown, unknown> | undefined {
-    let m = this.raw() as Map<unknown, unknown> | undefined;
-    if (m === undefined && create) {
-      m = new Map();
-      this.setRaw(m);
-    }
-    return m;
-  }
-  private live(m: Map<unknown, unknown>, k: unknown, stored: unknown): unknown {
-    if (this.ttl === undefined) return stored;
-    return this.unwrap(
-      stored as TtlValue<unknown> | undefined,
-      (w) => {
-        m.set(k, w);
-        this.markChanged();
-      },
-      () => {
-        m.delete(k);
-        this.markChanged();
-        if (m.size === 0 && this.raw() === m) this.clear();
-      },
-    );
-  }
-  get(key: unknown): unknown {
-    const m = this.map(false);
-    if (m === undefined) return undefined;
-    return this.live(m, key, m.get(key));
-  }
-  put(key: unknown, value: unknown): void {
-    this.check(key, this.keySerializer, ' (map key)');
-    this.check(value);
-    this.map(true)!.set(key, this.ttl === undefined ? value : this.wrap(value));
-    this.markChanged();
-  }
-  putAll(entries: Iterable<readonly [unknown, unknown]>): void {
-    for (const [k, v] of entries) this.put(k, v);
-  }
-  remove(key: unknown): void {
-    const m = this.map(false);
-    if (m === undefined) return;
-    m.delete(key);
-    this.markChanged();
-    if (m.size === 0) this.clear();
-  }
-  contains(key: unknown): boolean {
-    return this.get(key) !== undefined;
-  }
-  *entries(): IterableIterator<[unknown, unknown]> {
-    const m = this.map(false);
-    if (m === undefined) return;
-    for (const [k, stored] of [...m]) {
-      const v = this.live(m, k, stored);
-      if (v !== undefined) yield [k, v];
-    }
-  }
-  *keys(): IterableIterator<unknown> {
-    for (const [k] of this.entries()) yield k;
-  }
-  *values(): IterableIterator<unknown> {
-    for (const [, v] of this.entries()) yield v;
-  }
-  isEmpty(): boolean {
-    return this.entries().next().done === true;
-  }
-  getInternal(): unknown {
-    const m = this.map(false);
-    return m === undefined ? undefined : new Map(this.entries());
-  }
-  updateInternal(value: unknown): void {
-    this.clear();
-    if (value !== undefined) this.putAll(value as Map<unknown, unknown>);
   }
 }

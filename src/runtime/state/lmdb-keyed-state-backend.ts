@@ -11,7 +11,7 @@ import { captureTimers } from './timer-snapshot.js';
 import { assignToKeyGroup, keyGroupRangeContains, keyGroupRangeSize, ownedKeyGroup, type KeyGroupRange, type KeyType } from './key-group.js';
 import type { InternalState, KeyedStateBackend, SnapshotRequest } from './keyed-state-backend.js';
 import { decodeKey, decodeTimerGroup, packGroup, snapshotBytes, unpackGroup, type KeyedStateSnapshot, type StateSnapshot } from './keyed-state-snapshot.js';
-import { createCachedState } from './lmdb-state-handles.js';
+import { createStateHandle } from './state-handles.js';
 import { STATE_ID_MAX, decodeStateKey, encodeStateKey, packStoredValue, stateKeyPrefix, unpackStoredValue } from './lmdb-state-keys.js';
 import { WriteBackCache, type CachedStateTable } from './lmdb-write-back-cache.js';
 import { stateCodec } from './state-codec.js';
@@ -55,6 +55,8 @@ const RESTORE_ENTRIES_PER_TXN = 50_000;
 export class LmdbKeyedStateBackend implements KeyedStateBackend {
   currentKey: KeyType = '';
   currentKeyGroup = -1;
+  /** Read by state handles: the write-back cache is addressed by key group. */
+  currentSlot = -1;
   readonly path: string;
   private readonly db: RootDatabase<Buffer, Buffer>;
   private readonly cache: WriteBackCache;
@@ -96,6 +98,7 @@ export class LmdbKeyedStateBackend implements KeyedStateBackend {
     const kg = ownedKeyGroup(key, this.keyGroupRange, this.maxParallelism);
     this.currentKey = key;
     this.currentKeyGroup = kg;
+    this.currentSlot = kg;
   }
 
   getCurrentKey(): KeyType {
@@ -124,7 +127,7 @@ export class LmdbKeyedStateBackend implements KeyedStateBackend {
     }
     const st = restored ?? this.addStoredState(descriptor.name, descriptor.kind, namespaced);
     const table = this.cache.table(st.name, st.stateId, namespaced, stateCodec(descriptor));
-    const handle = createCachedState(this, table, descriptor);
+    const handle = createStateHandle(this, table, descriptor);
     this.handles.set(descriptor.name, { descriptor, handle, table });
     return handle;
   }

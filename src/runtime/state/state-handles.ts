@@ -9,45 +9,58 @@ import type {
 } from '../../api/state-descriptors.js';
 import type { KeyType } from './key-group.js';
 import type { InternalState } from './keyed-state-backend.js';
-import type { CachedStateTable } from './lmdb-write-back-cache.js';
 import { serializerOr, type TypeSerializer } from './serializer.js';
 import { isExpired, resolveTtl, type ResolvedTtl, type TtlValue } from './ttl.js';
 
 /** What a state handle reads from its backend on every access. */
 export interface KeyContext {
   readonly currentKey: KeyType;
-  readonly currentKeyGroup: number;
+  /** Where the current key's entries are in the backend's table (its key group, or its index in the range); -1: no current key. */
+  readonly currentSlot: number;
   nowMs(): number;
 }
 
 /**
- * State handles of the lmdb backend, with the heap backend's semantics (the conformance suite
- * runs both). They work on the stored form through the write-back cache; an object changed in
- * place is written back with `put`, so the change reaches the store.
+ * The entries of one keyed state in a backend: by slot (see KeyContext), key and namespace.
+ * The heap backend's table holds objects; the lmdb backend's is its write-back cache.
  */
-export function createCachedState(ctx: KeyContext, table: CachedStateTable, d: KeyedStateDescriptor): InternalState {
+export interface StateTable {
+  readonly name: string;
+  get(slot: number, key: KeyType, namespace: number): unknown;
+  put(slot: number, key: KeyType, namespace: number, value: unknown): void;
+  remove(slot: number, key: KeyType, namespace: number): void;
+}
+
+/**
+ * The state handles of every keyed state backend (value, list, map, reducing, aggregating, with
+ * TTL as Flink's TTL decorator): one implementation over `StateTable`, so the backends differ
+ * only in where entries live (the conformance suite runs them all). An object changed in place
+ * (a list appended to, a map) is written back with `put`, which is how a backend learns of the
+ * change (the lmdb cache marks it dirty, an incremental snapshot marks the key changed).
+ */
+export function createStateHandle(ctx: KeyContext, table: StateTable, d: KeyedStateDescriptor): InternalState {
   switch (d.kind) {
     case 'value':
-      return new CachedValueState(ctx, table, d);
+      return new ValueStateHandle(ctx, table, d);
     case 'list':
-      return new CachedListState(ctx, table, d);
+      return new ListStateHandle(ctx, table, d);
     case 'map':
-      return new CachedMapState(ctx, table, d);
+      return new MapStateHandle(ctx, table, d);
     case 'reducing':
-      return new CachedReducingState(ctx, table, d);
+      return new ReducingStateHandle(ctx, table, d);
     case 'aggregating':
-      return new CachedAggregatingState(ctx, table, d);
+      return new AggregatingStateHandle(ctx, table, d);
   }
 }
 
-abstract class CachedState<S> {
+abstract class KeyedStateHandle<S> {
   protected namespace = 0;
   protected readonly ttl: ResolvedTtl | undefined;
   protected readonly serializer: TypeSerializer<S>;
 
   constructor(
     protected readonly ctx: KeyContext,
-    protected readonly table: CachedStateTable,
+    protected readonly table: StateTable,
     descriptor: { name: string; serializer?: TypeSerializer<S> | undefined; ttl?: StateTtlConfig | undefined },
   ) {
     this.ttl = resolveTtl(descriptor.ttl);
@@ -58,22 +71,22 @@ abstract class CachedState<S> {
     this.namespace = namespace;
   }
 
-  private keyGroup(): number {
-    const kg = this.ctx.currentKeyGroup;
-    if (kg < 0) throw new Error(`state '${this.table.name}' accessed outside a keyed context (no current key)`);
-    return kg;
+  private slot(): number {
+    const slot = this.ctx.currentSlot;
+    if (slot < 0) throw new Error(`state '${this.table.name}' accessed outside a keyed context (no current key)`);
+    return slot;
   }
 
   protected raw(): unknown {
-    return this.table.get(this.keyGroup(), this.ctx.currentKey, this.namespace);
+    return this.table.get(this.slot(), this.ctx.currentKey, this.namespace);
   }
 
   protected setRaw(value: unknown): void {
-    this.table.put(this.keyGroup(), this.ctx.currentKey, this.namespace, value);
+    this.table.put(this.slot(), this.ctx.currentKey, this.namespace, value);
   }
 
   clear(): void {
-    this.table.remove(this.keyGroup(), this.ctx.currentKey, this.namespace);
+    this.table.remove(this.slot(), this.ctx.currentKey, this.namespace);
   }
 
   protected check(value: S, serializer: TypeSerializer<S> = this.serializer, what = ''): void {
@@ -84,7 +97,12 @@ abstract class CachedState<S> {
     }
   }
 
-  /** Unwraps a TTL value exactly as the heap backend does (Flink's TTL decorator). */
+  /**
+   * Unwraps a TTL value; undefined when expired and not to be returned. As Flink's TTL
+   * decorator: an expired entry is removed (`drop`) by the access that finds it, and may be
+   * returned that one time with ReturnExpiredIfNotCleanedUp; a live one is refreshed on read
+   * with OnReadAndWrite.
+   */
   protected unwrap<T>(stored: TtlValue<T> | undefined, rewrap: (v: TtlValue<T>) => void, drop: () => void): T | undefined {
     if (stored === undefined) return undefined;
     const ttl = this.ttl!;
@@ -102,7 +120,7 @@ abstract class CachedState<S> {
   }
 }
 
-abstract class CachedSingleValueState<S> extends CachedState<S> {
+abstract class SingleValueStateHandle<S> extends KeyedStateHandle<S> {
   protected getValue(): S | undefined {
     const stored = this.raw();
     if (this.ttl === undefined) return stored as S | undefined;
@@ -127,9 +145,9 @@ abstract class CachedSingleValueState<S> extends CachedState<S> {
   }
 }
 
-class CachedValueState extends CachedSingleValueState<unknown> {
+class ValueStateHandle extends SingleValueStateHandle<unknown> {
   private readonly defaultValue: unknown;
-  constructor(ctx: KeyContext, t: CachedStateTable, d: ValueStateDescriptor<unknown>) {
+  constructor(ctx: KeyContext, t: StateTable, d: ValueStateDescriptor<unknown>) {
     super(ctx, t, d);
     this.defaultValue = d.defaultValue;
   }
@@ -147,9 +165,9 @@ class CachedValueState extends CachedSingleValueState<unknown> {
   }
 }
 
-class CachedReducingState extends CachedSingleValueState<unknown> {
+class ReducingStateHandle extends SingleValueStateHandle<unknown> {
   private readonly reduce: (a: unknown, b: unknown) => unknown;
-  constructor(ctx: KeyContext, t: CachedStateTable, d: ReducingStateDescriptor<unknown>) {
+  constructor(ctx: KeyContext, t: StateTable, d: ReducingStateDescriptor<unknown>) {
     super(ctx, t, d);
     this.reduce = d.reduce;
   }
@@ -164,9 +182,9 @@ class CachedReducingState extends CachedSingleValueState<unknown> {
   }
 }
 
-class CachedAggregatingState extends CachedSingleValueState<unknown> {
+class AggregatingStateHandle extends SingleValueStateHandle<unknown> {
   private readonly agg: AggregatingStateDescriptor<unknown, unknown, unknown>['aggregate'];
-  constructor(ctx: KeyContext, t: CachedStateTable, d: AggregatingStateDescriptor<unknown, unknown, unknown>) {
+  constructor(ctx: KeyContext, t: StateTable, d: AggregatingStateDescriptor<unknown, unknown, unknown>) {
     super(ctx, t, d);
     this.agg = d.aggregate;
   }
@@ -182,8 +200,8 @@ class CachedAggregatingState extends CachedSingleValueState<unknown> {
   }
 }
 
-class CachedListState extends CachedState<unknown> {
-  constructor(ctx: KeyContext, t: CachedStateTable, d: ListStateDescriptor<unknown>) {
+class ListStateHandle extends KeyedStateHandle<unknown> {
+  constructor(ctx: KeyContext, t: StateTable, d: ListStateDescriptor<unknown>) {
     super(ctx, t, d);
   }
   get(): readonly unknown[] {
@@ -241,9 +259,9 @@ class CachedListState extends CachedState<unknown> {
 }
 
 /** A map state's entries of one (key, namespace) are stored together, as one Map. */
-class CachedMapState extends CachedState<unknown> {
+class MapStateHandle extends KeyedStateHandle<unknown> {
   private readonly keySerializer: TypeSerializer<unknown>;
-  constructor(ctx: KeyContext, t: CachedStateTable, d: MapStateDescriptor<unknown, unknown>) {
+  constructor(ctx: KeyContext, t: StateTable, d: MapStateDescriptor<unknown, unknown>) {
     super(ctx, t, d);
     this.keySerializer = serializerOr(d.keySerializer);
   }
