@@ -1,20 +1,25 @@
-import { spawn, type ChildProcess, execFile } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { StreamExecutionEnvironment } from '../src/index.js';
 import { CollectSink } from '../src/connectors/collect-sink.js';
-import { KafkaCluster, sleep } from '../src/connectors/kafka/kafka-cluster.js';
 import { KafkaSource } from '../src/connectors/kafka/kafka-source.js';
-import { RecordSender } from '../src/connectors/kafka/record-sender.js';
 import { seededRandom } from '../src/testing/seeded-random.js';
 import { countReference } from './support/counting-job.js';
 import { compareMultisets } from './support/txn-store-sink.js';
 import { readTopicWithJavaConsumer } from './services/kafka-broker.js';
 import { createTopics, uniqueTopic } from './services/kafka-test-client.js';
+import {
+  cancelJob as cancel,
+  ClusterProcesses,
+  execFileAsync as run,
+  freePort,
+  jobState,
+  producePaced as producePacedTo,
+  restGet as get,
+  SLUICE_BIN as BIN,
+  sleep,
+  submitJob,
+} from './support/cluster-processes.js';
 
 /**
  * Kafka -> keyed count -> Kafka exactly-once on a cluster of real processes (a JobManager and
@@ -25,103 +30,22 @@ import { createTopics, uniqueTopic } from './services/kafka-test-client.js';
  */
 
 const brokers = inject('kafka');
-const run = promisify(execFile);
-const BIN = join(import.meta.dirname, '..', 'bin', 'sluice.js');
 const JOB = join(import.meta.dirname, 'fixtures', 'kafka', 'keyed-count-kafka-job.ts');
 const KEYS = 7;
 const INPUT_PARTITIONS = 4;
 
-const processes: ChildProcess[] = [];
-const dirs: string[] = [];
-const tempDir = (): string => {
-  const d = mkdtempSync(join(tmpdir(), 'sluice-kafka-cluster-'));
-  dirs.push(d);
-  return d;
-};
-
-afterAll(async () => {
-  for (const p of processes) {
-    if (p.exitCode === null && p.signalCode === null) {
-      p.kill('SIGTERM');
-      const exited = await Promise.race([new Promise((r) => p.once('exit', r)).then(() => true), sleep(5000).then(() => false)]);
-      if (!exited) p.kill('SIGKILL');
-    }
-  }
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
-});
-
-/** Starts `sluice <args>` and resolves with the first match of `ready` in its output. */
-function start(args: string[], ready: RegExp): Promise<{ child: ChildProcess; match: RegExpExecArray; output: () => string }> {
-  const child = spawn(process.execPath, [BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-  processes.push(child);
-  let out = '';
-  return new Promise((resolve, reject) => {
-    let done = false;
-    const onData = (d: Buffer): void => {
-      out = (out + d.toString()).slice(-20_000);
-      const m = ready.exec(out);
-      if (m !== null && !done) {
-        done = true;
-        resolve({ child, match: m, output: () => out });
-      }
-    };
-    child.stdout!.on('data', onData);
-    child.stderr!.on('data', onData);
-    child.once('exit', (code) => reject(new Error(`sluice ${args[0]} exited (${code}):\n${out}`)));
-  });
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
-
-async function get<T>(rest: string, path: string): Promise<T> {
-  return (await (await fetch(`http://${rest}${path}`)).json()) as T;
-}
-
-async function jobState(rest: string, jobId: string): Promise<string> {
-  const jobs = await get<{ jobs: { id: string; status: string }[] }>(rest, '/jobs');
-  return jobs.jobs.find((j) => j.id === jobId)?.status ?? '';
-}
+const cluster = new ClusterProcesses('sluice-kafka-cluster-');
+const tempDir = (): string => cluster.tempDir();
+const start = (args: string[], ready: RegExp) => cluster.start(args, ready);
+afterAll(() => cluster.cleanUp());
 
 /** Submits the fixture job; resolves with its id. */
-async function submit(rest: string, input: string, output: string, extra: readonly string[] = []): Promise<string> {
-  const { stdout } = await run(process.execPath, [
-    BIN, 'run', '--jobmanager', rest, '--detached', '--no-typecheck', '-p', '2',
-    '-D', 'execution.checkpointing.interval=200',
-    '-D', 'restart-strategy.type=fixed-delay', '-D', 'restart-strategy.fixed-delay.attempts=200', '-D', 'restart-strategy.fixed-delay.delay=200 ms',
-    ...extra,
-    JOB, brokers.bootstrap, input, output, String(KEYS),
-  ]);
-  return stdout.trim().split('\n').at(-1)!.trim();
-}
+const submit = (rest: string, input: string, output: string, extra: readonly string[] = []): Promise<string> =>
+  submitJob(rest, JOB, [brokers.bootstrap, input, output, String(KEYS)], extra);
 
 /** Writes numbers [from, to) to the input topic (acks=all), `perSecond` records a second. */
-async function producePaced(topic: string, from: number, to: number, perSecond: number): Promise<void> {
-  const cluster = new KafkaCluster({ bootstrapServers: brokers.bootstrap });
-  try {
-    await cluster.topic(topic);
-    const sender = new RecordSender(cluster, { batchRecordsMax: 1000, compression: 'none', produceTimeoutMs: 30_000 });
-    const t0 = Date.now();
-    for (let i = from; i < to; i++) {
-      await sender.add({ topic, partition: i % INPUT_PARTITIONS, value: Buffer.from(String(i)), timestamp: BigInt(Date.now()) });
-      if ((i - from) % 100 === 99) {
-        await sender.flush();
-        const due = t0 + ((i - from + 1) / perSecond) * 1000;
-        if (due > Date.now()) await sleep(due - Date.now());
-      }
-    }
-    await sender.flush();
-  } finally {
-    await cluster.close();
-  }
-}
+const producePaced = (topic: string, from: number, to: number, perSecond: number): Promise<void> =>
+  producePacedTo(brokers.bootstrap, topic, from, to, perSecond, INPUT_PARTITIONS);
 
 /** The committed output so far (read_committed, read by a local bounded job up to the current end). */
 async function committedCount(topic: string): Promise<number> {
@@ -143,12 +67,6 @@ async function waitForOutput(rest: string, jobId: string, topic: string, expecte
     await sleep(300);
   }
   return n;
-}
-
-async function cancel(rest: string, jobId: string): Promise<void> {
-  await fetch(`http://${rest}/jobs/${jobId}?mode=cancel`, { method: 'PATCH' });
-  const deadline = Date.now() + 20_000;
-  while (Date.now() < deadline && !['CANCELED', 'FAILED', 'FINISHED'].includes(await jobState(rest, jobId))) await sleep(100);
 }
 
 async function checkExact(output: string, records: number, label: string): Promise<void> {
