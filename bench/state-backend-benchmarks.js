@@ -129,8 +129,8 @@ async function incrementalStep() {
   };
   const full = await checkpoint(1);
   const chain = [full.handle];
-  let seed = 42;
-  const rand = () => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648);
+  const { seededRandom } = await import('../dist/testing/seeded-random.js');
+  const rand = seededRandom(42);
   const rounds = [];
   for (let round = 1; round <= INCR.rounds; round++) {
     const changed = new Set();
