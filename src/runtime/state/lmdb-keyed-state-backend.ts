@@ -166,9 +166,15 @@ export class LmdbKeyedStateBackend implements KeyedStateBackend {
    */
   snapshot(request?: SnapshotRequest): () => Promise<KeyedStateSnapshot> {
     this.checkOpen();
-    this.cache.flush();
+    // With change tracking on, a snapshot that may be a delta takes the cache's dirty entries as
+    // they are instead of writing them to the store first (random writes into a large store are
+    // what would make the synchronous part slow).
+    const tracking = this.increments !== undefined && (request?.incremental === true || request?.changelog !== undefined);
+    const fromCache = tracking ? this.cache.captureDirty() : undefined;
+    if (!tracking) this.cache.flush();
     const plan = this.planSnapshot(request);
     const delta = plan.kind === 'delta' ? { base: plan.baseCheckpointId, upto: request!.checkpointId } : undefined;
+    if (delta === undefined && tracking) this.cache.flush(); // a full snapshot scans the store
     const changed = delta === undefined ? undefined : this.storeChanges!.since(delta.base, delta.upto);
     const txn = this.db.useReadTransaction();
     this.openSnapshots.add(txn);
@@ -194,7 +200,7 @@ export class LmdbKeyedStateBackend implements KeyedStateBackend {
             out.push({ name: st.name, kind: st.kind, namespaced: st.namespaced, groups });
           }
         } else {
-          out = await this.encodeDelta(txn, states, changed);
+          out = await this.encodeDelta(txn, states, changed, fromCache!);
         }
       } finally {
         if (this.openSnapshots.delete(txn)) txn.done();
@@ -213,7 +219,12 @@ export class LmdbKeyedStateBackend implements KeyedStateBackend {
   }
 
   /** The changed entries of every state, key group by key group, read in the snapshot's view. */
-  private async encodeDelta(txn: Transaction, states: readonly StoredState[], changed: (groupIndex: number) => ReadonlySet<string>): Promise<StateSnapshot[]> {
+  private async encodeDelta(
+    txn: Transaction,
+    states: readonly StoredState[],
+    changed: (groupIndex: number) => ReadonlySet<string>,
+    fromCache: ReadonlyMap<string, Buffer | undefined>,
+  ): Promise<StateSnapshot[]> {
     const byId = new Map(states.map((st) => [st.stateId, { st, groups: new Map<number, Uint8Array>() }]));
     const start = this.keyGroupRange.startKeyGroup;
     for (let kg = start; kg <= this.keyGroupRange.endKeyGroup; kg++) {
@@ -227,7 +238,8 @@ export class LmdbKeyedStateBackend implements KeyedStateBackend {
         let d = perState.get(s.st.stateId);
         if (d === undefined) perState.set(s.st.stateId, (d = [new Map(), [], []]));
         const [rk, ns] = decodeStateKey(key, s.st.namespaced);
-        const stored = this.db.get(key, { transaction: txn });
+        // Dirty in the cache at the snapshot: the cache has the value; else the store's view.
+        const stored = fromCache.has(k) ? fromCache.get(k) : this.db.get(key, { transaction: txn });
         if (stored === undefined) {
           if (s.st.namespaced) d[2].push([rk, ns]);
           else d[1].push(rk);

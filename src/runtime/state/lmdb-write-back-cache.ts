@@ -13,6 +13,10 @@ interface Slot {
   hot: boolean;
   /** The store holds an entry for it (so removing it needs a write; an entry created and removed in the cache needs none). */
   inStore: boolean;
+  /** Changed since an incremental snapshot last captured it (or since it was flushed): a change to track. */
+  changed: boolean;
+  /** What the last capture encoded (store key, stored form), reused while the entry does not change. */
+  captured?: { readonly key: string; readonly value: Buffer | undefined } | undefined;
   readonly keyGroup: number;
 }
 
@@ -43,7 +47,7 @@ export class CachedStateTable {
       return slot.value;
     }
     const value = this.cache.read(keyGroup, this, key, namespace);
-    this.insert(key, namespace, { value, dirty: false, hot: true, inStore: value !== undefined, keyGroup });
+    this.insert(key, namespace, { value, dirty: false, hot: true, inStore: value !== undefined, changed: false, keyGroup });
     return value;
   }
 
@@ -52,6 +56,7 @@ export class CachedStateTable {
     if (slot !== undefined) {
       slot.value = value;
       slot.hot = true;
+      slot.changed = true;
       if (!slot.dirty) {
         slot.dirty = true;
         this.cache.dirtyCount++;
@@ -59,7 +64,7 @@ export class CachedStateTable {
       return;
     }
     // Not read before: whether the store has it is unknown, so a removal is written.
-    this.insert(key, namespace, { value, dirty: true, hot: true, inStore: true, keyGroup });
+    this.insert(key, namespace, { value, dirty: true, hot: true, inStore: true, changed: true, keyGroup });
     this.cache.dirtyCount++;
   }
 
@@ -85,17 +90,34 @@ export class CachedStateTable {
     this.cache.size++;
   }
 
-  /** Calls `write` for every dirty entry and marks it clean. */
-  drainDirty(write: (keyGroup: number, key: KeyType, namespace: number | undefined, value: unknown) => void): void {
-    const visit = (key: KeyType, ns: number | undefined, slot: Slot): void => {
-      if (!slot.dirty) return;
-      if (slot.value !== undefined || slot.inStore) write(slot.keyGroup, key, ns, slot.value);
+  /** Calls `write` for every dirty entry (with whether it changed since it was last captured) and marks it clean. */
+  drainDirty(write: (keyGroup: number, key: KeyType, namespace: number | undefined, value: unknown, changed: boolean) => void): void {
+    this.visitDirty((key, ns, slot) => {
+      if (slot.value !== undefined || slot.inStore) write(slot.keyGroup, key, ns, slot.value, slot.changed);
       slot.inStore = slot.value !== undefined;
       slot.dirty = false;
-    };
+      slot.changed = false;
+      slot.captured = undefined;
+    });
+  }
+
+  /**
+   * Calls `capture` for every dirty entry (its value is not in the store yet), with whether it
+   * changed since it was last captured; it counts as captured afterwards. The entries stay dirty.
+   */
+  captureDirty(encode: (keyGroup: number, key: KeyType, namespace: number | undefined, value: unknown) => { key: string; value: Buffer | undefined }, capture: (keyGroup: number, entry: { readonly key: string; readonly value: Buffer | undefined }, changed: boolean) => void): void {
+    this.visitDirty((key, ns, slot) => {
+      if (slot.changed || slot.captured === undefined) slot.captured = encode(slot.keyGroup, key, ns, slot.value);
+      capture(slot.keyGroup, slot.captured, slot.changed);
+      slot.changed = false;
+    });
+  }
+
+  private visitDirty(visit: (key: KeyType, ns: number | undefined, slot: Slot) => void): void {
     for (const [key, s] of this.slots) {
-      if (!this.namespaced) visit(key, undefined, s as Slot);
-      else for (const [ns, slot] of s as Map<number, Slot>) visit(key, ns, slot);
+      if (!this.namespaced) {
+        if ((s as Slot).dirty) visit(key, undefined, s as Slot);
+      } else for (const [ns, slot] of s as Map<number, Slot>) if (slot.dirty) visit(key, ns, slot);
     }
   }
 
@@ -168,18 +190,41 @@ export class WriteBackCache {
     if (this.size > this.entriesMax / 2) for (const t of this.tables) this.size -= t.sweep(true);
   }
 
+  /**
+   * The synchronous point of an incremental snapshot, without writing to the store: the stored
+   * form of every dirty entry by store key (latin1), undefined for a removal. Entries changed
+   * since the last capture are marked in `changes` (the generation being sealed), so the
+   * snapshot and later deltas over older checkpoints know them.
+   */
+  captureDirty(): Map<string, Buffer | undefined> {
+    const out = new Map<string, Buffer | undefined>();
+    const changes = this.changes;
+    for (const t of this.tables) {
+      t.captureDirty(
+        (kg, key, ns, value) => ({ key: encodeStateKey(kg, t.stateId, key, ns).toString('latin1'), value: value === undefined ? undefined : packStoredValue(t.codec.encode(value)) }),
+        (kg, entry, changed) => {
+          out.set(entry.key, entry.value);
+          if (changes !== null && changed) changes.mark(kg - this.startKeyGroup, entry.key);
+        },
+      );
+    }
+    return out;
+  }
+
   /** Writes every dirty entry in one transaction, keys in order (LMDB pages are then touched once each). */
   flush(): void {
     if (this.dirtyCount === 0) return;
     const writes: PendingWrite[] = [];
+    const changes = this.changes;
     for (const t of this.tables) {
-      t.drainDirty((kg, key, ns, value) => {
-        writes.push({ key: encodeStateKey(kg, t.stateId, key, ns), value: value === undefined ? undefined : packStoredValue(t.codec.encode(value)) });
+      t.drainDirty((kg, key, ns, value, changed) => {
+        const w = { key: encodeStateKey(kg, t.stateId, key, ns), value: value === undefined ? undefined : packStoredValue(t.codec.encode(value)) };
+        writes.push(w);
+        // An entry an incremental snapshot captured from the cache, unchanged since, is no new change.
+        if (changes !== null && changed) changes.mark(kg - this.startKeyGroup, w.key.toString('latin1'));
       });
     }
     writes.sort((a, b) => Buffer.compare(a.key, b.key));
-    const changes = this.changes;
-    if (changes !== null) for (const w of writes) changes.mark(w.key.readUInt16BE(0) - this.startKeyGroup, w.key.toString('latin1'));
     this.db.transactionSync(() => {
       for (const w of writes) {
         if (w.value === undefined) this.db.removeSync(w.key);
