@@ -95,6 +95,7 @@ export class KeyedChangelog {
       },
     );
     this.sending.catch(() => {});
+    appended.catch(() => {}); // reported through `fail`; a periodic segment's caller does not wait for it
     return appended;
   }
 }
