@@ -23,10 +23,10 @@ export async function writeKeyedState(s: KeyedStateSnapshot, location: Checkpoin
   const offsets: number[] = [];
   let at = 0;
   for (let kg = startKeyGroup; kg <= endKeyGroup; kg++) {
-    const states: ([string, string, boolean, Uint8Array] | [string, string, boolean, Uint8Array, true])[] = [];
+    const states: [string, string, boolean, Uint8Array][] = [];
     for (const st of s.states) {
       const bytes = st.groups.get(kg);
-      if (bytes !== undefined) states.push(st.full === true ? [st.name, st.kind, st.namespaced, bytes, true] : [st.name, st.kind, st.namespaced, bytes]);
+      if (bytes !== undefined) states.push([st.name, st.kind, st.namespaced, bytes]);
     }
     const timers = s.timers.get(kg);
     offsets.push(at);
@@ -45,10 +45,10 @@ export async function writeKeyedState(s: KeyedStateSnapshot, location: Checkpoin
   return s.baseCheckpointId === undefined ? handle : { ...handle, baseCheckpointId: s.baseCheckpointId };
 }
 
-/** The key groups of `range` found in a handle, as a snapshot the heap backend restores from. */
 /** What restoring needs from storage: reading the bytes of a handle. */
 export type StateReader = Pick<CheckpointStorage, 'readStateHandle'>;
 
+/** The key groups of `range` found in a handle, as a snapshot a backend restores from (a delta stays a delta). */
 export async function readKeyedState(
   handle: KeyGroupsStateHandle,
   range: KeyGroupRange,
@@ -59,13 +59,13 @@ export async function readKeyedState(
   const slices = keyGroupSlices(handle, range).filter((s) => s.endByte > s.startByte);
   if (slices.length === 0) return undefined;
   const data = await storage.readStateHandle(handle.data, ref);
-  const states = new Map<string, { kind: string; namespaced: boolean; groups: Map<number, Uint8Array>; full?: true }>();
+  const states = new Map<string, { kind: string; namespaced: boolean; groups: Map<number, Uint8Array> }>();
   const timers = new Map<number, Uint8Array>();
   for (const slice of slices) {
-    const [entries, timerBytes] = packr.unpack(data.subarray(slice.startByte, slice.endByte)) as [[string, string, boolean, Uint8Array, true?][], Uint8Array | null];
-    for (const [name, kind, namespaced, bytes, full] of entries) {
+    const [entries, timerBytes] = packr.unpack(data.subarray(slice.startByte, slice.endByte)) as [[string, string, boolean, Uint8Array][], Uint8Array | null];
+    for (const [name, kind, namespaced, bytes] of entries) {
       let st = states.get(name);
-      if (st === undefined) states.set(name, (st = full === true ? { kind, namespaced, groups: new Map(), full } : { kind, namespaced, groups: new Map() }));
+      if (st === undefined) states.set(name, (st = { kind, namespaced, groups: new Map() }));
       st.groups.set(slice.keyGroup, bytes);
     }
     if (timerBytes !== null) timers.set(slice.keyGroup, timerBytes);

@@ -39,11 +39,6 @@ export class ChangedEntries<K> {
   drop(checkpointId: number): void {
     if (this.sealed.length > 0 && this.sealed[0]!.checkpointId <= checkpointId) this.sealed = this.sealed.filter((g) => g.checkpointId > checkpointId);
   }
-
-  /** Forgets every sealed generation (the next snapshot is full). */
-  clear(): void {
-    this.sealed = [];
-  }
 }
 
 function emptySets<K>(n: number): Set<K>[] {

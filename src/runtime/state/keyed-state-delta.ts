@@ -8,9 +8,8 @@ import { packGroup, unpackGroup, type KeyedStateSnapshot, type StateSnapshot } f
  * In a delta snapshot (`baseCheckpointId` set), a state's group is a packed
  * `[upserts, deletedKeys, deletedEntries]`: deleted keys are removed first (every namespace of
  * a namespaced key), then single (key, namespace) entries, then the upserts are written
- * (key -> value, or key -> namespace -> value). A state marked `full` inside a delta
- * snapshot replaces that state whole. Timers of a delta snapshot replace their key group's
- * timers (an empty group is `[null, null]`).
+ * (key -> value, or key -> namespace -> value). Timers of a delta snapshot replace their key
+ * group's timers (an empty group is `[null, null]`).
  */
 export type DeltaGroup = [upserts: Map<unknown, unknown>, deletedKeys: unknown[], deletedEntries: [unknown, number][]];
 
@@ -78,7 +77,7 @@ export function resolveDeltas(snapshots: readonly KeyedStateSnapshot[]): KeyedSt
     for (const st of snap.states) {
       let s = states.get(st.name);
       if (s === undefined) states.set(st.name, (s = { kind: st.kind, namespaced: st.namespaced, groups: new Map() }));
-      if (!delta || st.full === true) {
+      if (!delta) {
         // A full state: its groups within this snapshot's range replace what was there.
         for (const kg of [...s.groups.keys()]) if (kg >= snap.keyGroupRange.startKeyGroup && kg <= snap.keyGroupRange.endKeyGroup) s.groups.delete(kg);
         for (const [kg, bytes] of st.groups) s.groups.set(kg, bytes);

@@ -18,13 +18,6 @@ export interface KeyedStateSnapshot {
    * that completed checkpoint, in the format of keyed-state-delta.ts.
    */
   readonly baseCheckpointId?: number | undefined;
-  /**
-   * A piece of the state changelog (state.backend.changelog.enabled): appended to the
-   * operator subtask's log at the JobManager, which a checkpoint references up to its tail.
-   * Full = a materialization, which starts the log again; else `baseCheckpointId` is the log
-   * position it follows.
-   */
-  readonly changelog?: true | undefined;
 }
 
 export interface StateSnapshot {
@@ -32,8 +25,6 @@ export interface StateSnapshot {
   readonly kind: string;
   readonly namespaced: boolean;
   readonly groups: ReadonlyMap<number, Uint8Array>;
-  /** In a delta snapshot: this state is written whole (its groups replace the old ones), not as changes. */
-  readonly full?: boolean | undefined;
 }
 
 export type TimerRow = [domain: 0 | 1, timestampMs: number, key: KeyType, namespace: number];
@@ -83,14 +74,14 @@ export function encodeKeyedStateSnapshot(s: KeyedStateSnapshot): Uint8Array {
     s.formatVersion,
     s.maxParallelism,
     [s.keyGroupRange.startKeyGroup, s.keyGroupRange.endKeyGroup],
-    s.states.map((st) => [st.name, st.kind, st.namespaced, st.groups, st.full === true]),
+    s.states.map((st) => [st.name, st.kind, st.namespaced, st.groups]),
     s.timers,
     s.baseCheckpointId ?? null,
   ]);
 }
 
 export function decodeKeyedStateSnapshot(bytes: Uint8Array): KeyedStateSnapshot {
-  const o = packr.unpack(bytes) as [number, number, [number, number], [string, string, boolean, Map<number, Uint8Array>, boolean?][], Map<number, Uint8Array>, (number | null)?];
+  const o = packr.unpack(bytes) as [number, number, [number, number], [string, string, boolean, Map<number, Uint8Array>][], Map<number, Uint8Array>, (number | null)?];
   if (!Array.isArray(o) || o[0] !== 1) {
     throw new Error(`keyed state snapshot format version ${Array.isArray(o) ? o[0] : 'unknown'} is not supported (this Sluice reads version 1)`);
   }
@@ -98,7 +89,7 @@ export function decodeKeyedStateSnapshot(bytes: Uint8Array): KeyedStateSnapshot 
     formatVersion: 1,
     maxParallelism: o[1],
     keyGroupRange: { startKeyGroup: o[2][0], endKeyGroup: o[2][1] },
-    states: o[3].map(([name, kind, namespaced, groups, full]) => (full === true ? { name, kind, namespaced, groups, full } : { name, kind, namespaced, groups })),
+    states: o[3].map(([name, kind, namespaced, groups]) => ({ name, kind, namespaced, groups })),
     timers: o[4],
     ...(typeof o[5] === 'number' ? { baseCheckpointId: o[5] } : {}),
   };

@@ -5,10 +5,11 @@ import { keyGroupRangeForOperator, UPPER_BOUND_MAX_PARALLELISM, type KeyGroupRan
  * `parseCheckpointMetadata` checks every invariant; storage runs it on write (a violation
  * is a bug) and on read (a violation is corruption).
  *
- * Extension points: `StateHandle` and `KeyedStateHandle` are closed unions on `kind`;
- * incremental checkpoints will add a keyed handle kind whose files have `scope: 'shared'`
- * (reference-counted across checkpoints), changelog will add another kind. Bump
- * METADATA_FORMAT_VERSION when a field changes meaning.
+ * Extension points: `StateHandle` and `KeyedStateHandle` are closed unions on `kind`.
+ * Incremental checkpoints and the state changelog use key-group handles in chains (a full
+ * handle, then deltas with `baseCheckpointId`) whose files have `scope: 'shared'`
+ * (reference-counted across checkpoints). Bump METADATA_FORMAT_VERSION when a field changes
+ * meaning.
  */
 
 export const METADATA_FORMAT_VERSION = 1;

@@ -84,7 +84,7 @@ export class KeyedChangelog {
         this.loggedBytes += bytes;
         this.segmentsSinceMaterialization++;
       }
-      this.append(position, { ...s, changelog: true });
+      this.append(position, s);
       return position;
     })();
     this.sending = appended.then(
