@@ -812,6 +812,7 @@ import { InternalTimerService } from '../src/runtime/task/internal-timer-service
 import { ProcessingTimeService } from '../src/runtime/task/processing-time-service.js';
 import type { Clock } from '../src/runtime/task/clock.js';
 import type { KeyType } from '../src/runtime/state/key-group.js';
+import { packGroup } from '../src/runtime/state/keyed-state-snapshot.js';
 
 describe('timer queue', () => {
   it('fires in timestamp order, deduplicates, deletes, and keeps its size', () => {
@@ -895,6 +896,30 @@ describe('timer queue', () => {
     q.add(5, 'a', 0);
     q.fireUpTo(5, (t) => fired.push(t));
     expect(fired).toEqual([5, 5]);
+  });
+
+  it('a key group\'s timers survive encoding: numeric keys, mixed keys, and the earlier nested-map format', () => {
+    const rows = (q: TimerQueue) => [...q.entries()].map(([t, k, ns]) => `${t}|${typeof k}:${String(k)}|${ns}`).sort();
+    const cases: KeyType[][] = [
+      [1, 2.5, -0, 2 ** 53 - 1, 7],
+      [1, 'x', 2n, 'y', 3],
+    ];
+    for (const keys of cases) {
+      const q = new TimerQueue();
+      keys.forEach((k, i) => {
+        q.add(1_700_000_000_000 + i * 2000, k, i);
+        q.add(1_700_000_000_000, k, 9);
+      });
+      const bytes = q.encodeGroup(0)!;
+      const back = new TimerQueue();
+      back.addEncodedGroup(bytes);
+      expect(rows(back)).toEqual(rows(q));
+      expect(back.size).toBe(q.size);
+    }
+    const earlier = new TimerQueue();
+    earlier.addEncodedGroup(packGroup(new Map([[10, new Map<KeyType, number[]>([['a', [0, 1]], [3, [2]]])]])));
+    expect(rows(earlier)).toEqual(['10|number:3|2', '10|string:a|0', '10|string:a|1']);
+    expect(new TimerQueue().encodeGroup(0)).toBeUndefined();
   });
 });
 

@@ -4,6 +4,7 @@ import type { InFlightBatch } from '../runtime/checkpoint/subtask-state.js';
 import { createStatePackr } from '../runtime/state/serializer.js';
 import type { OperatorStateEntry } from '../runtime/state/operator-state-backend.js';
 import { unpackGroup } from '../runtime/state/keyed-state-snapshot.js';
+import { forEachEncodedTimer } from '../runtime/task/timer-queue.js';
 import { readKeyedState } from '../runtime/checkpoint/state-persistence.js';
 import { resolveDeltas } from '../runtime/state/keyed-state-delta.js';
 import { locateSnapshot, readSnapshotMetadata, readStateHandleInDirectory } from '../runtime/storage/snapshot-directory-reader.js';
@@ -307,12 +308,7 @@ function countTimers(bytes: Uint8Array): number {
   if (v.length === 2 && (v[0] === null || v[0] instanceof Uint8Array) && (v[1] === null || v[1] instanceof Uint8Array)) {
     for (const part of v as (Uint8Array | null)[]) {
       if (part === null) continue;
-      const group = unpackGroup(part);
-      if (!(group instanceof Map)) continue;
-      for (const byKey of group.values()) {
-        if (!(byKey instanceof Map)) continue;
-        for (const nss of byKey.values()) n += nss instanceof Set ? nss.size : Array.isArray(nss) ? nss.length : 1;
-      }
+      forEachEncodedTimer(part, () => n++);
     }
     return n;
   }
