@@ -40,10 +40,11 @@ const completedCheckpoints = (executor) => executor.checkpointStats.entries().fi
 
 const OVERHEAD = { parallelism: 2, intervalMs: 1000, warmupMs: 1500, measureMs: 5000 };
 
-async function throughputStep(checkpointMode) {
+async function throughputStep(checkpointMode, incremental = false) {
   const config = { 'parallelism.default': OVERHEAD.parallelism };
   let dir;
   if (checkpointMode !== 'none') {
+    config['execution.checkpointing.incremental'] = incremental;
     // q5's window state outgrows the 5 MB chunk limit of jobmanager storage within seconds.
     dir = mkdtempSync(join(tmpdir(), 'sluice-bench-chk-'));
     config['execution.checkpointing.interval'] = OVERHEAD.intervalMs;
@@ -77,6 +78,7 @@ async function throughputStep(checkpointMode) {
   const inWindow = done.filter((e) => e.triggerTimestampMs >= a.wall && e.latestAckTimestampMs <= b.wall);
   const out = {
     mode: checkpointMode,
+    incremental,
     eventsPerSecond: ((b.n - a.n) * 1000) / (b.t - a.t),
     measuredEvents: b.n - a.n,
     measuredSeconds: (b.t - a.t) / 1000,
@@ -104,7 +106,7 @@ async function throughputStep(checkpointMode) {
 
 function overheadBenchmark(mode) {
   return {
-    description: `Nexmark q5 (unbounded nexmarkSource, keyBy auction, sliding 10s/2s windows, max per window), parallelism ${OVERHEAD.parallelism} in one process; source records/s over ${OVERHEAD.measureMs / 1000} s after ${OVERHEAD.warmupMs / 1000} s warm-up, with ${mode} checkpoints every ${OVERHEAD.intervalMs} ms vs. without checkpointing; each in its own process`,
+    description: `Nexmark q5 (unbounded nexmarkSource, keyBy auction, sliding 10s/2s windows, max per window), parallelism ${OVERHEAD.parallelism} in one process; source records/s over ${OVERHEAD.measureMs / 1000} s after ${OVERHEAD.warmupMs / 1000} s warm-up, with ${mode} checkpoints every ${OVERHEAD.intervalMs} ms (full, and incremental beside it) vs. without checkpointing; each in its own process`,
     parallelism: OVERHEAD.parallelism,
     headline: ['throughputRatio'],
     target: { throughputRatio: '>= 0.95' },
@@ -116,13 +118,19 @@ function overheadBenchmark(mode) {
       measureMs: OVERHEAD.measureMs,
     },
     // Alternate the order between runs so drift (other load, thermal) does not favour one side.
-    steps: (run) => (run % 2 === 0 ? ['baseline', mode] : [mode, 'baseline']),
-    runStep: (step) => throughputStep(step === 'baseline' ? 'none' : step),
+    // The headline takes full checkpoints (Flink's default); the same with incremental ones
+    // (execution.checkpointing.incremental) is reported beside it.
+    steps: (run) => (run % 2 === 0 ? ['baseline', mode, `${mode}-incremental`] : [`${mode}-incremental`, mode, 'baseline']),
+    runStep: (step) => (step === 'baseline' ? throughputStep('none') : throughputStep(mode, step.endsWith('-incremental'))),
     metrics: (samples) => {
       const base = samples.baseline;
       const cp = samples[mode];
+      const inc = samples[`${mode}-incremental`];
       return {
         throughputRatio: cp.eventsPerSecond / base.eventsPerSecond,
+        throughputRatioIncremental: inc.eventsPerSecond / base.eventsPerSecond,
+        eventsPerSecondWithIncrementalCheckpoints: Math.round(inc.eventsPerSecond),
+        checkpointDurationMsP50Incremental: percentile(inc.checkpointDurationsMs, 50),
         eventsPerSecondWithCheckpoints: Math.round(cp.eventsPerSecond),
         eventsPerSecondWithoutCheckpoints: Math.round(base.eventsPerSecond),
         throughputRatioPerCpuSecond: cp.eventsPerCpuSecond / base.eventsPerCpuSecond,

@@ -126,7 +126,7 @@ if (rows.length > 0) {
 if (checkpointRows.length > 0) {
   const num = (v) => (Math.abs(v) >= 1000 ? fmt(v) : String(Math.round(v * 1000) / 1000));
   const detail = {
-    'checkpoint-overhead': (m) => `${fmt(m.eventsPerSecondWithCheckpoints)} vs ${fmt(m.eventsPerSecondWithoutCheckpoints)} events/s, ${m.completedCheckpoints} checkpoints`,
+    'checkpoint-overhead': (m) => `${fmt(m.eventsPerSecondWithCheckpoints)} vs ${fmt(m.eventsPerSecondWithoutCheckpoints)} events/s, ${m.completedCheckpoints} checkpoints; incremental: ratio ${m.throughputRatioIncremental?.toFixed(3)} (${fmt(m.eventsPerSecondWithIncrementalCheckpoints)} events/s)`,
     'checkpoint-backpressure': (m) => `${m.completedCheckpoints} checkpoints, ${fmt(m.persistedInFlightRecordsP50)} in-flight records p50`,
     'kafka-exactly-once': (m) => `${fmt(m.recordsPerSecondExactlyOnce)} vs ${fmt(m.recordsPerSecondAtLeastOnce)} records/s, read_committed latency with ${m.checkpointIntervalMs} ms checkpoints`,
     recovery: (m) => `restore loaded after ${num(m.failureToRestoreLoadedMs)} ms, tasks running after ${num(m.failureToAttemptStartedMs)} ms`,

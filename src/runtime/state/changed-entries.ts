@@ -15,13 +15,23 @@ export class ChangedEntries<K> {
     this.current = emptySets<K>(groupCount);
   }
 
+  /** The set and entry marked last: a run of marks of one entry (a window operator's windows of one record) adds it once. */
+  private lastSet: Set<K> | null = null;
+  private lastEntry: K | undefined = undefined;
+
   mark(groupIndex: number, entry: K): void {
-    this.current[groupIndex]!.add(entry);
+    const set = this.current[groupIndex]!;
+    if (set === this.lastSet && entry === this.lastEntry) return;
+    set.add(entry);
+    this.lastSet = set;
+    this.lastEntry = entry;
   }
 
   seal(checkpointId: number): void {
     this.sealed.push({ checkpointId, changed: this.current });
     this.current = emptySets<K>(this.groupCount);
+    this.lastSet = null;
+    this.lastEntry = undefined;
   }
 
   /** Changes of the generations sealed after `baseCheckpointId`, up to and including `uptoCheckpointId`; read-only sets. */

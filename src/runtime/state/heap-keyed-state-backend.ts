@@ -143,10 +143,19 @@ export class HeapKeyedStateBackend implements KeyedStateBackend {
 
   /** Starts change tracking at the first incremental snapshot; plans full or delta. */
   private planSnapshot(request: SnapshotRequest | undefined): SnapshotPlan {
-    return BackendIncrements.plan(this, request, (inc) => {
+    return BackendIncrements.plan(
+      this,
+      request,
+      (inc) => {
         for (const t of this.tables.values()) t.changes = inc.track();
         for (const q of [this.timerQueue(0), this.timerQueue(1)]) q.changes = inc.track();
-    });
+      },
+      () => {
+        let n = this.timerQueue(0).size + this.timerQueue(1).size;
+        for (const t of this.tables.values()) n += t.numEntries();
+        return n;
+      },
+    );
   }
 
   notifyCheckpointComplete(checkpointId: number): void {

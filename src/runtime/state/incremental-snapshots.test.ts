@@ -34,6 +34,31 @@ describe('IncrementalSnapshots (full or delta)', () => {
     for (let id = 8; id <= 10; id++) p.plan(id); // none completes
     expect(p.plan(11)).toEqual({ kind: 'full' });
   });
+
+  it('with a count of live entries, the size limit grows with the state: a growing state keeps its deltas', () => {
+    const p = new IncrementalSnapshots({ maxDeltas: 100, maxDeltaBytesRatio: 1, maxUnconfirmed: 3 });
+    let entries = 100; // 1 byte per entry; each checkpoint adds 50 entries and rewrites 10
+    const kinds: string[] = [];
+    for (let id = 1; id <= 12; id++) {
+      const plan = p.plan(id, () => entries);
+      kinds.push(plan.kind);
+      p.written(id, plan.kind === 'full' ? entries : 60);
+      p.confirm(id);
+      entries += 50;
+    }
+    // Deltas reach the full size (100) at checkpoint 3, but the state has grown to 250 entries by
+    // then; a full one comes only when the deltas (60 each) outgrow the grown state.
+    expect(kinds.indexOf('full', 1)).toBe(-1);
+    const shrinking = new IncrementalSnapshots({ maxDeltas: 100, maxDeltaBytesRatio: 1, maxUnconfirmed: 3 });
+    const seen: string[] = [];
+    for (let id = 1; id <= 4; id++) {
+      const plan = shrinking.plan(id, () => 100);
+      seen.push(plan.kind);
+      shrinking.written(id, plan.kind === 'full' ? 100 : 60); // updates only: the deltas overwrite
+      shrinking.confirm(id);
+    }
+    expect(seen).toEqual(['full', 'delta', 'delta', 'full']);
+  });
 });
 
 describe('ChangedEntries', () => {

@@ -15,13 +15,19 @@ import type { SnapshotRequest } from './keyed-state-backend.js';
  * with `written`, and forwards completions and aborts.
  */
 export class IncrementalSnapshots {
-  private readonly pending = new Map<number, { base: ConfirmedBase | undefined; bytes: number | undefined }>();
+  private readonly pending = new Map<number, { base: ConfirmedBase | undefined; bytes: number | undefined; entries: number | undefined }>();
   private base: ConfirmedBase | undefined;
   private lastPlanned = 0;
 
   constructor(private readonly policy: IncrementalPolicy = DEFAULT_INCREMENTAL_POLICY) {}
 
-  plan(checkpointId: number): SnapshotPlan {
+  /**
+   * `liveEntries`, when the backend can count its entries cheaply, lets the size limit follow
+   * a growing state: the deltas are compared with the full snapshot's size scaled by how many
+   * entries there are now, so a state that only grows (its deltas all still live) does not
+   * get a full snapshot every time the deltas outgrow the first, small one.
+   */
+  plan(checkpointId: number, liveEntries?: () => number): SnapshotPlan {
     assert(checkpointId > this.lastPlanned, `checkpoint ids of snapshots increase (${this.lastPlanned} then ${checkpointId})`);
     this.lastPlanned = checkpointId;
     if (this.pending.size >= this.policy.maxUnconfirmed) {
@@ -30,9 +36,15 @@ export class IncrementalSnapshots {
       this.base = undefined;
     }
     const b = this.base;
-    const full = b === undefined || b.deltas >= this.policy.maxDeltas || b.deltaBytes > b.fullBytes * this.policy.maxDeltaBytesRatio;
-    this.pending.set(checkpointId, { base: full ? undefined : b, bytes: undefined });
+    const full = b === undefined || b.deltas >= this.policy.maxDeltas || b.deltaBytes > this.estimatedFullBytes(b, liveEntries) * this.policy.maxDeltaBytesRatio;
+    this.pending.set(checkpointId, { base: full ? undefined : b, bytes: undefined, entries: full ? liveEntries?.() : undefined });
     return full ? { kind: 'full' } : { kind: 'delta', baseCheckpointId: b.checkpointId };
+  }
+
+  /** The size a full snapshot would have now: the last full one's, scaled by the growth in entries when known. */
+  private estimatedFullBytes(b: ConfirmedBase, liveEntries: (() => number) | undefined): number {
+    if (b.deltaBytes <= b.fullBytes * this.policy.maxDeltaBytesRatio || liveEntries === undefined || b.fullEntries === undefined || b.fullEntries === 0) return b.fullBytes;
+    return b.fullBytes * Math.max(1, liveEntries() / b.fullEntries);
   }
 
   /** What the snapshot of `checkpointId` serialized, in bytes. */
@@ -47,8 +59,8 @@ export class IncrementalSnapshots {
     if (p === undefined || p.bytes === undefined) return false; // a savepoint, or not snapshotted here
     this.base =
       p.base === undefined
-        ? { checkpointId, deltas: 0, deltaBytes: 0, fullBytes: p.bytes }
-        : { checkpointId, deltas: p.base.deltas + 1, deltaBytes: p.base.deltaBytes + p.bytes, fullBytes: p.base.fullBytes };
+        ? { checkpointId, deltas: 0, deltaBytes: 0, fullBytes: p.bytes, fullEntries: p.entries }
+        : { ...p.base, checkpointId, deltas: p.base.deltas + 1, deltaBytes: p.base.deltaBytes + p.bytes };
     for (const id of this.pending.keys()) if (id <= checkpointId) this.pending.delete(id);
     return true;
   }
@@ -102,6 +114,7 @@ export class BackendIncrements {
     backend: { increments: BackendIncrements | undefined; readonly keyGroupRange: KeyGroupRange },
     request: SnapshotRequest | undefined,
     startTracking: (increments: BackendIncrements) => void,
+    liveEntries?: () => number,
   ): SnapshotPlan {
     if (request?.incremental !== true && request?.changelog === undefined) return { kind: 'full' };
     let inc = backend.increments;
@@ -110,12 +123,12 @@ export class BackendIncrements {
       startTracking(inc);
     }
     if (request.changelog !== undefined) return inc.beginSegment(request.checkpointId, request.changelog === 'materialize');
-    return inc.begin(request.checkpointId);
+    return inc.begin(request.checkpointId, liveEntries);
   }
 
   /** At the barrier of checkpoint `checkpointId`: seals every change set and plans the snapshot. */
-  begin(checkpointId: number): SnapshotPlan {
-    const plan = this.plans.plan(checkpointId);
+  begin(checkpointId: number, liveEntries?: () => number): SnapshotPlan {
+    const plan = this.plans.plan(checkpointId, liveEntries);
     for (const s of this.sets) s.seal(checkpointId);
     // Nothing to build on: only changes after this snapshot will matter.
     if (!this.plans.hasBase) for (const s of this.sets) s.drop(checkpointId);
@@ -157,4 +170,6 @@ interface ConfirmedBase {
   readonly deltas: number;
   readonly deltaBytes: number;
   readonly fullBytes: number;
+  /** Entries of the state at the full snapshot, when the backend counts them. */
+  readonly fullEntries: number | undefined;
 }

@@ -779,7 +779,7 @@ export function describeKeyedStateBackend(subject: BackendUnderTest, others: rea
     const v = b.getOrCreateState(valueState<number>('iv'), false) as unknown as ValueState<number>;
     const l = b.getOrCreateState(listState<number>('il'), true) as unknown as ListState<number> & Ns;
     const m = b.getOrCreateState(mapState<string, number>('im'), false) as unknown as MapState<string, number>;
-    const timers = b.timerQueue(0);
+    const timers = [b.timerQueue(0), b.timerQueue(1)] as const;
     const model = { v: new Map<number, number>(), l: new Map<string, number[]>(), m: new Map<number, Map<string, number>>(), t: new Set<string>() };
     const copy = (): typeof model => ({
       v: new Map(model.v),
@@ -822,13 +822,15 @@ export function describeKeyedStateBackend(subject: BackendUnderTest, others: rea
             if (mm?.size === 0) model.m.delete(k);
           }
         } else {
+          // Both time domains: a delta must not lose one domain's timers when only the other changed.
+          const domain = rand() < 0.5 ? 0 : 1;
           const t = 1000 + Math.floor(rand() * 20);
           if (rand() < 0.7) {
-            timers.add(t, k, 0);
-            model.t.add(`${t}/${k}`);
+            timers[domain].add(t, k, 0);
+            model.t.add(`${domain}/${t}/${k}`);
           } else {
-            timers.delete(t, k, 0);
-            model.t.delete(`${t}/${k}`);
+            timers[domain].delete(t, k, 0);
+            model.t.delete(`${domain}/${t}/${k}`);
           }
         }
       }
@@ -848,7 +850,7 @@ export function describeKeyedStateBackend(subject: BackendUnderTest, others: rea
         const xm = x.getOrCreateState(mapState<string, number>('im'), false) as unknown as MapState<string, number>;
         expect(new Map(xm.entries()), where).toEqual(atLastCompleted.m.get(k) ?? new Map());
       }
-      const restoredTimers = new Set(restored.flatMap((x) => [...x.timerQueue(0).entries()].map(([t, k]) => `${t}/${String(k)}`)));
+      const restoredTimers = new Set(restored.flatMap((x) => ([0, 1] as const).flatMap((d) => [...x.timerQueue(d).entries()].map(([t, k]) => `${d}/${t}/${String(k)}`))));
       expect(restoredTimers).toEqual(atLastCompleted.t);
     };
     return { b, KEYS, copy, work, check };

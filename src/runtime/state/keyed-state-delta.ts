@@ -1,5 +1,6 @@
 import type { KeyType } from './key-group.js';
 import { packGroup, unpackGroup, type KeyedStateSnapshot, type StateSnapshot } from './keyed-state-snapshot.js';
+import { decodeTimerDelta, forEachEncodedTimer, TimerColumns } from '../task/timer-queue.js';
 
 /**
  * The delta format of incremental snapshots, and how a chain (a full snapshot, then deltas)
@@ -8,8 +9,11 @@ import { packGroup, unpackGroup, type KeyedStateSnapshot, type StateSnapshot } f
  * In a delta snapshot (`baseCheckpointId` set), a state's group is a packed
  * `[upserts, deletedKeys, deletedEntries]`: deleted keys are removed first (every namespace of
  * a namespaced key), then single (key, namespace) entries, then the upserts are written
- * (key -> value, or key -> namespace -> value). Timers of a delta snapshot replace their key
- * group's timers (an empty group is `[null, null]`).
+ * (key -> value, or key -> namespace -> value). A key group's timers in a delta are
+ * `[event, processing, TIMER_DELTA_BY_KEY]`, each domain null (unchanged) or a delta that
+ * replaces every timer of the keys it names (`TimerQueue.encodeGroupDelta`). Deltas written
+ * before timers were tracked per key hold `[event, processing]` that replaces the group's
+ * timers (an emptied group is `[null, null]`).
  */
 export type DeltaGroup = [upserts: Map<unknown, unknown>, deletedKeys: unknown[], deletedEntries: [unknown, number][]];
 
@@ -17,8 +21,54 @@ export function packDeltaGroup(d: DeltaGroup): Uint8Array {
   return packGroup(d);
 }
 
-/** The timer bytes of a key group that has no timers (replaces the group's timers in a delta). */
+/** The timer bytes of a key group that has no timers (in the earlier delta format, replaces the group's timers). */
 export const EMPTY_TIMER_GROUP = packGroup([null, null]);
+
+/** Marks a key group's timers in a delta as per-key replacements (the third element). */
+export const TIMER_DELTA_BY_KEY = 'by-key';
+
+/** A key group's timers while a chain is folded: per domain, key -> [timestamp, namespace, ...]. */
+type FoldedTimers = [Map<KeyType, number[]>, Map<KeyType, number[]>];
+
+function unfoldTimers(bytes: Uint8Array): FoldedTimers {
+  const folded: FoldedTimers = [new Map(), new Map()];
+  const parts = unpackGroup(bytes) as (Uint8Array | null)[];
+  for (const domain of [0, 1] as const) {
+    const part = parts[domain];
+    if (part === null || part === undefined) continue;
+    const byKey = folded[domain];
+    forEachEncodedTimer(part, (t, k, ns) => pushTimer(byKey, t, k, ns));
+  }
+  return folded;
+}
+
+function pushTimer(byKey: Map<KeyType, number[]>, t: number, k: KeyType, ns: number): void {
+  const xs = byKey.get(k);
+  if (xs === undefined) byKey.set(k, [t, ns]);
+  else xs.push(t, ns);
+}
+
+/** Applies `[event, processing, TIMER_DELTA_BY_KEY]` of a delta to a key group's folded timers. */
+function applyTimerDelta(folded: FoldedTimers, parts: (Uint8Array | null)[]): void {
+  for (const domain of [0, 1] as const) {
+    const part = parts[domain];
+    if (part === null || part === undefined) continue;
+    const byKey = folded[domain];
+    const delta = decodeTimerDelta(part);
+    for (let i = 0; i < delta.replacedKeys.length; i++) byKey.delete(delta.replacedKeys[i]!);
+    delta.forEach((t, k, ns) => pushTimer(byKey, t, k, ns));
+  }
+}
+
+/** Folded timers packed as a full key group's timer bytes (undefined when there are none). */
+function packFoldedTimers(folded: FoldedTimers): Uint8Array | undefined {
+  const parts = folded.map((byKey) => {
+    const columns = new TimerColumns();
+    for (const [k, xs] of byKey) for (let i = 0; i < xs.length; i += 2) columns.add(xs[i]!, k, xs[i + 1]!);
+    return columns.size === 0 ? null : packGroup(columns.columns());
+  });
+  return parts[0] === null && parts[1] === null ? undefined : packGroup(parts);
+}
 
 /** Applies one delta group to a decoded group map (key -> value, or key -> namespace -> value). */
 export function applyDeltaGroup(group: Map<unknown, unknown>, bytes: Uint8Array, namespaced: boolean): void {
@@ -67,7 +117,7 @@ export function resolveDeltas(snapshots: readonly KeyedStateSnapshot[]): KeyedSt
   const first = snapshots[0]!;
   // Per state: kind, namespaced, and per key group the full bytes or the decoded map.
   const states = new Map<string, { kind: string; namespaced: boolean; groups: Map<number, Uint8Array | Map<unknown, unknown>> }>();
-  const timers = new Map<number, Uint8Array>();
+  const timers = new Map<number, Uint8Array | FoldedTimers>();
   let start = Infinity;
   let end = -Infinity;
   for (const snap of snapshots) {
@@ -91,7 +141,18 @@ export function resolveDeltas(snapshots: readonly KeyedStateSnapshot[]): KeyedSt
         s.groups.set(kg, g);
       }
     }
-    for (const [kg, bytes] of snap.timers) timers.set(kg, bytes);
+    for (const [kg, bytes] of snap.timers) {
+      const parts = delta ? (unpackGroup(bytes) as (Uint8Array | null | string)[]) : undefined;
+      if (parts === undefined || parts[2] !== TIMER_DELTA_BY_KEY) {
+        timers.set(kg, bytes); // a full snapshot's group, or an earlier delta's replacement
+        continue;
+      }
+      let folded = timers.get(kg);
+      if (folded === undefined) folded = [new Map(), new Map()];
+      else if (folded instanceof Uint8Array) folded = unfoldTimers(folded);
+      applyTimerDelta(folded, parts as (Uint8Array | null)[]);
+      timers.set(kg, folded);
+    }
   }
   const out: StateSnapshot[] = [];
   for (const [name, s] of states) {
@@ -102,8 +163,13 @@ export function resolveDeltas(snapshots: readonly KeyedStateSnapshot[]): KeyedSt
     }
     out.push({ name, kind: s.kind, namespaced: s.namespaced, groups });
   }
-  for (const [kg, bytes] of timers) if (bytes.length === EMPTY_TIMER_GROUP.length && Buffer.compare(bytes, EMPTY_TIMER_GROUP) === 0) timers.delete(kg);
-  return [{ formatVersion: 1, maxParallelism: first.maxParallelism, keyGroupRange: { startKeyGroup: start, endKeyGroup: end }, states: out, timers }];
+  const timerBytes = new Map<number, Uint8Array>();
+  for (const [kg, t] of timers) {
+    const bytes = t instanceof Uint8Array ? t : packFoldedTimers(t);
+    if (bytes === undefined || (bytes.length === EMPTY_TIMER_GROUP.length && Buffer.compare(bytes, EMPTY_TIMER_GROUP) === 0)) continue;
+    timerBytes.set(kg, bytes);
+  }
+  return [{ formatVersion: 1, maxParallelism: first.maxParallelism, keyGroupRange: { startKeyGroup: start, endKeyGroup: end }, states: out, timers: timerBytes }];
 }
 
 /** The changed (key, value) pairs of a non-namespaced key group of a heap table, as a delta group. */

@@ -1,29 +1,37 @@
 import type { TimerQueue } from '../task/timer-queue.js';
 import type { ChangedEntries } from './changed-entries.js';
 import { GroupCapture } from './heap-snapshot.js';
-import { EMPTY_TIMER_GROUP } from './keyed-state-delta.js';
+import type { KeyType } from './key-group.js';
+import { TIMER_DELTA_BY_KEY } from './keyed-state-delta.js';
 import { packGroup } from './keyed-state-snapshot.js';
+import { assert } from '../../util/assert.js';
 
 /**
  * Captures an operator's event-time and processing-time timers for a snapshot, copy on
- * access per key group (as heap state). With `since` (a delta), only the key groups whose
- * timers changed since the base checkpoint are captured, whole (an emptied group as
- * EMPTY_TIMER_GROUP). The returned function finishes the capture: timer bytes per key group.
+ * access per key group (as heap state). The returned function finishes the capture: timer
+ * bytes per key group, `[event, processing]` with each domain's packed group or null.
+ *
+ * With `since` (a delta), only the timers of keys whose timers changed since the base
+ * checkpoint are captured, per key group `[event, processing, TIMER_DELTA_BY_KEY]` with each
+ * domain's delta (`TimerQueue.encodeGroupDelta`: the changed keys and their timers now) or
+ * null when none of its keys changed.
  */
 export function captureTimers(
   queues: readonly [TimerQueue, TimerQueue],
   startKeyGroup: number,
-  since: ((q: ChangedEntries<0>) => (groupIndex: number) => ReadonlySet<0>) | undefined,
+  since: ((q: ChangedEntries<KeyType>) => (groupIndex: number) => ReadonlySet<KeyType>) | undefined,
 ): () => Promise<Map<number, Uint8Array>> {
-  const NONE = new Uint8Array(0);
+  const delta = since !== undefined;
   const captures = queues.map((q) => {
     q.capture?.completeNow(); // an older snapshot still capturing finishes first
-    const changed = since === undefined || q.changes === null ? undefined : since(q.changes);
-    const capture = new GroupCapture(q, startKeyGroup, (i) => {
-      if (changed === undefined) return q.encodeGroup(i);
-      if (changed(i).size === 0) return undefined;
-      return q.encodeGroup(i) ?? NONE;
-    });
+    let encode: (groupIndex: number) => Uint8Array | undefined;
+    if (!delta) encode = (i) => q.encodeGroup(i);
+    else {
+      assert(q.changes !== null, 'a delta snapshot captures timer queues whose changes are tracked');
+      const changed = since(q.changes);
+      encode = (i) => q.encodeGroupDelta(i, changed(i));
+    }
+    const capture = new GroupCapture(q, startKeyGroup, encode);
     q.capture = capture;
     return capture;
   }) as [GroupCapture, GroupCapture];
@@ -31,11 +39,10 @@ export function captureTimers(
     for (const c of captures) await c.completeAsync();
     const [event, processing] = captures;
     const timers = new Map<number, Uint8Array>();
-    const orNull = (b: Uint8Array | undefined): Uint8Array | null => (b === undefined || b.length === 0 ? null : b);
     for (const kg of new Set([...event.groups.keys(), ...processing.groups.keys()])) {
-      const e = orNull(event.groups.get(kg));
-      const p = orNull(processing.groups.get(kg));
-      timers.set(kg, e === null && p === null ? EMPTY_TIMER_GROUP : packGroup([e, p]));
+      const e = event.groups.get(kg) ?? null;
+      const p = processing.groups.get(kg) ?? null;
+      timers.set(kg, packGroup(delta ? [e, p, TIMER_DELTA_BY_KEY] : [e, p]));
     }
     return timers;
   };

@@ -27,8 +27,8 @@ export class TimerQueue {
   private count = 0;
   /** Set while a snapshot still has groups of this queue to serialize. */
   capture: GroupCapture | null = null;
-  /** Set when checkpoints are incremental: the key groups whose timers changed. */
-  changes: ChangedEntries<0> | null = null;
+  /** Set when checkpoints are incremental: the keys whose timers changed, per key group. */
+  changes: ChangedEntries<KeyType> | null = null;
 
   /**
    * `groupIndexOf` maps a key to its key group's index in the operator's range; the default
@@ -54,7 +54,7 @@ export class TimerQueue {
   add(timestampMs: number, key: KeyType, namespace: number): boolean {
     const g = this.groupIndexOf(key);
     if (this.capture !== null) this.capture.touch(g);
-    if (this.changes !== null) this.changes.mark(g, 0);
+    if (this.changes !== null) this.changes.mark(g, key);
     const group = this.groups[g]!;
     let byKey = group.get(timestampMs);
     if (byKey === undefined) {
@@ -86,7 +86,7 @@ export class TimerQueue {
     const i = namespaces.indexOf(namespace);
     if (i < 0) return false;
     if (this.capture !== null) this.capture.touch(g);
-    if (this.changes !== null) this.changes.mark(g, 0);
+    if (this.changes !== null) this.changes.mark(g, key);
     namespaces.splice(i, 1);
     if (namespaces.length === 0) byKey!.delete(key);
     this.count--;
@@ -111,10 +111,11 @@ export class TimerQueue {
         const byKey = group.get(t);
         if (byKey === undefined) continue;
         if (this.capture !== null) this.capture.touch(g);
-        if (this.changes !== null) this.changes.mark(g, 0);
+        const changes = this.changes;
         const it = byKey.entries();
         for (let r = it.next(); !r.done; r = it.next()) {
           const [key, namespaces] = r.value;
+          if (changes !== null) changes.mark(g, key);
           while (namespaces.length > 0) {
             const ns = namespaces.shift()!;
             if (namespaces.length === 0) byKey.delete(key);
@@ -148,33 +149,103 @@ export class TimerQueue {
     let count = 0;
     for (const byKey of group.values()) for (const namespaces of byKey.values()) count += namespaces.length;
     if (count === 0) return undefined;
-    const timesAndNamespaces = new Float64Array(2 * count);
-    let numericKeys: Float64Array | null = new Float64Array(count);
-    let keys: KeyType[] | null = null;
-    let i = 0;
-    for (const [t, byKey] of group) {
-      for (const [key, namespaces] of byKey) {
-        if (numericKeys !== null && typeof key !== 'number') {
-          keys = Array.from(numericKeys.subarray(0, i));
-          numericKeys = null;
-        }
-        for (const ns of namespaces) {
-          timesAndNamespaces[2 * i] = t;
-          timesAndNamespaces[2 * i + 1] = ns;
-          if (numericKeys !== null) numericKeys[i] = key as number;
-          else keys!.push(key);
-          i++;
+    const columns = new TimerColumns(count);
+    for (const [t, byKey] of group) for (const [key, namespaces] of byKey) for (const ns of namespaces) columns.add(t, key, ns);
+    assert(columns.size === count, 'every timer of the group was encoded');
+    return packGroup(columns.columns());
+  }
+
+  /**
+   * The timers of the `changed` keys of one key group, as a delta that replaces every timer
+   * of those keys (undefined when no key changed): the columns of `encodeGroup` plus the
+   * changed keys.
+   */
+  encodeGroupDelta(groupIndex: number, changed: ReadonlySet<KeyType>): Uint8Array | undefined {
+    if (changed.size === 0) return undefined;
+    const columns = new TimerColumns();
+    for (const [t, byKey] of this.groups[groupIndex]!) {
+      if (byKey.size <= changed.size) {
+        for (const [key, namespaces] of byKey) if (changed.has(key)) for (const ns of namespaces) columns.add(t, key, ns);
+      } else {
+        for (const key of changed) {
+          const namespaces = byKey.get(key);
+          if (namespaces !== undefined) for (const ns of namespaces) columns.add(t, key, ns);
         }
       }
     }
-    assert(i === count, 'every timer of the group was encoded');
-    return packGroup([timesAndNamespaces, numericKeys ?? keys]);
+    let replaced: Float64Array | KeyType[] = new Float64Array(changed.size);
+    let i = 0;
+    for (const key of changed) {
+      if (typeof key !== 'number') {
+        replaced = [...changed];
+        break;
+      }
+      replaced[i++] = key;
+    }
+    return packGroup([...columns.columns(), replaced]);
   }
 
   /** Adds the timers of a packed group (from `encodeGroup`). */
   addEncodedGroup(bytes: Uint8Array): void {
     forEachEncodedTimer(bytes, (t, key, ns) => this.add(t, key, ns));
   }
+}
+
+/** Timers collected into the columns a packed timer group holds. */
+export class TimerColumns {
+  private timesAndNamespaces: Float64Array;
+  /** The keys while all are numbers; null once one is not (then `keys` holds them). */
+  private numericKeys: Float64Array | null;
+  private keys: KeyType[] | null = null;
+  private count = 0;
+
+  constructor(capacity = 16) {
+    this.timesAndNamespaces = new Float64Array(2 * Math.max(1, capacity));
+    this.numericKeys = new Float64Array(Math.max(1, capacity));
+  }
+
+  get size(): number {
+    return this.count;
+  }
+
+  add(timestampMs: number, key: KeyType, namespace: number): void {
+    const i = this.count;
+    if (2 * i === this.timesAndNamespaces.length) {
+      const grown = new Float64Array(2 * this.timesAndNamespaces.length);
+      grown.set(this.timesAndNamespaces);
+      this.timesAndNamespaces = grown;
+      if (this.numericKeys !== null) {
+        const keys = new Float64Array(2 * this.numericKeys.length);
+        keys.set(this.numericKeys);
+        this.numericKeys = keys;
+      }
+    }
+    this.timesAndNamespaces[2 * i] = timestampMs;
+    this.timesAndNamespaces[2 * i + 1] = namespace;
+    if (this.numericKeys !== null && typeof key !== 'number') {
+      this.keys = Array.from(this.numericKeys.subarray(0, i));
+      this.numericKeys = null;
+    }
+    if (this.numericKeys !== null) this.numericKeys[i] = key as number;
+    else this.keys!.push(key);
+    this.count = i + 1;
+  }
+
+  columns(): [Float64Array, Float64Array | KeyType[]] {
+    return [this.timesAndNamespaces.subarray(0, 2 * this.count), this.numericKeys?.subarray(0, this.count) ?? this.keys!];
+  }
+}
+
+/** The keys a timer delta (from `encodeGroupDelta`) replaces, and a walk over its timers. */
+export function decodeTimerDelta(bytes: Uint8Array): { replacedKeys: ArrayLike<KeyType>; forEach(fn: (timestampMs: number, key: KeyType, namespace: number) => void): void } {
+  const [timesAndNamespaces, keys, replacedKeys] = unpackGroup(bytes) as [Float64Array, ArrayLike<KeyType>, ArrayLike<KeyType>];
+  assert(timesAndNamespaces.length === 2 * keys.length && replacedKeys.length >= 0, 'a timer delta holds a timestamp and a namespace per key, and the keys it replaces');
+  return {
+    replacedKeys,
+    forEach: (fn) => {
+      for (let i = 0; i < keys.length; i++) fn(timesAndNamespaces[2 * i]!, keys[i]!, timesAndNamespaces[2 * i + 1]!);
+    },
+  };
 }
 
 /** Calls `fn` for every timer of a group packed by `TimerQueue.encodeGroup` (or in the earlier nested-map format). */
