@@ -183,8 +183,9 @@ async function incrementalStep() {
     const snap = await readKeyedState(h, range, INCR.maxParallelism, storage, ref);
     if (snap !== undefined) snaps.push(snap);
   }
+  const restoreReadMs = performance.now() - t;
   const restored = make();
-  restored.restore(resolveDeltas(snaps));
+  restored.restore(snaps);
   const r = restored.getOrCreateState(descriptor, false);
   restored.setCurrentKey(INCR.keys - 1);
   if (r.value() === undefined) throw new Error('INVALID BENCHMARK: the restored state misses the last key');
@@ -207,6 +208,7 @@ async function incrementalStep() {
     durationMsP50: q(rounds.map((x) => x.durationMs), 0.5),
     durationMsP99: q(rounds.map((x) => x.durationMs), 0.99),
     restoreMs,
+    restoreReadMs,
     fullCheckpointMs: full.durationMs,
     fullCheckpointBytes: full.uploadedBytes,
     uploadedBytesP50: q(rounds.map((x) => x.uploadedBytes), 0.5),

@@ -7,7 +7,6 @@ import { createStatePackr } from '../state/serializer.js';
 import type { CheckpointRef, CheckpointStorage, CheckpointStorageLocation } from '../storage/checkpoint-storage.js';
 import { keyGroupSlices } from '../storage/key-group-slices.js';
 import type { CheckpointMetadata, FileScope, KeyedStateHandle, KeyGroupsStateHandle, OperatorSnapshot, StateHandle, SubtaskSnapshot } from '../storage/snapshot-format.js';
-import { resolveDeltas } from '../state/keyed-state-delta.js';
 import type { InFlightBatch, SubtaskRestore, SubtaskState } from './subtask-state.js';
 
 const packr = createStatePackr();
@@ -238,8 +237,8 @@ export async function restoreAssignments(
         perSubtask[s.subtaskIndex]!.inFlight.push(...inFlight);
       }
     }
-    // Incremental chains (a full snapshot, then deltas) become full snapshots.
-    for (const r of perSubtask) for (const e of r.operators.values()) e.keyed = resolveDeltas(e.keyed);
+    // Incremental chains (a full snapshot, then deltas) stay chains: the backend loads the full
+    // groups and applies the deltas itself (keyed-state-delta.ts, restoredChains).
     perSubtask.forEach((r, i) => result.set(subtaskKey(v.id, i), r));
   }
   const unmatched = metadata.operators.filter((o) => !matched.has(o.operatorUid) && o.subtasks.some(hasState));

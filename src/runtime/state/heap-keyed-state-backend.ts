@@ -1,7 +1,7 @@
 import type { KeyedStateDescriptor } from '../../api/state-descriptors.js';
 import { GroupCapture, decodeTableGroupInto } from './heap-snapshot.js';
 import { BackendIncrements, type SnapshotPlan } from './incremental-snapshots.js';
-import { heapDeltaGroup } from './keyed-state-delta.js';
+import { applyDeltaGroupToTable, foldGroupChains, heapDeltaGroup, restoredChains, type RestoredChains } from './keyed-state-delta.js';
 import { captureTimers } from './timer-snapshot.js';
 import { HeapStateTable } from './heap-state-table.js';
 import { keyGroupRangeSize, ownedKeyGroup, type KeyGroupRange, type KeyType } from './key-group.js';
@@ -20,8 +20,8 @@ export class HeapKeyedStateBackend implements KeyedStateBackend {
   private currentKeyGroup = -1;
   readonly tables = new Map<string, HeapStateTable>();
   private readonly states = new Map<string, { descriptor: KeyedStateDescriptor; handle: InternalState }>();
-  /** Restored key groups of states not registered yet, decoded when the state is registered. */
-  private readonly restored = new Map<string, { kind: string; namespaced: boolean; groups: Map<number, Uint8Array> }>();
+  /** Restored key groups of states not registered yet (per key group a full group and deltas), decoded when the state is registered. */
+  private restored: RestoredChains['states'] = new Map();
   /** Restored timers by key group, decoded into the timer queues when they are created. */
   private restoredTimers = new Map<number, Uint8Array>();
   /** Event-time (0) and processing-time (1) timers of the operator, per key group. */
@@ -68,7 +68,11 @@ export class HeapKeyedStateBackend implements KeyedStateBackend {
         );
       }
       const codec = stateCodec(descriptor);
-      for (const [kg, bytes] of restored.groups) decodeTableGroupInto(table, kg - this.keyGroupRange.startKeyGroup, bytes, codec);
+      for (const [kg, chain] of restored.groups) {
+        const groupIndex = kg - this.keyGroupRange.startKeyGroup;
+        if (chain.full !== undefined) decodeTableGroupInto(table, groupIndex, chain.full, codec);
+        for (const delta of chain.deltas) applyDeltaGroupToTable(table, groupIndex, delta, codec);
+      }
       this.restored.delete(descriptor.name);
     }
     // Restored entries were in the snapshots already (carried over): only later writes are changes.
@@ -125,7 +129,7 @@ export class HeapKeyedStateBackend implements KeyedStateBackend {
       delta === undefined ? undefined : (c) => c.since(delta.base, delta.upto),
     );
     // Restored state nobody registered (yet) is carried over unchanged (a delta has no changes of it).
-    const carried: StateSnapshot[] = delta !== undefined ? [] : [...this.restored].map(([name, r]) => ({ name, kind: r.kind, namespaced: r.namespaced, groups: new Map(r.groups) }));
+    const carried: StateSnapshot[] = delta !== undefined ? [] : [...this.restored].map(([name, r]) => ({ name, kind: r.kind, namespaced: r.namespaced, groups: foldGroupChains(r.groups, r.namespaced) }));
     return async () => {
       for (const c of captures) await c.capture.completeAsync();
       const snapshot: KeyedStateSnapshot = {
@@ -168,25 +172,14 @@ export class HeapKeyedStateBackend implements KeyedStateBackend {
 
   /**
    * Takes the key groups of this subtask's range from snapshots of any parallelism (same max
-   * parallelism). States are decoded when registered; timers are returned by `takeRestoredTimers`.
+   * parallelism), in chain order (full snapshots, then deltas on them). States are decoded
+   * when registered; timers when their queue is created.
    */
   restore(snapshots: readonly KeyedStateSnapshot[]): void {
     if (this.states.size > 0 || this.timerQueues.some((q) => q !== undefined)) throw new Error('restore must happen before any state or timer is registered');
-    const { startKeyGroup, endKeyGroup } = this.keyGroupRange;
-    for (const snap of snapshots) {
-      if (snap.maxParallelism !== this.maxParallelism) {
-        throw new Error(
-          `the snapshot was taken with max parallelism ${snap.maxParallelism} and the operator now has ${this.maxParallelism}: ` +
-            'the max parallelism (number of key groups) cannot change; set it back with setMaxParallelism()',
-        );
-      }
-      for (const st of snap.states) {
-        let r = this.restored.get(st.name);
-        if (r === undefined) this.restored.set(st.name, (r = { kind: st.kind, namespaced: st.namespaced, groups: new Map() }));
-        for (const [kg, bytes] of st.groups) if (kg >= startKeyGroup && kg <= endKeyGroup) r.groups.set(kg, bytes);
-      }
-      for (const [kg, bytes] of snap.timers) if (kg >= startKeyGroup && kg <= endKeyGroup) this.restoredTimers.set(kg, bytes);
-    }
+    const chains = restoredChains(snapshots, this.keyGroupRange, this.maxParallelism);
+    this.restored = chains.states;
+    this.restoredTimers = chains.timers;
   }
 
   numEntries(stateName: string): number {

@@ -53,3 +53,52 @@ describe('timer deltas', () => {
     expect(resolveDeltas([full, snapshot(EMPTY_TIMER_GROUP, 1)])[0]!.timers.size).toBe(0);
   });
 });
+
+describe('chains restored by the backends themselves', () => {
+  it('a namespaced key removed in a delta is gone in either backend (deltas of one backend applied by the other)', async () => {
+    const { HeapKeyedStateBackend } = await import('./heap-keyed-state-backend.js');
+    const { LmdbKeyedStateBackend } = await import('./lmdb-keyed-state-backend.js');
+    const { listState } = await import('../../api/state-descriptors.js');
+    const range = { startKeyGroup: 0, endKeyGroup: 127 };
+    const makers = [() => new HeapKeyedStateBackend(range, 128), () => new LmdbKeyedStateBackend(range, 128)];
+    for (const makeSource of makers) {
+      const source = makeSource();
+      const list = source.getOrCreateState(listState<number>('l'), true) as unknown as { add(v: number): void; clear(): void; get(): Iterable<number>; setCurrentNamespace(ns: number): void };
+      for (const k of ['a', 'b']) {
+        source.setCurrentKey(k);
+        for (const ns of [1, 2, 3]) {
+          list.setCurrentNamespace(ns);
+          list.add(ns);
+        }
+      }
+      const full = await source.snapshot({ checkpointId: 1, incremental: true })();
+      source.notifyCheckpointComplete(1);
+      source.setCurrentKey('a');
+      for (const ns of [1, 2, 3]) {
+        list.setCurrentNamespace(ns);
+        list.clear();
+      }
+      source.setCurrentKey('b');
+      list.setCurrentNamespace(2);
+      list.clear();
+      const delta = await source.snapshot({ checkpointId: 2, incremental: true })();
+      expect(delta.baseCheckpointId).toBe(1);
+      source.dispose();
+      for (const makeTarget of makers) {
+        const target = makeTarget();
+        target.restore([full, delta]);
+        const l = target.getOrCreateState(listState<number>('l'), true) as unknown as typeof list;
+        const seen: string[] = [];
+        for (const k of ['a', 'b']) {
+          target.setCurrentKey(k);
+          for (const ns of [1, 2, 3]) {
+            l.setCurrentNamespace(ns);
+            for (const v of l.get()) seen.push(`${k}${ns}:${v}`);
+          }
+        }
+        expect(seen, `${source.constructor.name} -> ${target.constructor.name}`).toEqual(['b1:1', 'b3:3']);
+        target.dispose();
+      }
+    }
+  });
+});

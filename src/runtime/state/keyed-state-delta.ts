@@ -1,5 +1,7 @@
-import type { KeyType } from './key-group.js';
-import { packGroup, unpackGroup, type KeyedStateSnapshot, type StateSnapshot } from './keyed-state-snapshot.js';
+import type { KeyGroupRange, KeyType } from './key-group.js';
+import { decodeKey, packGroup, unpackGroup, type KeyedStateSnapshot, type StateSnapshot } from './keyed-state-snapshot.js';
+import type { HeapStateTable } from './heap-state-table.js';
+import type { StateCodec } from './state-codec.js';
 import { decodeTimerDelta, forEachEncodedTimer, TimerColumns } from '../task/timer-queue.js';
 
 /**
@@ -107,41 +109,54 @@ function decodeFullGroup(bytes: Uint8Array, namespaced: boolean): Map<unknown, u
   return out;
 }
 
+/** One key group of one state as a chain restores it: the full snapshot's bytes (if it had the group), then the deltas on it, in order. */
+export interface GroupChain {
+  full: Uint8Array | undefined;
+  readonly deltas: Uint8Array[];
+}
+
+/** What a backend restores from snapshots in chain order: per state, the chain of each key group; timers folded. */
+export interface RestoredChains {
+  readonly states: Map<string, { readonly kind: string; readonly namespaced: boolean; readonly groups: Map<number, GroupChain> }>;
+  /** Per key group, the timer bytes of a full snapshot (`[event, processing]`). */
+  readonly timers: Map<number, Uint8Array>;
+}
+
 /**
- * Folds snapshots in chain order (each old subtask's full snapshot, then its deltas; chains of
- * different old subtasks cover different key groups) into full snapshots. Snapshots without
- * deltas come back as they are.
+ * Takes the key groups in `range` of snapshots in chain order (each old subtask's full
+ * snapshot, then its deltas; chains of different old subtasks cover different key groups).
+ * State groups stay encoded, as chains the backend loads and applies itself (no full copy of
+ * the state is built); timers, which are small, are folded here.
  */
-export function resolveDeltas(snapshots: readonly KeyedStateSnapshot[]): KeyedStateSnapshot[] {
-  if (!snapshots.some((s) => s.baseCheckpointId !== undefined)) return [...snapshots];
-  const first = snapshots[0]!;
-  // Per state: kind, namespaced, and per key group the full bytes or the decoded map.
-  const states = new Map<string, { kind: string; namespaced: boolean; groups: Map<number, Uint8Array | Map<unknown, unknown>> }>();
+export function restoredChains(snapshots: readonly KeyedStateSnapshot[], range: KeyGroupRange, maxParallelism: number): RestoredChains {
+  const states: RestoredChains['states'] = new Map();
   const timers = new Map<number, Uint8Array | FoldedTimers>();
-  let start = Infinity;
-  let end = -Infinity;
+  const inRange = (kg: number): boolean => kg >= range.startKeyGroup && kg <= range.endKeyGroup;
   for (const snap of snapshots) {
-    start = Math.min(start, snap.keyGroupRange.startKeyGroup);
-    end = Math.max(end, snap.keyGroupRange.endKeyGroup);
+    if (snap.maxParallelism !== maxParallelism) {
+      throw new Error(
+        `the snapshot was taken with max parallelism ${snap.maxParallelism} and the operator now has ${maxParallelism}: ` +
+          'the max parallelism (number of key groups) cannot change; set it back with setMaxParallelism()',
+      );
+    }
     const delta = snap.baseCheckpointId !== undefined;
     for (const st of snap.states) {
       let s = states.get(st.name);
       if (s === undefined) states.set(st.name, (s = { kind: st.kind, namespaced: st.namespaced, groups: new Map() }));
       if (!delta) {
-        // A full state: its groups within this snapshot's range replace what was there.
-        for (const kg of [...s.groups.keys()]) if (kg >= snap.keyGroupRange.startKeyGroup && kg <= snap.keyGroupRange.endKeyGroup) s.groups.delete(kg);
-        for (const [kg, bytes] of st.groups) s.groups.set(kg, bytes);
+        // A full state starts the chains of its key groups (a chain starts with its full snapshot).
+        for (const [kg, bytes] of st.groups) if (inRange(kg)) s.groups.set(kg, { full: bytes, deltas: [] });
         continue;
       }
       for (const [kg, bytes] of st.groups) {
+        if (!inRange(kg)) continue;
         let g = s.groups.get(kg);
-        if (g === undefined) g = new Map();
-        else if (g instanceof Uint8Array) g = decodeFullGroup(g, st.namespaced);
-        applyDeltaGroup(g, bytes, st.namespaced);
-        s.groups.set(kg, g);
+        if (g === undefined) s.groups.set(kg, (g = { full: undefined, deltas: [] }));
+        g.deltas.push(bytes);
       }
     }
     for (const [kg, bytes] of snap.timers) {
+      if (!inRange(kg)) continue;
       const parts = delta ? (unpackGroup(bytes) as (Uint8Array | null | string)[]) : undefined;
       if (parts === undefined || parts[2] !== TIMER_DELTA_BY_KEY) {
         timers.set(kg, bytes); // a full snapshot's group, or an earlier delta's replacement
@@ -154,22 +169,60 @@ export function resolveDeltas(snapshots: readonly KeyedStateSnapshot[]): KeyedSt
       timers.set(kg, folded);
     }
   }
-  const out: StateSnapshot[] = [];
-  for (const [name, s] of states) {
-    const groups = new Map<number, Uint8Array>();
-    for (const [kg, g] of s.groups) {
-      if (g instanceof Uint8Array) groups.set(kg, g);
-      else if (g.size > 0) groups.set(kg, packGroup(g));
-    }
-    out.push({ name, kind: s.kind, namespaced: s.namespaced, groups });
-  }
   const timerBytes = new Map<number, Uint8Array>();
   for (const [kg, t] of timers) {
     const bytes = t instanceof Uint8Array ? t : packFoldedTimers(t);
     if (bytes === undefined || (bytes.length === EMPTY_TIMER_GROUP.length && Buffer.compare(bytes, EMPTY_TIMER_GROUP) === 0)) continue;
     timerBytes.set(kg, bytes);
   }
-  return [{ formatVersion: 1, maxParallelism: first.maxParallelism, keyGroupRange: { startKeyGroup: start, endKeyGroup: end }, states: out, timers: timerBytes }];
+  return { states, timers: timerBytes };
+}
+
+/** A key group's chain folded into a full group's bytes (undefined when it ends empty). */
+export function foldGroupChain(chain: GroupChain, namespaced: boolean): Uint8Array | undefined {
+  if (chain.deltas.length === 0) return chain.full;
+  const g = chain.full === undefined ? new Map<unknown, unknown>() : decodeFullGroup(chain.full, namespaced);
+  for (const d of chain.deltas) applyDeltaGroup(g, d, namespaced);
+  return g.size === 0 ? undefined : packGroup(g);
+}
+
+/** Every key group's chain folded (groups that end empty left out). */
+export function foldGroupChains(groups: ReadonlyMap<number, GroupChain>, namespaced: boolean): Map<number, Uint8Array> {
+  const out = new Map<number, Uint8Array>();
+  for (const [kg, chain] of groups) {
+    const bytes = foldGroupChain(chain, namespaced);
+    if (bytes !== undefined) out.set(kg, bytes);
+  }
+  return out;
+}
+
+/** Applies one delta group to a key group of a heap table (values decoded by `codec`). */
+export function applyDeltaGroupToTable(table: HeapStateTable, groupIndex: number, bytes: Uint8Array, codec: StateCodec): void {
+  const [upserts, deletedKeys, deletedEntries] = unpackGroup(bytes) as DeltaGroup;
+  const group = table.groups[groupIndex]!;
+  for (const k of deletedKeys) group.delete(decodeKey(k));
+  for (const [k, ns] of deletedEntries) table.remove(groupIndex, decodeKey(k), ns);
+  for (const [k, v] of upserts) {
+    const key = decodeKey(k);
+    if (!table.namespaced) table.put(groupIndex, key, 0, codec.decode(v));
+    else for (const [ns, nv] of v as Map<number, unknown>) table.put(groupIndex, key, ns, codec.decode(nv));
+  }
+}
+
+/**
+ * Folds snapshots in chain order into one full snapshot (what the inspector shows).
+ * Snapshots without deltas come back as they are.
+ */
+export function resolveDeltas(snapshots: readonly KeyedStateSnapshot[]): KeyedStateSnapshot[] {
+  if (!snapshots.some((s) => s.baseCheckpointId !== undefined)) return [...snapshots];
+  const range = {
+    startKeyGroup: Math.min(...snapshots.map((s) => s.keyGroupRange.startKeyGroup)),
+    endKeyGroup: Math.max(...snapshots.map((s) => s.keyGroupRange.endKeyGroup)),
+  };
+  const maxParallelism = snapshots[0]!.maxParallelism;
+  const chains = restoredChains(snapshots, range, maxParallelism);
+  const states: StateSnapshot[] = [...chains.states].map(([name, s]) => ({ name, kind: s.kind, namespaced: s.namespaced, groups: foldGroupChains(s.groups, s.namespaced) }));
+  return [{ formatVersion: 1, maxParallelism, keyGroupRange: range, states, timers: chains.timers }];
 }
 
 /** The changed (key, value) pairs of a non-namespaced key group of a heap table, as a delta group. */

@@ -6,13 +6,13 @@ import type { KeyedStateDescriptor } from '../../api/state-descriptors.js';
 import { TimerQueue } from '../task/timer-queue.js';
 import type { ChangedEntries } from './changed-entries.js';
 import { BackendIncrements, type SnapshotPlan } from './incremental-snapshots.js';
-import { packDeltaGroup, type DeltaGroup } from './keyed-state-delta.js';
+import { packDeltaGroup, restoredChains, type DeltaGroup } from './keyed-state-delta.js';
 import { captureTimers } from './timer-snapshot.js';
 import { assignToKeyGroup, keyGroupRangeContains, keyGroupRangeSize, ownedKeyGroup, type KeyGroupRange, type KeyType } from './key-group.js';
 import type { InternalState, KeyedStateBackend, SnapshotRequest } from './keyed-state-backend.js';
 import { decodeKey, decodeTimerGroup, packGroup, snapshotBytes, unpackGroup, type KeyedStateSnapshot, type StateSnapshot } from './keyed-state-snapshot.js';
 import { createStateHandle } from './state-handles.js';
-import { STATE_ID_MAX, decodeStateKey, encodeStateKey, packStoredValue, stateKeyPrefix, unpackStoredValue } from './lmdb-state-keys.js';
+import { STATE_ID_MAX, decodeStateKey, encodeStateKey, packStoredValue, prefixEnd, stateKeyPrefix, unpackStoredValue } from './lmdb-state-keys.js';
 import { WriteBackCache, type CachedStateTable } from './lmdb-write-back-cache.js';
 import { stateCodec } from './state-codec.js';
 
@@ -292,26 +292,45 @@ export class LmdbKeyedStateBackend implements KeyedStateBackend {
 
   /**
    * Loads the key groups of this subtask's range from snapshots of any parallelism (same max
-   * parallelism) and of either backend into the store; timers go to the timer queues when
-   * they are created.
+   * parallelism) and of either backend into the store, in chain order: a full group is
+   * loaded, then the deltas on it are applied (no folded copy of the state is built); timers
+   * go to the timer queues when they are created.
    */
   restore(snapshots: readonly KeyedStateSnapshot[]): void {
     this.checkOpen();
     if (this.handles.size > 0 || this.timerQueues.some((q) => q !== undefined)) throw new Error('restore must happen before any state or timer is registered');
-    const { startKeyGroup, endKeyGroup } = this.keyGroupRange;
-    for (const snap of snapshots) {
-      if (snap.maxParallelism !== this.maxParallelism) {
-        throw new Error(
-          `the snapshot was taken with max parallelism ${snap.maxParallelism} and the operator now has ${this.maxParallelism}: ` +
-            'the max parallelism (number of key groups) cannot change; set it back with setMaxParallelism()',
-        );
+    const chains = restoredChains(snapshots, this.keyGroupRange, this.maxParallelism);
+    for (const [name, s] of chains.states) {
+      const st = this.stored.get(name) ?? this.addStoredState(name, s.kind, s.namespaced);
+      for (const [kg, chain] of s.groups) {
+        if (chain.full !== undefined) this.loadGroup(st, kg, chain.full);
+        for (const delta of chain.deltas) this.applyDeltaGroup(st, kg, delta);
       }
-      for (const s of snap.states) {
-        const st = this.stored.get(s.name) ?? this.addStoredState(s.name, s.kind, s.namespaced);
-        for (const [kg, bytes] of s.groups) if (kg >= startKeyGroup && kg <= endKeyGroup) this.loadGroup(st, kg, bytes);
-      }
-      for (const [kg, bytes] of snap.timers) if (kg >= startKeyGroup && kg <= endKeyGroup) this.restoredTimers.set(kg, bytes);
     }
+    for (const [kg, bytes] of chains.timers) this.restoredTimers.set(kg, bytes);
+  }
+
+  /** Applies one delta group (keyed-state-delta.ts) to the store. */
+  private applyDeltaGroup(st: StoredState, kg: number, bytes: Uint8Array): void {
+    const [upserts, deletedKeys, deletedEntries] = unpackGroup(bytes) as DeltaGroup;
+    this.db.transactionSync(() => {
+      for (const k of deletedKeys) {
+        const key = decodeKey(k);
+        if (!st.namespaced) {
+          this.db.removeSync(encodeStateKey(kg, st.stateId, key, undefined));
+          continue;
+        }
+        // Every namespace of the key: msgpack is prefix-free, so they share the key's prefix.
+        const prefix = encodeStateKey(kg, st.stateId, key, undefined);
+        for (const stored of this.db.getKeys({ start: prefix, end: prefixEnd(prefix) })) this.db.removeSync(stored as Buffer);
+      }
+      for (const [k, ns] of deletedEntries) this.db.removeSync(encodeStateKey(kg, st.stateId, decodeKey(k), ns));
+      for (const [k, v] of upserts) {
+        const key = decodeKey(k);
+        if (!st.namespaced) this.db.putSync(encodeStateKey(kg, st.stateId, key, undefined), packStoredValue(v));
+        else for (const [ns, nv] of v as Map<number, unknown>) this.db.putSync(encodeStateKey(kg, st.stateId, key, ns), packStoredValue(nv));
+      }
+    });
   }
 
   private loadGroup(st: StoredState, kg: number, bytes: Uint8Array): void {

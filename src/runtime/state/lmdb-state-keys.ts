@@ -44,6 +44,16 @@ export function encodeStateKey(keyGroup: number, stateId: number, key: KeyType, 
   return b;
 }
 
+/** The first key after every key that starts with `prefix` (for a range over a key's namespaces). */
+export function prefixEnd(prefix: Uint8Array): Buffer {
+  let n = prefix.length;
+  while (n > 0 && prefix[n - 1] === 0xff) n--;
+  if (n === 0) throw new Error('a prefix of only 0xff bytes has no end');
+  const end = Buffer.from(prefix.subarray(0, n));
+  end[n - 1]!++;
+  return end;
+}
+
 /** The record key and namespace (0 when not namespaced) of a stored entry's key. */
 export function decodeStateKey(bytes: Uint8Array, namespaced: boolean): [KeyType, number] {
   const rest = bytes.subarray(STATE_KEY_PREFIX_BYTES);
