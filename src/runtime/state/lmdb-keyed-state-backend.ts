@@ -14,6 +14,7 @@ import { decodeKey, decodeTimerGroup, packGroup, snapshotBytes, unpackGroup, typ
 import { createStateHandle } from './state-handles.js';
 import { STATE_ID_MAX, decodeStateKey, encodeStateKey, packStoredValue, prefixEnd, stateKeyPrefix, unpackStoredValue } from './lmdb-state-keys.js';
 import { WriteBackCache, type CachedStateTable } from './lmdb-write-back-cache.js';
+import { msgpackElementEnd, msgpackMapHeader, msgpackNumberAt } from './msgpack-scan.js';
 import { stateCodec } from './state-codec.js';
 
 export interface LmdbBackendOptions {
@@ -327,41 +328,32 @@ export class LmdbKeyedStateBackend implements KeyedStateBackend {
       for (const [k, ns] of deletedEntries) this.db.removeSync(encodeStateKey(kg, st.stateId, decodeKey(k), ns));
       for (const [k, v] of upserts) {
         const key = decodeKey(k);
-        if (!st.namespaced) this.db.putSync(encodeStateKey(kg, st.stateId, key, undefined), packStoredValue(v));
-        else for (const [ns, nv] of v as Map<number, unknown>) this.db.putSync(encodeStateKey(kg, st.stateId, key, ns), packStoredValue(nv));
+        if (!st.namespaced) this.restorePut(encodeStateKey(kg, st.stateId, key, undefined), packStoredValue(v));
+        else for (const [ns, nv] of v as Map<number, unknown>) this.restorePut(encodeStateKey(kg, st.stateId, key, ns), packStoredValue(nv));
       }
     });
   }
 
+  private restorePut(key: Buffer, value: Buffer): void {
+    this.db.putSync(key, value);
+    if (this.restoreMaxKey === undefined || Buffer.compare(key, this.restoreMaxKey) > 0) this.restoreMaxKey = key;
+  }
+
+  /** The greatest key restore wrote so far: a sorted group beyond it is appended (MDB_APPEND: no search, full pages). */
+  private restoreMaxKey: Buffer | undefined;
+
   private loadGroup(st: StoredState, kg: number, bytes: Uint8Array): void {
-    const entries: { key: Buffer; value: Buffer }[] = [];
-    const add = (key: KeyType, ns: number | undefined, encoded: unknown): void => {
-      entries.push({ key: encodeStateKey(kg, st.stateId, key, ns), value: packStoredValue(encoded) });
-    };
-    const packed = unpackGroup(bytes) as Map<unknown, unknown> | [unknown[], unknown[]];
-    if (Array.isArray(packed)) {
-      // Format of snapshots taken before groups were packed as maps: [keys, values] columns.
-      const [keys, values] = packed;
-      for (let i = 0; i < keys.length; i++) {
-        const key = decodeKey(keys[i]);
-        if (!st.namespaced) add(key, undefined, values[i]);
-        else {
-          const [nss, vs] = values[i] as [number[], unknown[]];
-          for (let j = 0; j < nss.length; j++) add(key, nss[j]!, vs[j]);
-        }
-      }
-    } else {
-      for (const [k, v] of packed) {
-        const key = decodeKey(k);
-        if (!st.namespaced) add(key, undefined, v);
-        else for (const [ns, nv] of v as Map<number, unknown>) add(key, ns, nv);
-      }
-    }
+    const entries = scannedGroupEntries(kg, st, bytes) ?? decodedGroupEntries(kg, st, bytes);
+    if (entries.length === 0) return;
     entries.sort((a, b) => Buffer.compare(a.key, b.key));
+    const append = this.restoreMaxKey === undefined || Buffer.compare(entries[0]!.key, this.restoreMaxKey) > 0;
+    const last = entries[entries.length - 1]!.key;
+    if (this.restoreMaxKey === undefined || Buffer.compare(last, this.restoreMaxKey) > 0) this.restoreMaxKey = last;
+    const options = { append };
     for (let i = 0; i < entries.length; i += RESTORE_ENTRIES_PER_TXN) {
-      const chunk = entries.slice(i, i + RESTORE_ENTRIES_PER_TXN);
+      const end = Math.min(entries.length, i + RESTORE_ENTRIES_PER_TXN);
       this.db.transactionSync(() => {
-        for (const e of chunk) this.db.putSync(e.key, e.value);
+        for (let j = i; j < end; j++) this.db.putSync(entries[j]!.key, entries[j]!.value, options);
       });
     }
   }
@@ -396,4 +388,75 @@ export class LmdbKeyedStateBackend implements KeyedStateBackend {
     const remove = (): void => rmSync(this.path, { recursive: true, force: true });
     void this.db.close().then(remove, remove);
   }
+}
+
+type RestoredEntry = { key: Buffer; value: Buffer };
+
+/**
+ * A packed key group's entries with each value's bytes taken as they are (a view, no copy):
+ * the store keeps values packed by the same packer, so decoding and packing them again is
+ * wasted. Undefined when a value does not stand alone (msgpackr records, Sets...) or the
+ * group is in another format: then the group is decoded.
+ */
+function scannedGroupEntries(kg: number, st: StoredState, bytes: Uint8Array): RestoredEntry[] | undefined {
+  const header = msgpackMapHeader(bytes, 0);
+  if (header === undefined) return undefined;
+  const entries: RestoredEntry[] = [];
+  const view = (from: number, to: number): Buffer => Buffer.from(bytes.buffer, bytes.byteOffset + from, to - from);
+  let pos = header.start;
+  for (let i = 0; i < header.size; i++) {
+    const keyEnd = msgpackElementEnd(bytes, pos);
+    if (keyEnd < 0) return undefined;
+    const key = decodeKey(msgpackNumberAt(bytes, pos) ?? unpackGroup(bytes.subarray(pos, keyEnd)));
+    pos = keyEnd;
+    if (!st.namespaced) {
+      const valueEnd = msgpackElementEnd(bytes, pos);
+      if (valueEnd < 0) return undefined;
+      entries.push({ key: encodeStateKey(kg, st.stateId, key, undefined), value: view(pos, valueEnd) });
+      pos = valueEnd;
+      continue;
+    }
+    const byNs = msgpackMapHeader(bytes, pos);
+    if (byNs === undefined) return undefined;
+    pos = byNs.start;
+    for (let j = 0; j < byNs.size; j++) {
+      const nsEnd = msgpackElementEnd(bytes, pos);
+      if (nsEnd < 0) return undefined;
+      const ns = msgpackNumberAt(bytes, pos) ?? unpackGroup(bytes.subarray(pos, nsEnd));
+      if (typeof ns !== 'number') return undefined;
+      const valueEnd = msgpackElementEnd(bytes, nsEnd);
+      if (valueEnd < 0) return undefined;
+      entries.push({ key: encodeStateKey(kg, st.stateId, key, ns), value: view(nsEnd, valueEnd) });
+      pos = valueEnd;
+    }
+  }
+  return pos === bytes.length ? entries : undefined;
+}
+
+/** A packed key group's entries, decoded and each value packed again (any value; also the earlier [keys, values] format). */
+function decodedGroupEntries(kg: number, st: StoredState, bytes: Uint8Array): RestoredEntry[] {
+  const entries: RestoredEntry[] = [];
+  const add = (key: KeyType, ns: number | undefined, encoded: unknown): void => {
+    entries.push({ key: encodeStateKey(kg, st.stateId, key, ns), value: packStoredValue(encoded) });
+  };
+  const packed = unpackGroup(bytes) as Map<unknown, unknown> | [unknown[], unknown[]];
+  if (Array.isArray(packed)) {
+    // Format of snapshots taken before groups were packed as maps: [keys, values] columns.
+    const [keys, values] = packed;
+    for (let i = 0; i < keys.length; i++) {
+      const key = decodeKey(keys[i]);
+      if (!st.namespaced) add(key, undefined, values[i]);
+      else {
+        const [nss, vs] = values[i] as [number[], unknown[]];
+        for (let j = 0; j < nss.length; j++) add(key, nss[j]!, vs[j]);
+      }
+    }
+  } else {
+    for (const [k, v] of packed) {
+      const key = decodeKey(k);
+      if (!st.namespaced) add(key, undefined, v);
+      else for (const [ns, nv] of v as Map<number, unknown>) add(key, ns, nv);
+    }
+  }
+  return entries;
 }
