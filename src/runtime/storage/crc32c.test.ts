@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { checksumHex, crc32c } from './crc32c.js';
+import { checksumHex, crc32c, crc32cImplementation, crc32cPortable } from './crc32c.js';
 
 const ascii = (s: string): Uint8Array => new TextEncoder().encode(s);
 
@@ -36,5 +36,18 @@ describe('crc32c', () => {
     const all = ascii('hello, checkpoint world');
     expect(crc32c(all.subarray(5), crc32c(all.subarray(0, 5)))).toBe(crc32c(all));
     expect(checksumHex(0x1a2b)).toBe('00001a2b');
+  });
+});
+
+describe('crc32c implementations', () => {
+  it('the native one is used where it loads, and agrees with the portable one', () => {
+    expect(crc32cImplementation).toBe(process.env.SLUICE_CRC32C === 'portable' ? 'portable' : 'native');
+    let seed = 99;
+    const next = (): number => (seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) >>> 24;
+    for (const len of [0, 1, 7, 8, 9, 63, 64, 65, 1000, 100_003]) {
+      const b = Uint8Array.from({ length: len }, next);
+      expect(crc32c(b)).toBe(crc32cPortable(b));
+      expect(crc32c(b.subarray(len >> 1), crc32c(b.subarray(0, len >> 1)))).toBe(crc32cPortable(b));
+    }
   });
 });
