@@ -36,8 +36,8 @@ interface StoredState {
 
 /** Key groups serialized per event-loop turn in the asynchronous part of a snapshot. */
 const SNAPSHOT_GROUPS_PER_TURN = 8;
-/** Entries written per transaction when restoring. */
-const RESTORE_ENTRIES_PER_TXN = 50_000;
+/** Writes per transaction when restoring (key groups are batched until they reach it; larger transactions were slower). */
+const RESTORE_ENTRIES_PER_TXN = 10_000;
 
 /**
  * Keyed state in an embedded LMDB database on local disk, for state larger than memory
@@ -301,37 +301,53 @@ export class LmdbKeyedStateBackend implements KeyedStateBackend {
     this.checkOpen();
     if (this.handles.size > 0 || this.timerQueues.some((q) => q !== undefined)) throw new Error('restore must happen before any state or timer is registered');
     const chains = restoredChains(snapshots, this.keyGroupRange, this.maxParallelism);
+    // Each key group's chain, loaded in transactions of about RESTORE_ENTRIES_PER_TXN writes
+    // (a commit per group and delta made commits most of a chain's restore).
+    const work: (() => number)[] = [];
     for (const [name, s] of chains.states) {
       const st = this.stored.get(name) ?? this.addStoredState(name, s.kind, s.namespaced);
       for (const [kg, chain] of s.groups) {
-        if (chain.full !== undefined) this.loadGroup(st, kg, chain.full);
-        for (const delta of chain.deltas) this.applyDeltaGroup(st, kg, delta);
+        work.push(() => {
+          let writes = chain.full === undefined ? 0 : this.loadGroup(st, kg, chain.full);
+          for (const delta of chain.deltas) writes += this.applyDeltaGroup(st, kg, delta);
+          return writes;
+        });
       }
+    }
+    for (let next = 0; next < work.length; ) {
+      this.db.transactionSync(() => {
+        for (let writes = 0; next < work.length && writes < RESTORE_ENTRIES_PER_TXN; ) writes += work[next++]!();
+      });
     }
     for (const [kg, bytes] of chains.timers) this.restoredTimers.set(kg, bytes);
   }
 
-  /** Applies one delta group (keyed-state-delta.ts) to the store. */
-  private applyDeltaGroup(st: StoredState, kg: number, bytes: Uint8Array): void {
+  /** Applies one delta group (keyed-state-delta.ts) to the store, inside the caller's transaction; returns the writes. */
+  private applyDeltaGroup(st: StoredState, kg: number, bytes: Uint8Array): number {
     const [upserts, deletedKeys, deletedEntries] = unpackGroup(bytes) as DeltaGroup;
-    this.db.transactionSync(() => {
-      for (const k of deletedKeys) {
-        const key = decodeKey(k);
-        if (!st.namespaced) {
-          this.db.removeSync(encodeStateKey(kg, st.stateId, key, undefined));
-          continue;
-        }
-        // Every namespace of the key: msgpack is prefix-free, so they share the key's prefix.
-        const prefix = encodeStateKey(kg, st.stateId, key, undefined);
-        for (const stored of this.db.getKeys({ start: prefix, end: prefixEnd(prefix) })) this.db.removeSync(stored as Buffer);
+    let writes = deletedKeys.length + deletedEntries.length;
+    for (const k of deletedKeys) {
+      const key = decodeKey(k);
+      if (!st.namespaced) {
+        this.db.removeSync(encodeStateKey(kg, st.stateId, key, undefined));
+        continue;
       }
-      for (const [k, ns] of deletedEntries) this.db.removeSync(encodeStateKey(kg, st.stateId, decodeKey(k), ns));
-      for (const [k, v] of upserts) {
-        const key = decodeKey(k);
-        if (!st.namespaced) this.restorePut(encodeStateKey(kg, st.stateId, key, undefined), packStoredValue(v));
-        else for (const [ns, nv] of v as Map<number, unknown>) this.restorePut(encodeStateKey(kg, st.stateId, key, ns), packStoredValue(nv));
+      // Every namespace of the key: msgpack is prefix-free, so they share the key's prefix.
+      const prefix = encodeStateKey(kg, st.stateId, key, undefined);
+      for (const stored of this.db.getKeys({ start: prefix, end: prefixEnd(prefix) })) this.db.removeSync(stored as Buffer);
+    }
+    for (const [k, ns] of deletedEntries) this.db.removeSync(encodeStateKey(kg, st.stateId, decodeKey(k), ns));
+    for (const [k, v] of upserts) {
+      const key = decodeKey(k);
+      if (!st.namespaced) {
+        this.restorePut(encodeStateKey(kg, st.stateId, key, undefined), packStoredValue(v));
+        writes++;
+      } else {
+        for (const [ns, nv] of v as Map<number, unknown>) this.restorePut(encodeStateKey(kg, st.stateId, key, ns), packStoredValue(nv));
+        writes += (v as Map<number, unknown>).size;
       }
-    });
+    }
+    return writes;
   }
 
   private restorePut(key: Buffer, value: Buffer): void {
@@ -342,20 +358,21 @@ export class LmdbKeyedStateBackend implements KeyedStateBackend {
   /** The greatest key restore wrote so far: a sorted group beyond it is appended (MDB_APPEND: no search, full pages). */
   private restoreMaxKey: Buffer | undefined;
 
-  private loadGroup(st: StoredState, kg: number, bytes: Uint8Array): void {
+  /** Loads a full key group into the store, inside the caller's transaction; returns the writes. */
+  private loadGroup(st: StoredState, kg: number, bytes: Uint8Array): number {
     const entries = scannedGroupEntries(kg, st, bytes) ?? decodedGroupEntries(kg, st, bytes);
-    if (entries.length === 0) return;
-    entries.sort((a, b) => Buffer.compare(a.key, b.key));
+    if (entries.length === 0) return 0;
+    // Groups an lmdb backend wrote come in key order already; the heap backend's do not.
+    let sorted = true;
+    for (let i = 1; i < entries.length && sorted; i++) sorted = Buffer.compare(entries[i - 1]!.key, entries[i]!.key) < 0;
+    if (!sorted) entries.sort((a, b) => Buffer.compare(a.key, b.key));
     const append = this.restoreMaxKey === undefined || Buffer.compare(entries[0]!.key, this.restoreMaxKey) > 0;
     const last = entries[entries.length - 1]!.key;
     if (this.restoreMaxKey === undefined || Buffer.compare(last, this.restoreMaxKey) > 0) this.restoreMaxKey = last;
     const options = { append };
-    for (let i = 0; i < entries.length; i += RESTORE_ENTRIES_PER_TXN) {
-      const end = Math.min(entries.length, i + RESTORE_ENTRIES_PER_TXN);
-      this.db.transactionSync(() => {
-        for (let j = i; j < end; j++) this.db.putSync(entries[j]!.key, entries[j]!.value, options);
-      });
-    }
+    // lmdb-js takes any Uint8Array as a binary value (a view here: no copy until LMDB's own).
+    for (const e of entries) this.db.putSync(e.key, e.value as Buffer, options);
+    return entries.length;
   }
 
   numEntries(stateName: string): number {
@@ -390,7 +407,7 @@ export class LmdbKeyedStateBackend implements KeyedStateBackend {
   }
 }
 
-type RestoredEntry = { key: Buffer; value: Buffer };
+type RestoredEntry = { key: Buffer; value: Uint8Array };
 
 /**
  * A packed key group's entries with each value's bytes taken as they are (a view, no copy):
@@ -402,7 +419,6 @@ function scannedGroupEntries(kg: number, st: StoredState, bytes: Uint8Array): Re
   const header = msgpackMapHeader(bytes, 0);
   if (header === undefined) return undefined;
   const entries: RestoredEntry[] = [];
-  const view = (from: number, to: number): Buffer => Buffer.from(bytes.buffer, bytes.byteOffset + from, to - from);
   let pos = header.start;
   for (let i = 0; i < header.size; i++) {
     const keyEnd = msgpackElementEnd(bytes, pos);
@@ -412,7 +428,7 @@ function scannedGroupEntries(kg: number, st: StoredState, bytes: Uint8Array): Re
     if (!st.namespaced) {
       const valueEnd = msgpackElementEnd(bytes, pos);
       if (valueEnd < 0) return undefined;
-      entries.push({ key: encodeStateKey(kg, st.stateId, key, undefined), value: view(pos, valueEnd) });
+      entries.push({ key: encodeStateKey(kg, st.stateId, key, undefined), value: bytes.subarray(pos, valueEnd) });
       pos = valueEnd;
       continue;
     }
@@ -426,7 +442,7 @@ function scannedGroupEntries(kg: number, st: StoredState, bytes: Uint8Array): Re
       if (typeof ns !== 'number') return undefined;
       const valueEnd = msgpackElementEnd(bytes, nsEnd);
       if (valueEnd < 0) return undefined;
-      entries.push({ key: encodeStateKey(kg, st.stateId, key, ns), value: view(nsEnd, valueEnd) });
+      entries.push({ key: encodeStateKey(kg, st.stateId, key, ns), value: bytes.subarray(nsEnd, valueEnd) });
       pos = valueEnd;
     }
   }
