@@ -73,24 +73,47 @@ function packFoldedTimers(folded: FoldedTimers): Uint8Array | undefined {
 }
 
 /** Applies one delta group to a decoded group map (key -> value, or key -> namespace -> value). */
-export function applyDeltaGroup(group: Map<unknown, unknown>, bytes: Uint8Array, namespaced: boolean): void {
+/** Where a delta group's changes go (a decoded group, a heap table, a store), in the order the format defines. */
+export interface DeltaTarget {
+  /** Every namespace of a namespaced key, or the key's value. */
+  removeKey(key: KeyType): void;
+  removeEntry(key: KeyType, namespace: number): void;
+  /** `value` as encoded in the snapshot; `namespace` undefined in a non-namespaced state. */
+  put(key: KeyType, namespace: number | undefined, value: unknown): void;
+}
+
+/** Feeds one delta group's changes to `target`: removed keys, then removed entries, then upserts. */
+export function applyDeltaChanges(bytes: Uint8Array, namespaced: boolean, target: DeltaTarget): void {
   const [upserts, deletedKeys, deletedEntries] = unpackGroup(bytes) as DeltaGroup;
-  for (const k of deletedKeys) group.delete(k);
-  for (const [k, ns] of deletedEntries) {
-    const byNs = group.get(k) as Map<number, unknown> | undefined;
-    if (byNs === undefined) continue;
-    byNs.delete(ns);
-    if (byNs.size === 0) group.delete(k);
-  }
+  for (const k of deletedKeys) target.removeKey(decodeKey(k));
+  for (const [k, ns] of deletedEntries) target.removeEntry(decodeKey(k), ns);
   for (const [k, v] of upserts) {
-    if (!namespaced) {
-      group.set(k, v);
-      continue;
-    }
-    let byNs = group.get(k) as Map<number, unknown> | undefined;
-    if (byNs === undefined) group.set(k, (byNs = new Map()));
-    for (const [ns, nv] of v as Map<number, unknown>) byNs.set(ns, nv);
+    const key = decodeKey(k);
+    if (!namespaced) target.put(key, undefined, v);
+    else for (const [ns, nv] of v as Map<number, unknown>) target.put(key, ns, nv);
   }
+}
+
+/** Applies one delta group to a decoded group map (key -> value, or key -> namespace -> value). */
+export function applyDeltaGroup(group: Map<unknown, unknown>, bytes: Uint8Array, namespaced: boolean): void {
+  applyDeltaChanges(bytes, namespaced, {
+    removeKey: (k) => group.delete(k),
+    removeEntry: (k, ns) => {
+      const byNs = group.get(k) as Map<number, unknown> | undefined;
+      if (byNs === undefined) return;
+      byNs.delete(ns);
+      if (byNs.size === 0) group.delete(k);
+    },
+    put: (k, ns, v) => {
+      if (ns === undefined) {
+        group.set(k, v);
+        return;
+      }
+      let byNs = group.get(k) as Map<number, unknown> | undefined;
+      if (byNs === undefined) group.set(k, (byNs = new Map()));
+      byNs.set(ns, v);
+    },
+  });
 }
 
 /** A full group's bytes as a map (the earlier column format included). */
@@ -198,15 +221,12 @@ export function foldGroupChains(groups: ReadonlyMap<number, GroupChain>, namespa
 
 /** Applies one delta group to a key group of a heap table (values decoded by `codec`). */
 export function applyDeltaGroupToTable(table: HeapStateTable, groupIndex: number, bytes: Uint8Array, codec: StateCodec): void {
-  const [upserts, deletedKeys, deletedEntries] = unpackGroup(bytes) as DeltaGroup;
   const group = table.groups[groupIndex]!;
-  for (const k of deletedKeys) group.delete(decodeKey(k));
-  for (const [k, ns] of deletedEntries) table.remove(groupIndex, decodeKey(k), ns);
-  for (const [k, v] of upserts) {
-    const key = decodeKey(k);
-    if (!table.namespaced) table.put(groupIndex, key, 0, codec.decode(v));
-    else for (const [ns, nv] of v as Map<number, unknown>) table.put(groupIndex, key, ns, codec.decode(nv));
-  }
+  applyDeltaChanges(bytes, table.namespaced, {
+    removeKey: (k) => group.delete(k),
+    removeEntry: (k, ns) => table.remove(groupIndex, k, ns),
+    put: (k, ns, v) => table.put(groupIndex, k, ns ?? 0, codec.decode(v)),
+  });
 }
 
 /**

@@ -6,7 +6,7 @@ import type { KeyedStateDescriptor } from '../../api/state-descriptors.js';
 import { TimerQueue } from '../task/timer-queue.js';
 import type { ChangedEntries } from './changed-entries.js';
 import { BackendIncrements, type SnapshotPlan } from './incremental-snapshots.js';
-import { packDeltaGroup, restoredChains, type DeltaGroup } from './keyed-state-delta.js';
+import { applyDeltaChanges, packDeltaGroup, restoredChains, type DeltaGroup } from './keyed-state-delta.js';
 import { captureTimers } from './timer-snapshot.js';
 import { assignToKeyGroup, keyGroupRangeContains, keyGroupRangeSize, ownedKeyGroup, type KeyGroupRange, type KeyType } from './key-group.js';
 import type { InternalState, KeyedStateBackend, SnapshotRequest } from './keyed-state-backend.js';
@@ -324,29 +324,24 @@ export class LmdbKeyedStateBackend implements KeyedStateBackend {
 
   /** Applies one delta group (keyed-state-delta.ts) to the store, inside the caller's transaction; returns the writes. */
   private applyDeltaGroup(st: StoredState, kg: number, bytes: Uint8Array): number {
-    const [upserts, deletedKeys, deletedEntries] = unpackGroup(bytes) as DeltaGroup;
-    let writes = deletedKeys.length + deletedEntries.length;
-    for (const k of deletedKeys) {
-      const key = decodeKey(k);
-      if (!st.namespaced) {
-        this.db.removeSync(encodeStateKey(kg, st.stateId, key, undefined));
-        continue;
-      }
-      // Every namespace of the key: msgpack is prefix-free, so they share the key's prefix.
-      const prefix = encodeStateKey(kg, st.stateId, key, undefined);
-      for (const stored of this.db.getKeys({ start: prefix, end: prefixEnd(prefix) })) this.db.removeSync(stored as Buffer);
-    }
-    for (const [k, ns] of deletedEntries) this.db.removeSync(encodeStateKey(kg, st.stateId, decodeKey(k), ns));
-    for (const [k, v] of upserts) {
-      const key = decodeKey(k);
-      if (!st.namespaced) {
-        this.restorePut(encodeStateKey(kg, st.stateId, key, undefined), packStoredValue(v));
+    let writes = 0;
+    applyDeltaChanges(bytes, st.namespaced, {
+      removeKey: (key) => {
         writes++;
-      } else {
-        for (const [ns, nv] of v as Map<number, unknown>) this.restorePut(encodeStateKey(kg, st.stateId, key, ns), packStoredValue(nv));
-        writes += (v as Map<number, unknown>).size;
-      }
-    }
+        const prefix = encodeStateKey(kg, st.stateId, key, undefined);
+        if (!st.namespaced) this.db.removeSync(prefix);
+        // Every namespace of the key: msgpack is prefix-free, so they share the key's prefix.
+        else for (const stored of this.db.getKeys({ start: prefix, end: prefixEnd(prefix) })) this.db.removeSync(stored as Buffer);
+      },
+      removeEntry: (key, ns) => {
+        writes++;
+        this.db.removeSync(encodeStateKey(kg, st.stateId, key, ns));
+      },
+      put: (key, ns, value) => {
+        writes++;
+        this.restorePut(encodeStateKey(kg, st.stateId, key, ns), packStoredValue(value));
+      },
+    });
     return writes;
   }
 
