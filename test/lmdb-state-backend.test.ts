@@ -42,15 +42,16 @@ describe('state.backend.type', () => {
 });
 
 describe('lmdb state backend: state larger than the heap', () => {
-  it('a keyed job with a 40 MB old-space limit keeps 120 MB of state (in a child process)', () => {
+  // 40 MB of old space left Node 24 too little room for the job itself (it ran out in 2 of 5 runs).
+  it('a keyed job with a 64 MB old-space limit keeps 200 MB of state (in a child process)', () => {
     const script = join(import.meta.dirname, '..', 'bench', 'larger-than-heap.js');
     expect(existsSync(join(import.meta.dirname, '..', 'dist', 'index.js')), 'npm run build first (npm test does)').toBe(true);
-    const r = spawnSync(process.execPath, ['--max-old-space-size=40', script, 'lmdb', '60000', '2000', localDir], { encoding: 'utf8', timeout: 240_000 });
+    const r = spawnSync(process.execPath, ['--max-old-space-size=64', script, 'lmdb', '100000', '2000', localDir], { encoding: 'utf8', timeout: 240_000 });
     expect(r.status, r.stderr).toBe(0);
     const result = JSON.parse(r.stdout.trim().split('\n').pop()!) as { stateBytes: number; heapUsedBytes: number };
-    expect(result.stateBytes).toBe(120_000_000);
+    expect(result.stateBytes).toBe(200_000_000);
     // Far above the old-space limit (V8's total heap limit adds the young generation, which differs between Node versions).
-    expect(result.stateBytes).toBeGreaterThan(2.5 * 40 * 2 ** 20);
+    expect(result.stateBytes).toBeGreaterThan(2.5 * 64 * 2 ** 20);
     expect(result.heapUsedBytes).toBeLessThan(result.stateBytes / 2);
   }, 300_000);
 });
