@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import type { ChannelSpec, RemoteChannels, RestorableInputChannel } from '../../runtime/deploy/task-wiring.js';
 import type { OutputChannel } from '../../runtime/channel/channel.js';
 import { Connection } from '../wire/connection.js';
+import { DataMessageCodec } from './data-message-codec.js';
 import { checkProof, proof } from '../wire/shared-secret.js';
 import type { DataMessage } from './data-messages.js';
 import { RemoteInputChannel } from './remote-input-channel.js';
@@ -82,7 +83,7 @@ export class DataEndpoint {
   }
 
   private accept(socket: Socket): void {
-    const conn: DataConnection = new Connection(socket, `data connection from ${socket.remoteAddress}:${socket.remotePort}`);
+    const conn: DataConnection = new Connection(socket, `data connection from ${socket.remoteAddress}:${socket.remotePort}`, undefined, new DataMessageCodec());
     let network: AttemptNetwork | undefined;
     conn.onMessage((m) => {
       if (network === undefined) {
@@ -203,7 +204,7 @@ export class AttemptNetwork implements RemoteChannels {
     const address = this.peers.get(tm);
     if (address === undefined) throw new Error(`no data address for TaskManager ${tm}`);
     const socket = createConnection({ host: address.host, port: address.port });
-    conn = new Connection<DataMessage, DataMessage>(socket, `data connection to TaskManager ${tm} (${address.host}:${address.port})`);
+    conn = new Connection<DataMessage, DataMessage>(socket, `data connection to TaskManager ${tm} (${address.host}:${address.port})`, undefined, new DataMessageCodec());
     this.outgoing.set(tm, conn);
     conn.send({ t: 'hello', jobId: this.jobId, attempt: this.attemptNumber, from: this.taskManagerId, proof: proof(this.secret, `${this.jobId}/${this.attemptNumber}/${this.taskManagerId}`) });
     conn.onMessage((msg) => {

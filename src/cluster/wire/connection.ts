@@ -15,13 +15,36 @@ function wireOptions(): Options {
   return { useRecords: true, sequential: true, bundleStrings: true, mapsAsObjects: false, moreTypes: true, useBigIntExtension: true, int64AsType: 'bigint' };
 }
 
+/** How messages of one connection become frames and back; one instance per connection (it may keep state, used in order). */
+export interface MessageCodec<Out, In> {
+  /** The whole frame: a u32 big-endian payload length, then the payload. */
+  encodeFrame(message: Out): Buffer;
+  decode(payload: Buffer): In;
+}
+
+/** Every message as msgpack (msgpackr with record structures, sequential). */
+export class MsgpackMessageCodec<Out, In> implements MessageCodec<Out, In> {
+  private readonly packr = new Packr(wireOptions());
+  private readonly unpackr = new Unpackr(wireOptions());
+
+  encodeFrame(message: Out): Buffer {
+    const payload = this.packr.pack(message);
+    const frame = Buffer.allocUnsafe(FRAME_HEADER_BYTES + payload.length);
+    frame.writeUInt32BE(payload.length, 0);
+    frame.set(payload, FRAME_HEADER_BYTES);
+    return frame;
+  }
+
+  decode(payload: Buffer): In {
+    return this.unpackr.unpack(payload) as In;
+  }
+}
+
 /**
  * A message connection over a TCP socket: length-prefixed msgpack frames, typed messages in
  * both directions. Closing (by either side, or an error) is reported once.
  */
 export class Connection<Out, In> {
-  private readonly packr = new Packr(wireOptions());
-  private readonly unpackr = new Unpackr(wireOptions());
   private readonly decoder: FrameDecoder;
   private handler: ((message: In) => void) | undefined;
   private readonly early: In[] = [];
@@ -34,6 +57,7 @@ export class Connection<Out, In> {
     readonly socket: Socket,
     readonly name: string,
     maxFrameBytes = DEFAULT_MAX_FRAME_BYTES,
+    private readonly codec: MessageCodec<Out, In> = new MsgpackMessageCodec<Out, In>(),
   ) {
     this.decoder = new FrameDecoder(maxFrameBytes);
     socket.setNoDelay(true);
@@ -60,10 +84,7 @@ export class Connection<Out, In> {
   /** Sends a message; false when the socket's buffer is full (wait for `drained()`). */
   send(message: Out): boolean {
     if (this.closedWith !== undefined) return false;
-    const payload = this.packr.pack(message);
-    const frame = Buffer.allocUnsafe(FRAME_HEADER_BYTES + payload.length);
-    frame.writeUInt32BE(payload.length, 0);
-    frame.set(payload, FRAME_HEADER_BYTES);
+    const frame = this.codec.encodeFrame(message);
     this.bytesSent += frame.length;
     return this.socket.write(frame);
   }
@@ -111,7 +132,7 @@ export class Connection<Out, In> {
       if (this.closedWith !== undefined) return;
       let message: In;
       try {
-        message = this.unpackr.unpack(f) as In;
+        message = this.codec.decode(f);
       } catch (e) {
         this.close(new Error(`${this.name}: undecodable message (${(e as Error).message}); is the peer a Sluice process of the same version?`));
         return;

@@ -1,0 +1,128 @@
+import { describe, expect, it } from 'vitest';
+import { createStatePackr } from '../../runtime/state/serializer.js';
+import { NO_TIMESTAMP, type RecordBatch } from '../../runtime/channel/stream-element.js';
+import { seededRandom } from '../../testing/seeded-random.js';
+import { MAX_SHAPES, RECORD_BATCH_MARKER, RecordBatchDecodeError, RecordBatchDecoder, RecordBatchEncoder } from './record-batch-codec.js';
+
+const pair = () => ({ encoder: new RecordBatchEncoder(createStatePackr()), decoder: new RecordBatchDecoder(createStatePackr()) });
+const batchOf = (values: unknown[], timestamps?: number[]): RecordBatch => ({ kind: 'batch', values, timestamps: timestamps ?? values.map(() => NO_TIMESTAMP) });
+
+function roundTrip(values: unknown[], timestamps?: number[], codec = pair()): RecordBatch {
+  const frame = codec.encoder.encodeFrame(7, batchOf(values, timestamps), 4);
+  expect(frame.readUInt32BE(0)).toBe(frame.length - 4);
+  expect(frame[4]).toBe(RECORD_BATCH_MARKER);
+  const { channel, batch } = codec.decoder.decode(frame.subarray(4));
+  expect(channel).toBe(7);
+  return batch;
+}
+
+class Point {
+  constructor(
+    readonly x: number,
+    readonly y: number,
+  ) {}
+}
+
+describe('record batch codec', () => {
+  it('carries every kind of value as it was sent', () => {
+    const values: unknown[] = [
+      0, -0, 1, 255, 256, -1, 2 ** 31 - 1, -(2 ** 31), 2 ** 31, 2 ** 53 - 1, 1.5, NaN, Infinity, -Infinity, 1_700_000_000_123,
+      '', 'a', 'bid', 'x'.repeat(31), 'x'.repeat(32), 'x'.repeat(70_000), 'é', 'naïve café', '日本語', '😀 emoji', 'é'.repeat(40),
+      true, false, null, undefined,
+      [], [1, 'two', [3, [4, null]]], Array.from({ length: 300 }, (_, i) => i),
+      {}, { kind: 'bid', auction: 1000, price: 12.5, url: 'https://example.com/x', extra: '' }, { nested: { deeper: { deepest: [1, { a: 'b' }] } } },
+      { 1: 'numeric key', b: 2, 0: 'zero' }, { 'we"ird\nkey': 1, 'with space': 2, '': 3 },
+      10n, -(2n ** 70n), new Map<unknown, unknown>([[1, 'a'], ['b', { c: 2 }]]), new Set([1, 'x']), new Date(1_700_000_000_123), new Uint8Array([1, 2, 3]), new Float64Array([1.5]),
+      { when: new Date(5), big: 2n ** 64n, tags: new Set(['a']) },
+    ];
+    const out = roundTrip(values).values;
+    expect(out).toEqual(values);
+    expect(Object.is(out[1], -0)).toBe(true);
+    expect(Object.keys(out[38] as object)).toEqual(Object.keys(values[38] as object));
+  });
+
+  it('writes class instances, objects without a prototype and __proto__ keys as msgpackr did', () => {
+    const packr = createStatePackr();
+    const viaMsgpack = (v: unknown): unknown => packr.unpack(packr.pack(v));
+    const withProtoKey = JSON.parse('{"__proto__": {"polluted": true}, "a": 1}') as object;
+    const noProto = Object.assign(Object.create(null) as object, { a: 1 });
+    const values = [new Point(1, 2), withProtoKey, noProto];
+    const out = roundTrip(values).values;
+    expect(out).toEqual(values.map(viaMsgpack));
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+  });
+
+  it('keeps timestamps, and sends none when no record has one', () => {
+    const timed = roundTrip(['a', 'b', 'c'], [5, NO_TIMESTAMP, -1.5]);
+    expect(timed.timestamps).toEqual([5, NO_TIMESTAMP, -1.5]);
+    const codec = pair();
+    const untimed = codec.encoder.encodeFrame(1, batchOf(['a', 'b']), 4);
+    const timedFrame = codec.encoder.encodeFrame(1, batchOf(['a', 'b'], [1, 2]), 4);
+    expect(timedFrame.length - untimed.length).toBe(16);
+    expect(codec.decoder.decode(untimed.subarray(4)).batch.timestamps).toEqual([NO_TIMESTAMP, NO_TIMESTAMP]);
+  });
+
+  it('defines a shape once per connection and references it in later frames', () => {
+    const codec = pair();
+    const record = (i: number) => ({ kind: 'bid', auction: i, bidder: i * 2, price: i + 0.5 });
+    const first = codec.encoder.encodeFrame(1, batchOf([record(1)]), 4);
+    const second = codec.encoder.encodeFrame(1, batchOf([record(2)]), 4);
+    expect(second.length).toBeLessThan(first.length - 'kind'.length - 'auction'.length);
+    expect(codec.decoder.decode(first.subarray(4)).batch.values).toEqual([record(1)]);
+    expect(codec.decoder.decode(second.subarray(4)).batch.values).toEqual([record(2)]);
+    // A decoder that did not see the definition says so.
+    expect(() => new RecordBatchDecoder(createStatePackr()).decode(second.subarray(4))).toThrow(/shape 0 was never defined/);
+  });
+
+  it('mixes shapes in any order, and objects of shapes beyond the limit still arrive', () => {
+    const codec = pair();
+    const random = seededRandom(77);
+    const values = Array.from({ length: 5000 }, (_, i) => {
+      const kind = Math.floor(random() * 4);
+      if (kind === 0) return { kind: 'person', id: i, name: `p${i}` };
+      if (kind === 1) return { kind: 'auction', id: i, seller: i % 7, reserve: random() };
+      if (kind === 2) return { kind: 'bid', auction: i, price: random() * 100 };
+      return { [`k${i % 50}`]: i };
+    });
+    expect(roundTrip(values, undefined, codec).values).toEqual(values);
+    expect(roundTrip(values.slice(0, 100), undefined, codec).values).toEqual(values.slice(0, 100));
+    // With room for 3 shapes, objects of the other 50 go through msgpackr and still arrive.
+    const small = { encoder: new RecordBatchEncoder(createStatePackr(), 3), decoder: new RecordBatchDecoder(createStatePackr()) };
+    const first = small.encoder.encodeFrame(1, batchOf(values), 4);
+    expect(small.decoder.decode(first.subarray(4)).batch.values).toEqual(values);
+    expect(first.length).toBeGreaterThan(codec.encoder.encodeFrame(1, batchOf(values), 4).length);
+    expect(() => new RecordBatchEncoder(createStatePackr(), MAX_SHAPES + 1)).toThrow(/shapes/);
+  });
+
+  it('forgets the shapes of a frame that failed to encode, so the next frame decodes', () => {
+    const codec = pair();
+    const ok = { a: 1, b: 'x' };
+    expect(() => codec.encoder.encodeFrame(1, batchOf([ok, { c: Symbol('not data') }]), 4)).toThrow();
+    const frame = codec.encoder.encodeFrame(1, batchOf([ok, { c: 1 }]), 4);
+    expect(codec.decoder.decode(frame.subarray(4)).batch.values).toEqual([ok, { c: 1 }]);
+  });
+
+  it('refuses cut-off frames, and damaged ones fail with an error or decode, never crash or allocate without bound', () => {
+    const codec = pair();
+    const values = [{ kind: 'bid', auction: 1, url: 'https://example.com/' + 'x'.repeat(40) }, 'hello', [1, 2, 3], 1.5];
+    const frame = codec.encoder.encodeFrame(1, batchOf(values), 4).subarray(4);
+    codec.decoder.decode(frame); // defines the shape
+    const seed = 424242;
+    const random = seededRandom(seed);
+    for (let cut = 1; cut < frame.length; cut++) {
+      expect(() => new RecordBatchDecoder(createStatePackr()).decode(frame.subarray(0, cut)), `cut at ${cut}`).toThrow();
+    }
+    let refused = 0;
+    for (let i = 0; i < 2000; i++) {
+      const damaged = Buffer.from(frame);
+      damaged[1 + Math.floor(random() * (damaged.length - 1))] ^= 1 + Math.floor(random() * 255);
+      try {
+        new RecordBatchDecoder(createStatePackr()).decode(damaged);
+      } catch (e) {
+        refused++;
+        expect(e instanceof RecordBatchDecodeError || e instanceof RangeError || e instanceof Error, `seed ${seed}`).toBe(true);
+      }
+    }
+    expect(refused, `seed ${seed}`).toBeGreaterThan(0);
+  });
+});

@@ -1,0 +1,463 @@
+import type { Packr, Unpackr } from 'msgpackr';
+import { NO_TIMESTAMP, type RecordBatch } from '../../runtime/channel/stream-element.js';
+import { assert } from '../../util/assert.js';
+
+/**
+ * The codec of record batches between TaskManagers: the per-record cost of the data plane.
+ *
+ * A batch is written as its values, tag by tag. A plain object is written as a shape (its
+ * keys, in order) and its values. A shape is defined the first time it crosses the
+ * connection and referenced by number afterwards, and each shape has generated code on both
+ * ends: the encoder reads the fields by name, the decoder builds the object with a literal,
+ * so all records of a shape share one hidden class at the consumer. Short ASCII strings are
+ * copied byte by byte (a native call costs more than the copy); longer ones are written by
+ * Buffer's UTF-8 writer and marked ASCII when they were, so the reader takes the faster latin1
+ * path. (Bundling all strings of a batch into one, as msgpackr does, costs more to build:
+ * joining thousands of strings in V8 is slower than writing them one by one.)
+ *
+ * Values other than plain objects, arrays, strings, numbers, booleans, null and undefined
+ * (Maps, Sets, Dates, bigints, typed arrays, class instances...) are written by msgpackr as
+ * before (state packr settings: self-contained), so a record arrives as it was sent.
+ *
+ * Layout after the frame's length: MARKER, channel u32, count u32, timestamp flag u8
+ * (then count float64 if set), values.
+ * Numbers in the value stream are little-endian.
+ */
+
+/** First payload byte of a record batch frame: never the first byte of a msgpack message. */
+export const RECORD_BATCH_MARKER = 0xc1;
+
+const TAG_UNDEFINED = 0;
+const TAG_NULL = 1;
+const TAG_FALSE = 2;
+const TAG_TRUE = 3;
+const TAG_UINT8 = 4;
+const TAG_INT32 = 5;
+const TAG_FLOAT64 = 6;
+/** Byte length u8, then that many ASCII bytes. */
+const TAG_ASCII8 = 7;
+const TAG_ARRAY = 8;
+/** Shape id u16, then the values of its fields. */
+const TAG_SHAPE = 9;
+/** Shape id u16, field count u16, the keys (as TAG_STRING), then the values of the fields. */
+const TAG_NEW_SHAPE = 10;
+/** Length u32, then a msgpack message. */
+const TAG_MSGPACK = 11;
+/** Byte length u32, then ASCII bytes. */
+const TAG_ASCII32 = 12;
+/** Byte length u32, then UTF-8 bytes. */
+const TAG_UTF8 = 13;
+
+/** Node's Buffer methods without argument checks (stable since Node 0.x, not in @types/node). */
+interface FastBuffer extends Buffer {
+  utf8Write(s: string, offset: number): number;
+  latin1Slice(start: number, end: number): string;
+  utf8Slice(start: number, end: number): string;
+}
+
+/** Shapes per connection direction; objects of further shapes are written by msgpackr. */
+export const MAX_SHAPES = 0xffff;
+const MAX_FIELDS = 0xffff;
+const MAX_DEPTH = 64;
+
+interface EncoderShape {
+  readonly id: number;
+  readonly keys: readonly string[];
+  readonly write: (o: Record<string, unknown>, e: RecordBatchEncoder, depth: number) => void;
+}
+
+/**
+ * Writes record batches of one direction of one connection (shape ids are per connection:
+ * frames must reach the decoder in the order they were encoded).
+ */
+export class RecordBatchEncoder {
+  private buffer = Buffer.allocUnsafeSlow(64 * 1024) as FastBuffer;
+  private view = new DataView(this.buffer.buffer, this.buffer.byteOffset, this.buffer.byteLength);
+  private position = 0;
+  private readonly shapes: EncoderShape[] = [];
+  private readonly shapesByKeys = new Map<string, EncoderShape>();
+  private last: EncoderShape | undefined;
+
+  /** `maxShapes`: shapes this encoder defines at most (lower only in tests). */
+  constructor(
+    private readonly fallback: Packr,
+    private readonly maxShapes = MAX_SHAPES,
+  ) {
+    assert(maxShapes >= 0 && maxShapes <= MAX_SHAPES, `at most ${MAX_SHAPES} shapes fit a shape id`);
+  }
+
+  /** The whole frame (length header included) of a batch on channel `channel`. */
+  encodeFrame(channel: number, batch: RecordBatch, headerBytes: number): Buffer {
+    const { values, timestamps } = batch;
+    const count = values.length;
+    const shapesBefore = this.shapes.length;
+    this.position = 0;
+    try {
+      for (let i = 0; i < count; i++) this.value(values[i], 0);
+    } catch (e) {
+      // Shapes defined in a frame that is not sent must not be referenced later.
+      this.forgetShapesFrom(shapesBefore);
+      throw e;
+    }
+    let timed = false;
+    for (let i = 0; i < count; i++) {
+      if (timestamps[i] !== NO_TIMESTAMP) {
+        timed = true;
+        break;
+      }
+    }
+    const payload = 1 + 4 + 4 + 1 + (timed ? 8 * count : 0) + this.position;
+    const frame = Buffer.allocUnsafe(headerBytes + payload);
+    frame.writeUInt32BE(payload, 0);
+    let at = headerBytes;
+    frame[at++] = RECORD_BATCH_MARKER;
+    frame.writeUInt32LE(channel, at);
+    frame.writeUInt32LE(count, at + 4);
+    frame[at + 8] = timed ? 1 : 0;
+    at += 9;
+    if (timed) {
+      for (let i = 0; i < count; i++) frame.writeDoubleLE(timestamps[i]!, at + 8 * i);
+      at += 8 * count;
+    }
+    this.buffer.copy(frame, at, 0, this.position);
+    if (this.buffer.byteLength > 4 * 1024 * 1024 && this.position < 256 * 1024) this.resize(64 * 1024);
+    return frame;
+  }
+
+  /** Writes one value; `depth` guards against cycles. Called by the generated shape writers. */
+  value(v: unknown, depth: number): void {
+    switch (typeof v) {
+      case 'number':
+        this.number(v);
+        return;
+      case 'string':
+        this.string(v);
+        return;
+      case 'boolean':
+        this.ensure(1);
+        this.buffer[this.position++] = v ? TAG_TRUE : TAG_FALSE;
+        return;
+      case 'undefined':
+        this.ensure(1);
+        this.buffer[this.position++] = TAG_UNDEFINED;
+        return;
+      case 'object':
+        if (v === null) {
+          this.ensure(1);
+          this.buffer[this.position++] = TAG_NULL;
+          return;
+        }
+        if (depth < MAX_DEPTH) {
+          const c = (v as object).constructor;
+          if (c === Object) {
+            if (this.object(v as Record<string, unknown>, depth + 1)) return;
+          } else if (c === Array) {
+            this.array(v as unknown[], depth + 1);
+            return;
+          }
+        }
+        this.msgpack(v);
+        return;
+      default:
+        this.msgpack(v);
+    }
+  }
+
+  private number(v: number): void {
+    this.ensure(9);
+    if ((v | 0) === v && (v !== 0 || 1 / v > 0)) {
+      if (v >= 0 && v < 0x100) {
+        this.buffer[this.position] = TAG_UINT8;
+        this.buffer[this.position + 1] = v;
+        this.position += 2;
+      } else {
+        this.buffer[this.position] = TAG_INT32;
+        this.view.setInt32(this.position + 1, v, true);
+        this.position += 5;
+      }
+    } else {
+      this.buffer[this.position] = TAG_FLOAT64;
+      this.view.setFloat64(this.position + 1, v, true);
+      this.position += 9;
+    }
+  }
+
+  private string(s: string): void {
+    const chars = s.length;
+    this.ensure(5 + 3 * chars);
+    const buffer = this.buffer;
+    const at = this.position;
+    if (chars < 0x20) {
+      let i = 0;
+      for (; i < chars; i++) {
+        const c = s.charCodeAt(i);
+        if (c >= 0x80) break;
+        buffer[at + 2 + i] = c;
+      }
+      if (i === chars) {
+        buffer[at] = TAG_ASCII8;
+        buffer[at + 1] = chars;
+        this.position = at + 2 + chars;
+        return;
+      }
+    }
+    const bytes = buffer.utf8Write(s, at + 5);
+    // As many bytes as UTF-16 units: every unit took one byte, so every one was ASCII.
+    buffer[at] = bytes === chars ? TAG_ASCII32 : TAG_UTF8;
+    this.view.setUint32(at + 1, bytes, true);
+    this.position = at + 5 + bytes;
+  }
+
+  private array(a: unknown[], depth: number): void {
+    this.ensure(5);
+    this.buffer[this.position] = TAG_ARRAY;
+    this.view.setUint32(this.position + 1, a.length, true);
+    this.position += 5;
+    for (let i = 0; i < a.length; i++) this.value(a[i], depth);
+  }
+
+  /** False when the object must go to msgpackr (too many shapes or fields, a `__proto__` key). */
+  private object(o: Record<string, unknown>, depth: number): boolean {
+    const keys = Object.keys(o);
+    let shape = this.last;
+    if (shape === undefined || !sameKeys(shape.keys, keys)) {
+      shape = this.shapesByKeys.get(keys.join('\u0000'));
+      if (shape === undefined) {
+        if (this.shapes.length >= this.maxShapes || keys.length > MAX_FIELDS || keys.includes('__proto__')) return false;
+        shape = this.define(keys);
+        this.ensure(5);
+        this.buffer[this.position] = TAG_NEW_SHAPE;
+        this.view.setUint16(this.position + 1, shape.id, true);
+        this.view.setUint16(this.position + 3, keys.length, true);
+        this.position += 5;
+        for (const k of keys) this.value(k, depth);
+        this.last = shape;
+        shape.write(o, this, depth);
+        return true;
+      }
+      this.last = shape;
+    }
+    this.ensure(3);
+    this.buffer[this.position] = TAG_SHAPE;
+    this.view.setUint16(this.position + 1, shape.id, true);
+    this.position += 3;
+    shape.write(o, this, depth);
+    return true;
+  }
+
+  private define(keys: string[]): EncoderShape {
+    const body = keys.map((k) => `e.value(o[${JSON.stringify(k)}], d);`).join('\n');
+    const write = new Function('o', 'e', 'd', body) as EncoderShape['write'];
+    const shape: EncoderShape = { id: this.shapes.length, keys, write };
+    this.shapes.push(shape);
+    this.shapesByKeys.set(keys.join('\u0000'), shape);
+    return shape;
+  }
+
+  private forgetShapesFrom(id: number): void {
+    for (const s of this.shapes.splice(id)) this.shapesByKeys.delete(s.keys.join('\u0000'));
+    this.last = undefined;
+  }
+
+  private msgpack(v: unknown): void {
+    const bytes = this.fallback.pack(v);
+    this.ensure(5 + bytes.length);
+    this.buffer[this.position] = TAG_MSGPACK;
+    this.view.setUint32(this.position + 1, bytes.length, true);
+    this.buffer.set(bytes, this.position + 5);
+    this.position += 5 + bytes.length;
+  }
+
+  private ensure(bytes: number): void {
+    if (this.position + bytes > this.buffer.byteLength) this.resize(Math.max(this.buffer.byteLength * 2, this.position + bytes));
+  }
+
+  private resize(size: number): void {
+    const next = Buffer.allocUnsafeSlow(size) as FastBuffer;
+    this.buffer.copy(next, 0, 0, Math.min(this.position, size));
+    this.buffer = next;
+    this.view = new DataView(next.buffer, next.byteOffset, next.byteLength);
+  }
+}
+
+function sameKeys(a: readonly string[], b: readonly string[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+export class RecordBatchDecodeError extends Error {
+  override readonly name = 'RecordBatchDecodeError';
+}
+
+const fromCharCode = String.fromCharCode;
+
+/** An ASCII string of at most 8 bytes without a native call (cheaper than the call at this size). */
+function shortAscii(b: Uint8Array, i: number, n: number): string {
+  switch (n) {
+    case 0:
+      return '';
+    case 1:
+      return fromCharCode(b[i]!);
+    case 2:
+      return fromCharCode(b[i]!, b[i + 1]!);
+    case 3:
+      return fromCharCode(b[i]!, b[i + 1]!, b[i + 2]!);
+    case 4:
+      return fromCharCode(b[i]!, b[i + 1]!, b[i + 2]!, b[i + 3]!);
+    case 5:
+      return fromCharCode(b[i]!, b[i + 1]!, b[i + 2]!, b[i + 3]!, b[i + 4]!);
+    case 6:
+      return fromCharCode(b[i]!, b[i + 1]!, b[i + 2]!, b[i + 3]!, b[i + 4]!, b[i + 5]!);
+    case 7:
+      return fromCharCode(b[i]!, b[i + 1]!, b[i + 2]!, b[i + 3]!, b[i + 4]!, b[i + 5]!, b[i + 6]!);
+    default:
+      return fromCharCode(b[i]!, b[i + 1]!, b[i + 2]!, b[i + 3]!, b[i + 4]!, b[i + 5]!, b[i + 6]!, b[i + 7]!);
+  }
+}
+
+type DecoderShape = (d: RecordBatchDecoder) => Record<string, unknown>;
+
+/** Reads the record batches of one direction of one connection, in order. */
+export class RecordBatchDecoder {
+  private bytes = Buffer.alloc(0) as FastBuffer;
+  private view: DataView = new DataView(new ArrayBuffer(0));
+  private position = 0;
+  private end = 0;
+  private readonly shapes: DecoderShape[] = [];
+
+  constructor(private readonly fallback: Unpackr) {}
+
+  /** Decodes the payload of a frame whose first byte is RECORD_BATCH_MARKER. */
+  decode(payload: Buffer): { channel: number; batch: RecordBatch } {
+    this.bytes = payload as FastBuffer;
+    this.view = new DataView(payload.buffer, payload.byteOffset, payload.byteLength);
+    this.end = payload.byteLength;
+    this.position = 0;
+    assert(payload[0] === RECORD_BATCH_MARKER, 'a record batch frame starts with its marker');
+    this.need(10);
+    const channel = this.view.getUint32(1, true);
+    const count = this.view.getUint32(5, true);
+    let at = 10;
+    // Every value takes at least a byte: a damaged count fails here, before anything is allocated.
+    if (count > this.end - at) throw new RecordBatchDecodeError(`${count} records in ${this.end - at} bytes`);
+    const timestamps = new Array<number>(count);
+    if (payload[9] === 1) {
+      this.position = at;
+      this.need(8 * count);
+      for (let i = 0; i < count; i++) timestamps[i] = this.view.getFloat64(at + 8 * i, true);
+      at += 8 * count;
+    } else {
+      for (let i = 0; i < count; i++) timestamps[i] = NO_TIMESTAMP;
+    }
+    this.position = at;
+    const values = new Array<unknown>(count);
+    for (let i = 0; i < count; i++) values[i] = this.value();
+    if (this.position !== this.end) throw new RecordBatchDecodeError(`${this.end - this.position} bytes left after ${count} records`);
+    this.bytes = Buffer.alloc(0) as FastBuffer;
+    return { channel, batch: { kind: 'batch', values, timestamps } };
+  }
+
+  /** Reads one value. Called by the generated shape readers. */
+  value(): unknown {
+    this.need(1);
+    const tag = this.bytes[this.position++]!;
+    switch (tag) {
+      case TAG_UINT8:
+        this.need(1);
+        return this.bytes[this.position++];
+      case TAG_ASCII8: {
+        this.need(1);
+        const n = this.bytes[this.position]!;
+        const from = this.position + 1;
+        this.position = from;
+        this.need(n);
+        this.position = from + n;
+        return n <= 8 ? shortAscii(this.bytes, from, n) : this.bytes.latin1Slice(from, from + n);
+      }
+      case TAG_ASCII32:
+      case TAG_UTF8: {
+        this.need(4);
+        const n = this.view.getUint32(this.position, true);
+        const from = this.position + 4;
+        this.position = from;
+        this.need(n);
+        this.position = from + n;
+        return tag === TAG_ASCII32 ? this.bytes.latin1Slice(from, from + n) : this.bytes.utf8Slice(from, from + n);
+      }
+      case TAG_SHAPE: {
+        this.need(2);
+        const id = this.view.getUint16(this.position, true);
+        this.position += 2;
+        const read = this.shapes[id];
+        if (read === undefined) throw new RecordBatchDecodeError(`shape ${id} was never defined on this connection`);
+        return read(this);
+      }
+      case TAG_INT32: {
+        this.need(4);
+        const v = this.view.getInt32(this.position, true);
+        this.position += 4;
+        return v;
+      }
+      case TAG_FLOAT64: {
+        this.need(8);
+        const v = this.view.getFloat64(this.position, true);
+        this.position += 8;
+        return v;
+      }
+      case TAG_UNDEFINED:
+        return undefined;
+      case TAG_NULL:
+        return null;
+      case TAG_FALSE:
+        return false;
+      case TAG_TRUE:
+        return true;
+      case TAG_ARRAY: {
+        this.need(4);
+        const n = this.view.getUint32(this.position, true);
+        this.position += 4;
+        if (n > this.end - this.position) throw new RecordBatchDecodeError(`an array of ${n} elements in ${this.end - this.position} bytes`);
+        const a = new Array<unknown>(n);
+        for (let i = 0; i < n; i++) a[i] = this.value();
+        return a;
+      }
+      case TAG_NEW_SHAPE:
+        return this.newShape();
+      case TAG_MSGPACK: {
+        this.need(4);
+        const n = this.view.getUint32(this.position, true);
+        this.position += 4;
+        this.need(n);
+        const v = this.fallback.unpack(this.bytes.subarray(this.position, this.position + n));
+        this.position += n;
+        return v;
+      }
+      default:
+        throw new RecordBatchDecodeError(`unknown tag ${tag} at byte ${this.position - 1}`);
+    }
+  }
+
+  private newShape(): unknown {
+    this.need(4);
+    const id = this.view.getUint16(this.position, true);
+    const n = this.view.getUint16(this.position + 2, true);
+    this.position += 4;
+    if (n > this.end - this.position) throw new RecordBatchDecodeError(`a shape of ${n} fields in ${this.end - this.position} bytes`);
+    if (id !== this.shapes.length) throw new RecordBatchDecodeError(`shape ${id} defined where shape ${this.shapes.length} was expected`);
+    const keys: string[] = [];
+    for (let i = 0; i < n; i++) {
+      const k = this.value();
+      if (typeof k !== 'string' || k === '__proto__') throw new RecordBatchDecodeError(`shape ${id} has an invalid key`);
+      keys.push(k);
+    }
+    const body = `return {${keys.map((k) => `${JSON.stringify(k)}: d.value()`).join(', ')}};`;
+    const read = new Function('d', body) as DecoderShape;
+    this.shapes.push(read);
+    return read(this);
+  }
+
+  private need(bytes: number): void {
+    if (this.position + bytes > this.end) throw new RecordBatchDecodeError(`the frame ends ${this.position + bytes - this.end} bytes early`);
+  }
+}
