@@ -163,7 +163,8 @@ export class RecordBatchEncoder {
     }
   }
 
-  private number(v: number): void {
+  /** Writes a number (called by the generated shape writers too). */
+  number(v: number): void {
     this.ensure(9);
     if ((v | 0) === v && (v !== 0 || 1 / v > 0)) {
       if (v >= 0 && v < 0x100) {
@@ -182,7 +183,8 @@ export class RecordBatchEncoder {
     }
   }
 
-  private string(s: string): void {
+  /** Writes a string (called by the generated shape writers too). */
+  string(s: string): void {
     const chars = s.length;
     this.ensure(5 + 3 * chars);
     const buffer = this.buffer;
@@ -246,8 +248,11 @@ export class RecordBatchEncoder {
   }
 
   private define(keys: string[]): EncoderShape {
-    const body = keys.map((k) => `e.value(o[${JSON.stringify(k)}], d);`).join('\n');
-    const write = new Function('o', 'e', 'd', body) as EncoderShape['write'];
+    // Each field's site sees one type in practice: numbers and strings skip value()'s dispatch.
+    const body = keys
+      .map((k) => `v = o[${JSON.stringify(k)}];\nif (typeof v === 'number') e.number(v); else if (typeof v === 'string') e.string(v); else e.value(v, d);`)
+      .join('\n');
+    const write = new Function('o', 'e', 'd', `let v;\n${body}`) as EncoderShape['write'];
     const shape: EncoderShape = { id: this.shapes.length, keys, write };
     this.shapes.push(shape);
     this.shapesByKeys.set(keys.join('\u0000'), shape);
@@ -269,7 +274,11 @@ export class RecordBatchEncoder {
   }
 
   private ensure(bytes: number): void {
-    if (this.position + bytes > this.buffer.byteLength) this.resize(Math.max(this.buffer.byteLength * 2, this.position + bytes));
+    if (this.position + bytes > this.buffer.byteLength) this.grow(bytes);
+  }
+
+  private grow(bytes: number): void {
+    this.resize(Math.max(this.buffer.byteLength * 2, this.position + bytes));
   }
 
   private resize(size: number): void {
