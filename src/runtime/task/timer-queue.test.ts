@@ -1,0 +1,58 @@
+import { describe, expect, it } from 'vitest';
+import { seededRandom } from '../../testing/seeded-random.js';
+import { TimerQueue } from './timer-queue.js';
+import type { KeyType } from '../state/key-group.js';
+
+/** The reference: a set of "t|key|ns" strings; fired in timestamp order. */
+class ModelQueue {
+  readonly timers = new Set<string>();
+  add(t: number, k: KeyType, ns: number): boolean {
+    const id = `${t}|${typeof k}:${k}|${ns}`;
+    if (this.timers.has(id)) return false;
+    this.timers.add(id);
+    return true;
+  }
+  delete(t: number, k: KeyType, ns: number): boolean {
+    return this.timers.delete(`${t}|${typeof k}:${k}|${ns}`);
+  }
+}
+
+describe('timer queue', () => {
+  it('matches a reference under random adds (mostly repeats), deletes and firing, also while firing', () => {
+    const seed = 8675309;
+    const random = seededRandom(seed);
+    const q = new TimerQueue(8, (k) => (typeof k === 'number' ? k % 8 : String(k).length % 8));
+    const model = new ModelQueue();
+    let now = 0;
+    const key = (): number | string => (random() < 0.8 ? Math.floor(random() * 40) : `k${Math.floor(random() * 10)}`);
+    for (let step = 0; step < 20_000; step++) {
+      const r = random();
+      if (r < 0.75) {
+        const t = now + Math.floor(random() * 60) - 10; // some in the past: they fire next time
+        const k = key();
+        const ns = Math.floor(random() * 4) * 10;
+        expect(q.add(t, k, ns), `seed ${seed} step ${step}`).toBe(model.add(t, k, ns));
+      } else if (r < 0.9) {
+        const t = now + Math.floor(random() * 60) - 10; // some in the past: they fire next time
+        const k = key();
+        const ns = Math.floor(random() * 4) * 10;
+        expect(q.delete(t, k, ns), `seed ${seed} step ${step}`).toBe(model.delete(t, k, ns));
+      } else {
+        now += Math.floor(random() * 20);
+        let lastT = -Infinity;
+        q.fireUpTo(now, (t, k, ns) => {
+          expect(t, `seed ${seed} step ${step}: fired in timestamp order`).toBeGreaterThanOrEqual(lastT);
+          lastT = t;
+          expect(model.delete(t, k, ns), `seed ${seed} step ${step}: fired a live timer`).toBe(true);
+          // Re-registering what fired, and registering for later, while firing.
+          if (random() < 0.1) {
+            const later = t + 1 + Math.floor(random() * 5);
+            expect(q.add(later, k, ns), `seed ${seed} step ${step}`).toBe(model.add(later, k, ns));
+          }
+        });
+        for (const id of model.timers) expect(Number(id.split('|')[0]) > now, `seed ${seed} step ${step}: ${id} is due`).toBe(true);
+      }
+      expect(q.size, `seed ${seed} step ${step}`).toBe(model.timers.size);
+    }
+  });
+});
