@@ -12,8 +12,9 @@ import { assignToKeyGroup, keyGroupRangeContains, keyGroupRangeSize, ownedKeyGro
 import type { InternalState, KeyedStateBackend, SnapshotRequest } from './keyed-state-backend.js';
 import { decodeKey, decodeTimerGroup, packGroup, snapshotBytes, unpackGroup, type KeyedStateSnapshot, type StateSnapshot } from './keyed-state-snapshot.js';
 import { createStateHandle } from './state-handles.js';
-import { STATE_ID_MAX, decodeStateKey, encodeStateKey, packStoredValue, prefixEnd, stateKeyPrefix, unpackStoredValue } from './lmdb-state-keys.js';
+import { STATE_ID_MAX, STATE_KEY_PREFIX_BYTES, decodeStateKey, encodeStateKey, packStoredValue, prefixEnd, stateKeyPrefix, unpackStoredValue } from './lmdb-state-keys.js';
 import { WriteBackCache, type CachedStateTable } from './lmdb-write-back-cache.js';
+import { PackedGroupWriter } from './packed-group-writer.js';
 import { msgpackElementEnd, msgpackMapHeader, msgpackNumberAt } from './msgpack-scan.js';
 import { stateCodec } from './state-codec.js';
 
@@ -274,8 +275,30 @@ export class LmdbKeyedStateBackend implements KeyedStateBackend {
     this.increments?.aborted(checkpointId);
   }
 
-  /** One key group of one state in the canonical format: a packed Map key -> value (or key -> namespace -> value). */
+  /**
+   * One key group of one state in the canonical format: a packed Map key -> value (or key ->
+   * namespace -> value). The store holds keys, namespaces and values as msgpack already, so
+   * their bytes are copied into the group as they are; a store key whose parts cannot be told
+   * apart that way (not expected) makes the group go through decoding.
+   */
   private encodeGroup(txn: Transaction, st: StoredState, kg: number): Uint8Array | undefined {
+    const writer = new PackedGroupWriter(st.namespaced);
+    for (const { key, value } of this.db.getRange({ start: stateKeyPrefix(kg, st.stateId), end: stateKeyPrefix(kg, st.stateId + 1), transaction: txn })) {
+      const k = key as Buffer;
+      const v = value as Buffer;
+      if (!st.namespaced) {
+        writer.add(k.subarray(STATE_KEY_PREFIX_BYTES), v);
+        continue;
+      }
+      const keyEnd = msgpackElementEnd(k, STATE_KEY_PREFIX_BYTES);
+      if (keyEnd < 0 || msgpackElementEnd(k, keyEnd) !== k.length) return this.encodeGroupDecoded(txn, st, kg);
+      writer.addNamespaced(k.subarray(STATE_KEY_PREFIX_BYTES, keyEnd), k.subarray(keyEnd), v);
+    }
+    return writer.finish();
+  }
+
+  /** As `encodeGroup`, decoding every entry and packing the group again. */
+  private encodeGroupDecoded(txn: Transaction, st: StoredState, kg: number): Uint8Array | undefined {
     const group = new Map<KeyType, unknown>();
     for (const { key, value } of this.db.getRange({ start: stateKeyPrefix(kg, st.stateId), end: stateKeyPrefix(kg, st.stateId + 1), transaction: txn })) {
       const [k, ns] = decodeStateKey(key, st.namespaced);
