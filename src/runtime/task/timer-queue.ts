@@ -53,10 +53,15 @@ export class TimerQueue {
 
   add(timestampMs: number, key: KeyType, namespace: number): boolean {
     const g = this.groupIndexOf(key);
-    if (this.capture !== null) this.capture.touch(g);
-    if (this.changes !== null) this.changes.mark(g, key);
     const group = this.groups[g]!;
     let byKey = group.get(timestampMs);
+    const namespaces = byKey?.get(key);
+    // Most registrations repeat a timer that exists (a window operator registers its window's
+    // timer for every element): nothing changes, so the snapshot capture and the change
+    // tracking are not bothered.
+    if (namespaces !== undefined && namespaces.includes(namespace)) return false;
+    if (this.capture !== null) this.capture.touch(g);
+    if (this.changes !== null) this.changes.mark(g, key);
     if (byKey === undefined) {
       byKey = new Map();
       group.set(timestampMs, byKey);
@@ -67,13 +72,8 @@ export class TimerQueue {
       }
       at.push(g);
     }
-    const namespaces = byKey.get(key);
-    if (namespaces === undefined) {
-      byKey.set(key, [namespace]);
-    } else {
-      if (namespaces.includes(namespace)) return false;
-      namespaces.push(namespace);
-    }
+    if (namespaces === undefined) byKey.set(key, [namespace]);
+    else namespaces.push(namespace);
     this.count++;
     return true;
   }
