@@ -48,6 +48,14 @@ export interface DecodeContext {
 /** Wraps `payload` in the header. The result is a new buffer; `payload` is not retained. */
 export function encode(payload: Uint8Array, kind: FileKind): Uint8Array {
   const out = new Uint8Array(CHECKSUMMED_FILE_HEADER_BYTES + payload.length);
+  out.set(encodeHeader(payload, kind), 0);
+  out.set(payload, CHECKSUMMED_FILE_HEADER_BYTES);
+  return out;
+}
+
+/** The header alone, for writers that put it and the payload into the file separately (no copy of the payload). */
+export function encodeHeader(payload: Uint8Array, kind: FileKind): Uint8Array {
+  const out = new Uint8Array(CHECKSUMMED_FILE_HEADER_BYTES);
   const view = new DataView(out.buffer);
   out.set(CHECKSUMMED_FILE_MAGIC, 0);
   view.setUint16(4, CHECKSUMMED_FILE_VERSION);
@@ -56,7 +64,6 @@ export function encode(payload: Uint8Array, kind: FileKind): Uint8Array {
   view.setBigUint64(8, BigInt(payload.length));
   view.setUint32(16, crc32c(payload));
   view.setUint32(20, crc32c(out.subarray(0, 20)));
-  out.set(payload, CHECKSUMMED_FILE_HEADER_BYTES);
   return out;
 }
 

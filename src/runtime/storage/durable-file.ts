@@ -1,4 +1,4 @@
-import { open, rename, unlink } from 'node:fs/promises';
+import { open, rename, unlink, type FileHandle } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { tempFileName } from './checkpoint-paths.js';
 
@@ -9,13 +9,14 @@ import { tempFileName } from './checkpoint-paths.js';
  * lets a caller writing several files pay for one directory fsync. A failure removes the
  * temp file when it can; a crash may leave it behind (`*.tmp`, never read as complete).
  */
-export async function writeFileDurably(path: string, bytes: Uint8Array, randomHex16: string): Promise<void> {
+export async function writeFileDurably(path: string, bytes: Uint8Array | readonly Uint8Array[], randomHex16: string): Promise<void> {
   const temp = join(dirname(path), tempFileName(basename(path), randomHex16));
   let renamed = false;
   try {
     const handle = await open(temp, 'wx');
     try {
-      await handle.writeFile(bytes);
+      if (bytes instanceof Uint8Array) await handle.writeFile(bytes);
+      else await writeAll(handle, bytes);
       await handle.sync();
     } finally {
       await handle.close();
@@ -24,6 +25,19 @@ export async function writeFileDurably(path: string, bytes: Uint8Array, randomHe
     renamed = true;
   } finally {
     if (!renamed) await unlink(temp).catch(() => undefined);
+  }
+}
+
+/** Writes the chunks one after another (writev; a short write continues where it stopped). */
+async function writeAll(handle: FileHandle, chunks: readonly Uint8Array[]): Promise<void> {
+  let rest = chunks.filter((c) => c.length > 0);
+  while (rest.length > 0) {
+    let { bytesWritten } = await handle.writev(rest as Uint8Array[]);
+    while (rest.length > 0 && bytesWritten >= rest[0]!.length) {
+      bytesWritten -= rest[0]!.length;
+      rest = rest.slice(1);
+    }
+    if (rest.length > 0 && bytesWritten > 0) rest = [rest[0]!.subarray(bytesWritten), ...rest.slice(1)];
   }
 }
 

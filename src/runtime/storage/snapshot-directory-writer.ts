@@ -1,6 +1,6 @@
 import { rm, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { encode, recordedChecksum, CHECKSUMMED_FILE_HEADER_BYTES } from './checksummed-file.js';
+import { encodeHeader, recordedChecksum, CHECKSUMMED_FILE_HEADER_BYTES } from './checksummed-file.js';
 import { METADATA_FILE_NAME, stateFileName } from './checkpoint-paths.js';
 import { fsyncDirectory, writeFileDurably } from './durable-file.js';
 import { encodeMetadata } from './metadata-codec.js';
@@ -50,12 +50,13 @@ export class SnapshotDirectoryWriter {
     const o = this.options;
     if (bytes.length < o.dataInlineThresholdBytes) return { kind: 'inline', bytes: new Uint8Array(bytes) };
     const name = stateFileName(o.random(16));
-    const encoded = encode(bytes, 'state');
+    // Header and payload go to the file as two chunks: the payload is not copied again.
+    const header = encodeHeader(bytes, 'state');
     // A savepoint has no shared directory: everything is its own.
     const shared = scope === 'shared' && o.sharedDir !== undefined;
     const path = join(shared ? o.sharedDir! : o.dir, name);
     if (shared) this.sharedWritten.add(path);
-    const write = writeFileDurably(path, encoded, randomHex(o.random, 8));
+    const write = writeFileDurably(path, [header, bytes], randomHex(o.random, 8));
     this.inFlight.add(write);
     try {
       await write;
@@ -65,7 +66,7 @@ export class SnapshotDirectoryWriter {
     } finally {
       this.inFlight.delete(write);
     }
-    const handle: FileStateHandle = { kind: 'file', scope: shared ? 'shared' : 'exclusive', path: name, sizeBytes: bytes.length, checksum: recordedChecksum(encoded) };
+    const handle: FileStateHandle = { kind: 'file', scope: shared ? 'shared' : 'exclusive', path: name, sizeBytes: bytes.length, checksum: recordedChecksum(header) };
     return handle;
   }
 
