@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { createStatePackr } from '../../runtime/state/serializer.js';
 import { NO_TIMESTAMP, type RecordBatch } from '../../runtime/channel/stream-element.js';
 import { seededRandom } from '../../testing/seeded-random.js';
-import { MAX_SHAPES, RECORD_BATCH_MARKER, RecordBatchDecodeError, RecordBatchDecoder, RecordBatchEncoder } from './record-batch-codec.js';
+import { DEFAULT_MAX_SHAPES, MAX_FIELDS, MAX_SHAPES, RECORD_BATCH_MARKER, RecordBatchDecodeError, RecordBatchDecoder, RecordBatchEncoder } from './record-batch-codec.js';
 
 const pair = () => ({ encoder: new RecordBatchEncoder(createStatePackr()), decoder: new RecordBatchDecoder(createStatePackr()) });
 const batchOf = (values: unknown[], timestamps?: number[]): RecordBatch => ({ kind: 'batch', values, timestamps: timestamps ?? values.map(() => NO_TIMESTAMP) });
@@ -92,6 +92,15 @@ describe('record batch codec', () => {
     expect(small.decoder.decode(first.subarray(4)).batch.values).toEqual(values);
     expect(first.length).toBeGreaterThan(codec.encoder.encodeFrame(1, batchOf(values), 4).length);
     expect(() => new RecordBatchEncoder(createStatePackr(), MAX_SHAPES + 1)).toThrow(/shapes/);
+  });
+
+  it('writes dictionaries (a new shape per record) and objects with very many keys through msgpackr once past the limits', () => {
+    const codec = pair();
+    const dictionaries = Array.from({ length: DEFAULT_MAX_SHAPES + 500 }, (_, i) => ({ [`user-${i}`]: i }));
+    const wide = Object.fromEntries(Array.from({ length: MAX_FIELDS + 1 }, (_, i) => [`f${i}`, i]));
+    expect(roundTrip([...dictionaries, wide], undefined, codec).values).toEqual([...dictionaries, wide]);
+    // Shapes defined before the limit still work in later frames.
+    expect(roundTrip([{ 'user-3': 3 }, { 'user-2000': 1 }], undefined, codec).values).toEqual([{ 'user-3': 3 }, { 'user-2000': 1 }]);
   });
 
   it('forgets the shapes of a frame that failed to encode, so the next frame decodes', () => {

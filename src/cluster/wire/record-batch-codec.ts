@@ -55,9 +55,15 @@ interface FastBuffer extends Buffer {
   utf8Slice(start: number, end: number): string;
 }
 
-/** Shapes per connection direction; objects of further shapes are written by msgpackr. */
+/** Shape ids are u16. */
 export const MAX_SHAPES = 0xffff;
-const MAX_FIELDS = 0xffff;
+/**
+ * Shapes an encoder defines (each costs generated code on both ends). Objects used as
+ * dictionaries (`{[userId]: n}`) make a new shape per record: past this many shapes, or past
+ * MAX_FIELDS keys, objects are written by msgpackr instead.
+ */
+export const DEFAULT_MAX_SHAPES = 1024;
+export const MAX_FIELDS = 256;
 const MAX_DEPTH = 64;
 
 interface EncoderShape {
@@ -81,7 +87,7 @@ export class RecordBatchEncoder {
   /** `maxShapes`: shapes this encoder defines at most (lower only in tests). */
   constructor(
     private readonly fallback: Packr,
-    private readonly maxShapes = MAX_SHAPES,
+    private readonly maxShapes = DEFAULT_MAX_SHAPES,
   ) {
     assert(maxShapes >= 0 && maxShapes <= MAX_SHAPES, `at most ${MAX_SHAPES} shapes fit a shape id`);
   }
