@@ -53,6 +53,8 @@ export interface CheckpointStorageLocation {
    * checkpoint's own directory, or with `scope` 'shared' in the job's shared/ directory, for
    * state later checkpoints reference too (incremental checkpoints; an aborted checkpoint
    * removes its shared files, a completed one hands them to the coordinator's reference counts).
+   * `bytes` may be written as they are, without a copy: they must not change until the
+   * returned promise settles.
    */
   writeStateFile(bytes: Uint8Array, scope?: FileScope): Promise<StateHandle>;
 }

@@ -13,7 +13,7 @@ import {
   tempFileName,
 } from './checkpoint-paths.js';
 import type { CheckpointRef, CheckpointStorage, CheckpointStorageLocation, CompletedCheckpointHandle } from './checkpoint-storage.js';
-import { encode, recordedChecksum } from './checksummed-file.js';
+import { encodeHeader, recordedChecksum } from './checksummed-file.js';
 import { fsyncDirectory, writeFileDurably } from './durable-file.js';
 import { cryptoRandomBytes, randomHex, type RandomBytes } from './random-bytes.js';
 import { locateSnapshot, readSnapshotMetadata, readStateHandleInDirectory } from './snapshot-directory-reader.js';
@@ -154,13 +154,13 @@ export class FilesystemCheckpointStorage implements CheckpointStorage {
   async writeSharedStateFile(bytes: Uint8Array): Promise<StateHandle> {
     if (bytes.length < this.dataInlineThresholdBytes) return { kind: 'inline', bytes: new Uint8Array(bytes) };
     const name = stateFileName(this.random(16));
-    const encoded = encode(bytes, 'state');
+    const header = encodeHeader(bytes, 'state');
     try {
-      await writeFileDurably(join(this.sharedDir, name), encoded, randomHex(this.random, 8));
+      await writeFileDurably(join(this.sharedDir, name), [header, bytes], randomHex(this.random, 8));
     } catch (e) {
       throw storageWriteError(e, this.sharedDir, 'checkpoint directory');
     }
-    return { kind: 'file', scope: 'shared', path: name, sizeBytes: bytes.length, checksum: recordedChecksum(encoded) };
+    return { kind: 'file', scope: 'shared', path: name, sizeBytes: bytes.length, checksum: recordedChecksum(header) };
   }
 
   async discardSharedFiles(paths: readonly string[]): Promise<void> {
