@@ -64,6 +64,19 @@ describe('cluster runtime: JobManager and TaskManagers over TCP', () => {
     if (unaligned) expect(executor.checkpointStats.entries().some((e) => e.checkpointType === 'UNALIGNED_CHECKPOINT')).toBe(true);
   });
 
+  it('a record holding a function fails the job with a message that says so, instead of losing the function on the way', async () => {
+    const { jm } = await cluster(2);
+    const bundle = await bundleJob(join(import.meta.dirname, 'fixtures', 'cluster', 'function-record-job.ts'), join(tempDir(), 'job.mjs'));
+    const executor = await jm.submit({ bundle, config: [['parallelism.default', 2], ['restart-strategy.type', 'none']], args: [], name: 'function-records' });
+    const failure = await executor.run().then(
+      (r) => new Error(`finished with status ${r.status}`),
+      (e: Error) => e,
+    );
+    const messages: string[] = [];
+    for (let e: unknown = failure; e instanceof Error; e = e.cause) messages.push(e.message);
+    expect(messages.join(' <- ')).toMatch(/cannot be sent: it holds a function.*create functions and symbols in the operator that uses them/);
+  });
+
   it('every TaskManager serves /metrics of its tasks (Prometheus text), listed by /taskmanagers', async () => {
     const { jm } = await cluster(2);
     const out = tempDir();

@@ -208,7 +208,14 @@ export class AttemptNetwork implements RemoteChannels {
     this.outgoing.set(tm, conn);
     conn.send({ t: 'hello', jobId: this.jobId, attempt: this.attemptNumber, from: this.taskManagerId, proof: proof(this.secret, `${this.jobId}/${this.attemptNumber}/${this.taskManagerId}`) });
     conn.onMessage((msg) => {
-      if (msg.t === 'credit') this.outputs.get(msg.ch)?.addCredit(msg.n);
+      if (msg.t !== 'credit') return;
+      try {
+        // Credit sends what waited for it: a record that cannot be encoded fails the attempt
+        // here (with the codec's message), as it fails its task when sent at once.
+        this.outputs.get(msg.ch)?.addCredit(msg.n);
+      } catch (e) {
+        if (!this.closed) this.onBroken(e instanceof Error ? e : new Error(String(e)));
+      }
     });
     conn.onClose((e) => {
       // A consumer that finished closes after taking everything: not a failure.

@@ -106,7 +106,8 @@ describe('record batch codec', () => {
   it('forgets the shapes of a frame that failed to encode, so the next frame decodes', () => {
     const codec = pair();
     const ok = { a: 1, b: 'x' };
-    expect(() => codec.encoder.encodeFrame(1, batchOf([ok, { c: Symbol('not data') }]), 4)).toThrow();
+    expect(() => codec.encoder.encodeFrame(1, batchOf([ok, { c: Symbol('not data') }]), 4)).toThrow(/record 1 of a batch .* holds a symbol/);
+    expect(() => codec.encoder.encodeFrame(1, batchOf([{ d: 1, f: () => 1 }]), 4)).toThrow(/record 0 of a batch .* holds a function.*create functions and symbols in the operator/);
     const frame = codec.encoder.encodeFrame(1, batchOf([ok, { c: 1 }]), 4);
     expect(codec.decoder.decode(frame.subarray(4)).batch.values).toEqual([ok, { c: 1 }]);
   });

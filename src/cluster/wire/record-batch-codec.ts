@@ -98,12 +98,18 @@ export class RecordBatchEncoder {
     const count = values.length;
     const shapesBefore = this.shapes.length;
     this.position = 0;
+    let i = 0;
     try {
-      for (let i = 0; i < count; i++) this.value(values[i], 0);
+      for (; i < count; i++) this.value(values[i], 0);
     } catch (e) {
       // Shapes defined in a frame that is not sent must not be referenced later.
       this.forgetShapesFrom(shapesBefore);
-      throw e;
+      throw new RecordEncodeError(
+        `record ${i} of a batch for another TaskManager cannot be sent: ${(e as Error).message}. Records that cross ` +
+          'TaskManagers carry data (plain objects, arrays, strings, numbers, booleans, null, undefined, Map, Set, Date, ' +
+          'bigint, typed arrays; class instances arrive as plain objects): create functions and symbols in the operator that uses them',
+        { cause: e },
+      );
     }
     let timed = false;
     for (let i = 0; i < count; i++) {
@@ -164,6 +170,9 @@ export class RecordBatchEncoder {
         }
         this.msgpack(v);
         return;
+      case 'function':
+      case 'symbol':
+        throw new RecordEncodeError(`it holds a ${typeof v}`);
       default:
         this.msgpack(v);
     }
@@ -299,6 +308,10 @@ function sameKeys(a: readonly string[], b: readonly string[]): boolean {
   if (a.length !== b.length) return false;
   for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
   return true;
+}
+
+export class RecordEncodeError extends Error {
+  override readonly name = 'RecordEncodeError';
 }
 
 export class RecordBatchDecodeError extends Error {
