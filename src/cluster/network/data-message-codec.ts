@@ -1,5 +1,4 @@
 import { createStatePackr } from '../../runtime/state/serializer.js';
-import { FRAME_HEADER_BYTES } from '../wire/frame-decoder.js';
 import { MsgpackMessageCodec, type MessageCodec } from '../wire/connection.js';
 import { RECORD_BATCH_MARKER, RecordBatchDecoder, RecordBatchEncoder } from '../wire/record-batch-codec.js';
 import type { DataMessage } from './data-messages.js';
@@ -15,7 +14,7 @@ export class DataMessageCodec implements MessageCodec<DataMessage, DataMessage> 
   private readonly batchReader = new RecordBatchDecoder(createStatePackr());
 
   encodeFrame(message: DataMessage): Buffer {
-    if (message.t === 'el' && message.e.kind === 'batch') return this.batches.encodeFrame(message.ch, message.e, FRAME_HEADER_BYTES);
+    if (message.t === 'el' && message.e.kind === 'batch') return this.batches.encodeFrame(message.ch, message.e);
     return this.other.encodeFrame(message);
   }
 

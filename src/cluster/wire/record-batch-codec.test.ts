@@ -8,7 +8,7 @@ const pair = () => ({ encoder: new RecordBatchEncoder(createStatePackr()), decod
 const batchOf = (values: unknown[], timestamps?: number[]): RecordBatch => ({ kind: 'batch', values, timestamps: timestamps ?? values.map(() => NO_TIMESTAMP) });
 
 function roundTrip(values: unknown[], timestamps?: number[], codec = pair()): RecordBatch {
-  const frame = codec.encoder.encodeFrame(7, batchOf(values, timestamps), 4);
+  const frame = codec.encoder.encodeFrame(7, batchOf(values, timestamps));
   expect(frame.readUInt32BE(0)).toBe(frame.length - 4);
   expect(frame[4]).toBe(RECORD_BATCH_MARKER);
   const { channel, batch } = codec.decoder.decode(frame.subarray(4));
@@ -56,8 +56,8 @@ describe('record batch codec', () => {
     const timed = roundTrip(['a', 'b', 'c'], [5, NO_TIMESTAMP, -1.5]);
     expect(timed.timestamps).toEqual([5, NO_TIMESTAMP, -1.5]);
     const codec = pair();
-    const untimed = codec.encoder.encodeFrame(1, batchOf(['a', 'b']), 4);
-    const timedFrame = codec.encoder.encodeFrame(1, batchOf(['a', 'b'], [1, 2]), 4);
+    const untimed = codec.encoder.encodeFrame(1, batchOf(['a', 'b']));
+    const timedFrame = codec.encoder.encodeFrame(1, batchOf(['a', 'b'], [1, 2]));
     expect(timedFrame.length - untimed.length).toBe(16);
     expect(codec.decoder.decode(untimed.subarray(4)).batch.timestamps).toEqual([NO_TIMESTAMP, NO_TIMESTAMP]);
   });
@@ -65,8 +65,8 @@ describe('record batch codec', () => {
   it('defines a shape once per connection and references it in later frames', () => {
     const codec = pair();
     const record = (i: number) => ({ kind: 'bid', auction: i, bidder: i * 2, price: i + 0.5 });
-    const first = codec.encoder.encodeFrame(1, batchOf([record(1)]), 4);
-    const second = codec.encoder.encodeFrame(1, batchOf([record(2)]), 4);
+    const first = codec.encoder.encodeFrame(1, batchOf([record(1)]));
+    const second = codec.encoder.encodeFrame(1, batchOf([record(2)]));
     expect(second.length).toBeLessThan(first.length - 'kind'.length - 'auction'.length);
     expect(codec.decoder.decode(first.subarray(4)).batch.values).toEqual([record(1)]);
     expect(codec.decoder.decode(second.subarray(4)).batch.values).toEqual([record(2)]);
@@ -88,9 +88,9 @@ describe('record batch codec', () => {
     expect(roundTrip(values.slice(0, 100), undefined, codec).values).toEqual(values.slice(0, 100));
     // With room for 3 shapes, objects of the other 50 go through msgpackr and still arrive.
     const small = { encoder: new RecordBatchEncoder(createStatePackr(), 3), decoder: new RecordBatchDecoder(createStatePackr()) };
-    const first = small.encoder.encodeFrame(1, batchOf(values), 4);
+    const first = small.encoder.encodeFrame(1, batchOf(values));
     expect(small.decoder.decode(first.subarray(4)).batch.values).toEqual(values);
-    expect(first.length).toBeGreaterThan(codec.encoder.encodeFrame(1, batchOf(values), 4).length);
+    expect(first.length).toBeGreaterThan(codec.encoder.encodeFrame(1, batchOf(values)).length);
     expect(() => new RecordBatchEncoder(createStatePackr(), MAX_SHAPES + 1)).toThrow(/shapes/);
   });
 
@@ -106,16 +106,16 @@ describe('record batch codec', () => {
   it('forgets the shapes of a frame that failed to encode, so the next frame decodes', () => {
     const codec = pair();
     const ok = { a: 1, b: 'x' };
-    expect(() => codec.encoder.encodeFrame(1, batchOf([ok, { c: Symbol('not data') }]), 4)).toThrow(/record 1 of a batch .* holds a symbol/);
-    expect(() => codec.encoder.encodeFrame(1, batchOf([{ d: 1, f: () => 1 }]), 4)).toThrow(/record 0 of a batch .* holds a function.*create functions and symbols in the operator/);
-    const frame = codec.encoder.encodeFrame(1, batchOf([ok, { c: 1 }]), 4);
+    expect(() => codec.encoder.encodeFrame(1, batchOf([ok, { c: Symbol('not data') }]))).toThrow(/record 1 of a batch .* holds a symbol/);
+    expect(() => codec.encoder.encodeFrame(1, batchOf([{ d: 1, f: () => 1 }]))).toThrow(/record 0 of a batch .* holds a function.*create functions and symbols in the operator/);
+    const frame = codec.encoder.encodeFrame(1, batchOf([ok, { c: 1 }]));
     expect(codec.decoder.decode(frame.subarray(4)).batch.values).toEqual([ok, { c: 1 }]);
   });
 
   it('refuses cut-off frames, and damaged ones fail with an error or decode, never crash or allocate without bound', () => {
     const codec = pair();
     const values = [{ kind: 'bid', auction: 1, url: 'https://example.com/' + 'x'.repeat(40) }, 'hello', [1, 2, 3], 1.5];
-    const frame = codec.encoder.encodeFrame(1, batchOf(values), 4).subarray(4);
+    const frame = codec.encoder.encodeFrame(1, batchOf(values)).subarray(4);
     codec.decoder.decode(frame); // defines the shape
     const seed = 424242;
     const random = seededRandom(seed);

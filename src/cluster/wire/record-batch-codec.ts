@@ -1,6 +1,7 @@
 import type { Packr, Unpackr } from 'msgpackr';
 import { NO_TIMESTAMP, type RecordBatch } from '../../runtime/channel/stream-element.js';
 import { assert } from '../../util/assert.js';
+import { FRAME_HEADER_BYTES } from './frame-decoder.js';
 
 /**
  * The codec of record batches between TaskManagers: the per-record cost of the data plane.
@@ -92,8 +93,8 @@ export class RecordBatchEncoder {
     assert(maxShapes >= 0 && maxShapes <= MAX_SHAPES, `at most ${MAX_SHAPES} shapes fit a shape id`);
   }
 
-  /** The whole frame (length header included) of a batch on channel `channel`. */
-  encodeFrame(channel: number, batch: RecordBatch, headerBytes: number): Buffer {
+  /** The whole frame (its length header included) of a batch on channel `channel`. */
+  encodeFrame(channel: number, batch: RecordBatch): Buffer {
     const { values, timestamps } = batch;
     const count = values.length;
     const shapesBefore = this.shapes.length;
@@ -112,23 +113,23 @@ export class RecordBatchEncoder {
       );
     }
     let timed = false;
-    for (let i = 0; i < count; i++) {
-      if (timestamps[i] !== NO_TIMESTAMP) {
+    for (let j = 0; j < count; j++) {
+      if (timestamps[j] !== NO_TIMESTAMP) {
         timed = true;
         break;
       }
     }
     const payload = 1 + 4 + 4 + 1 + (timed ? 8 * count : 0) + this.position;
-    const frame = Buffer.allocUnsafe(headerBytes + payload);
+    const frame = Buffer.allocUnsafe(FRAME_HEADER_BYTES + payload);
     frame.writeUInt32BE(payload, 0);
-    let at = headerBytes;
+    let at = FRAME_HEADER_BYTES;
     frame[at++] = RECORD_BATCH_MARKER;
     frame.writeUInt32LE(channel, at);
     frame.writeUInt32LE(count, at + 4);
     frame[at + 8] = timed ? 1 : 0;
     at += 9;
     if (timed) {
-      for (let i = 0; i < count; i++) frame.writeDoubleLE(timestamps[i]!, at + 8 * i);
+      for (let j = 0; j < count; j++) frame.writeDoubleLE(timestamps[j]!, at + 8 * j);
       at += 8 * count;
     }
     this.buffer.copy(frame, at, 0, this.position);
@@ -237,32 +238,31 @@ export class RecordBatchEncoder {
   private object(o: Record<string, unknown>, depth: number): boolean {
     const keys = Object.keys(o);
     let shape = this.last;
+    let defined = false;
     if (shape === undefined || !sameKeys(shape.keys, keys)) {
-      shape = this.shapesByKeys.get(keys.join('\u0000'));
+      const signature = keys.join('\u0000');
+      shape = this.shapesByKeys.get(signature);
       if (shape === undefined) {
         if (this.shapes.length >= this.maxShapes || keys.length > MAX_FIELDS || keys.includes('__proto__')) return false;
-        shape = this.define(keys);
-        this.ensure(5);
-        this.buffer[this.position] = TAG_NEW_SHAPE;
-        this.view.setUint16(this.position + 1, shape.id, true);
-        this.view.setUint16(this.position + 3, keys.length, true);
-        this.position += 5;
-        for (const k of keys) this.value(k, depth);
-        this.last = shape;
-        shape.write(o, this, depth);
-        return true;
+        shape = this.define(keys, signature);
+        defined = true;
       }
       this.last = shape;
     }
-    this.ensure(3);
-    this.buffer[this.position] = TAG_SHAPE;
+    this.ensure(5);
+    this.buffer[this.position] = defined ? TAG_NEW_SHAPE : TAG_SHAPE;
     this.view.setUint16(this.position + 1, shape.id, true);
     this.position += 3;
+    if (defined) {
+      this.view.setUint16(this.position, keys.length, true);
+      this.position += 2;
+      for (const k of keys) this.value(k, depth);
+    }
     shape.write(o, this, depth);
     return true;
   }
 
-  private define(keys: string[]): EncoderShape {
+  private define(keys: string[], signature: string): EncoderShape {
     // Each field's site sees one type in practice: numbers and strings skip value()'s dispatch.
     const body = keys
       .map((k) => `v = o[${JSON.stringify(k)}];\nif (typeof v === 'number') e.number(v); else if (typeof v === 'string') e.string(v); else e.value(v, d);`)
@@ -270,7 +270,7 @@ export class RecordBatchEncoder {
     const write = new Function('o', 'e', 'd', `let v;\n${body}`) as EncoderShape['write'];
     const shape: EncoderShape = { id: this.shapes.length, keys, write };
     this.shapes.push(shape);
-    this.shapesByKeys.set(keys.join('\u0000'), shape);
+    this.shapesByKeys.set(signature, shape);
     return shape;
   }
 

@@ -33,6 +33,7 @@ export function packKeyGroups(s: KeyedStateSnapshot): { data: Uint8Array; offset
   const { startKeyGroup, endKeyGroup } = s.keyGroupRange;
   const names = s.states.map((st) => [packr.pack(st.name), packr.pack(st.kind)] as const);
   const sizes: number[] = [];
+  const counts: number[] = [];
   let total = 0;
   for (let kg = startKeyGroup; kg <= endKeyGroup; kg++) {
     let size = 0;
@@ -44,6 +45,7 @@ export function packKeyGroups(s: KeyedStateSnapshot): { data: Uint8Array; offset
       size += 2 + names[i]![0].length + names[i]![1].length + bytesExtSize(bytes.length);
     }
     const timers = s.timers.get(kg);
+    counts.push(count);
     if (count === 0 && timers === undefined) {
       sizes.push(0); // empty key group: zero bytes
       continue;
@@ -61,10 +63,8 @@ export function packKeyGroups(s: KeyedStateSnapshot): { data: Uint8Array; offset
     const size = sizes[kg - startKeyGroup]!;
     if (size === 0) continue;
     const end = at + size;
-    let count = 0;
-    for (const st of s.states) if (st.groups.has(kg)) count++;
     data[at++] = 0x92;
-    at = writeArrayHeader(view, at, count);
+    at = writeArrayHeader(view, at, counts[kg - startKeyGroup]!);
     for (let i = 0; i < s.states.length; i++) {
       const st = s.states[i]!;
       const bytes = st.groups.get(kg);

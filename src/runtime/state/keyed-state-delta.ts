@@ -72,7 +72,6 @@ function packFoldedTimers(folded: FoldedTimers): Uint8Array | undefined {
   return parts[0] === null && parts[1] === null ? undefined : packGroup(parts);
 }
 
-/** Applies one delta group to a decoded group map (key -> value, or key -> namespace -> value). */
 /** Where a delta group's changes go (a decoded group, a heap table, a store), in the order the format defines. */
 export interface DeltaTarget {
   /** Every namespace of a namespaced key, or the key's value. */
