@@ -10,6 +10,7 @@ import { TimerQueue } from '../task/timer-queue.js';
 import { stateCodec } from './state-codec.js';
 import type { InternalState, KeyedStateBackend, SnapshotRequest } from './keyed-state-backend.js';
 import { createStateHandle } from './state-handles.js';
+import type { HeapSnapshotReplica, SnapshotThread } from './snapshot-thread.js';
 
 /** Keyed state held as objects on the JavaScript heap (Flink's HashMapStateBackend). */
 export class HeapKeyedStateBackend implements KeyedStateBackend {
@@ -29,10 +30,21 @@ export class HeapKeyedStateBackend implements KeyedStateBackend {
   /** Set from the first incremental checkpoint (or changelog segment) on. */
   increments: BackendIncrements | undefined;
 
+  /** This backend's replica in the snapshot thread, from the first snapshot on. */
+  private replica: HeapSnapshotReplica | undefined;
+  /** Positions of snapshots taken through the snapshot thread (1, 2, ...). */
+  private replicaPosition = 0;
+
   constructor(
     readonly keyGroupRange: KeyGroupRange,
     readonly maxParallelism: number,
     readonly nowMs: () => number = Date.now,
+    /**
+     * `state.backend.hashmap.snapshot-thread`: full snapshots are assembled by this thread
+     * from a replica (see snapshot-thread.ts). Only for jobs whose checkpoints are neither
+     * incremental nor changelog (those capture only changes already).
+     */
+    private readonly snapshotThread?: SnapshotThread,
   ) {}
 
   setCurrentKey(key: KeyType): void {
@@ -106,8 +118,63 @@ export class HeapKeyedStateBackend implements KeyedStateBackend {
    * (a delta, see keyed-state-delta.ts).
    */
   snapshot(request?: SnapshotRequest): () => Promise<KeyedStateSnapshot> {
+    if (this.snapshotThread !== undefined && (this.replica !== undefined || this.increments === undefined)) {
+      // The first snapshot decides: a backend whose snapshots are incremental or changelog segments tracks changes for those.
+      const full = request?.incremental !== true && request?.changelog === undefined;
+      if (full) return this.snapshotThroughThread(this.snapshotThread);
+      if (this.replica !== undefined) throw new Error('a heap backend that assembles full snapshots on the snapshot thread cannot also take incremental or changelog snapshots');
+    }
     const plan = this.planSnapshot(request);
-    const delta = plan.kind === 'delta' ? { base: plan.baseCheckpointId, upto: request!.checkpointId } : undefined;
+    const finish = this.capture(plan.kind === 'delta' ? { base: plan.baseCheckpointId, upto: request!.checkpointId } : undefined);
+    if (request?.incremental !== true) return finish;
+    return async () => {
+      const snapshot = await finish();
+      this.increments?.plans.written(request.checkpointId, snapshotBytes(snapshot));
+      return snapshot;
+    };
+  }
+
+  /**
+   * A full snapshot assembled by the snapshot thread: this thread captures the changes since
+   * the previous snapshot (a delta, as an incremental checkpoint does), the thread applies
+   * them to its replica and answers with the full snapshot. The first snapshot, and the first
+   * after the replica was lost, is captured whole here and resets the replica.
+   */
+  private snapshotThroughThread(thread: SnapshotThread): () => Promise<KeyedStateSnapshot> {
+    const replica = (this.replica ??= thread.replica());
+    const position = ++this.replicaPosition;
+    const base = position - 1;
+    const increments = this.increments ?? this.startTracking();
+    const delta = replica.readyFor(base);
+    increments.beginSegment(position, !delta);
+    const finish = this.capture(delta ? { base, upto: position } : undefined);
+    const turn = replica.turn(delta ? base : undefined, position);
+    // Started now, not when the caller asks: later snapshots wait for this one's turn.
+    const result = (async () => {
+      let captured: KeyedStateSnapshot;
+      try {
+        await Promise.resolve(); // not inside the synchronous part
+        captured = await finish();
+      } catch (e) {
+        turn.abandon();
+        throw e;
+      }
+      return turn.complete(captured);
+    })();
+    result.catch(() => {}); // the caller sees the failure when it asks
+    return () => result;
+  }
+
+  /** Tracks the changes of every state and timer queue from now on. */
+  private startTracking(inc = new BackendIncrements(keyGroupRangeSize(this.keyGroupRange))): BackendIncrements {
+    this.increments = inc;
+    for (const t of this.tables.values()) t.changes = inc.track();
+    for (const q of [this.timerQueue(0), this.timerQueue(1)]) q.changes = inc.track();
+    return inc;
+  }
+
+  /** The synchronous part of a full snapshot (`delta` undefined) or of the changes between two positions; returns the asynchronous part. */
+  private capture(delta: { base: number; upto: number } | undefined): () => Promise<KeyedStateSnapshot> {
     const captures: { name: string; kind: string; namespaced: boolean; capture: GroupCapture }[] = [];
     for (const [name, { descriptor }] of this.states) {
       const table = this.tables.get(name)!;
@@ -140,7 +207,6 @@ export class HeapKeyedStateBackend implements KeyedStateBackend {
         timers: await timers(),
         ...(delta === undefined ? {} : { baseCheckpointId: delta.base }),
       };
-      if (request?.incremental === true) this.increments?.plans.written(request.checkpointId, snapshotBytes(snapshot));
       return snapshot;
     };
   }
@@ -150,10 +216,7 @@ export class HeapKeyedStateBackend implements KeyedStateBackend {
     return BackendIncrements.plan(
       this,
       request,
-      (inc) => {
-        for (const t of this.tables.values()) t.changes = inc.track();
-        for (const q of [this.timerQueue(0), this.timerQueue(1)]) q.changes = inc.track();
-      },
+      (inc) => this.startTracking(inc),
       () => {
         let n = this.timerQueue(0).size + this.timerQueue(1).size;
         for (const t of this.tables.values()) n += t.numEntries();
@@ -187,6 +250,7 @@ export class HeapKeyedStateBackend implements KeyedStateBackend {
   }
 
   dispose(): void {
+    this.replica?.drop();
     this.tables.clear();
     this.states.clear();
   }

@@ -30,9 +30,9 @@ export const EMPTY_TIMER_GROUP = packGroup([null, null]);
 export const TIMER_DELTA_BY_KEY = 'by-key';
 
 /** A key group's timers while a chain is folded: per domain, key -> [timestamp, namespace, ...]. */
-type FoldedTimers = [Map<KeyType, number[]>, Map<KeyType, number[]>];
+export type FoldedTimers = [Map<KeyType, number[]>, Map<KeyType, number[]>];
 
-function unfoldTimers(bytes: Uint8Array): FoldedTimers {
+export function unfoldTimers(bytes: Uint8Array): FoldedTimers {
   const folded: FoldedTimers = [new Map(), new Map()];
   const parts = unpackGroup(bytes) as (Uint8Array | null)[];
   for (const domain of [0, 1] as const) {
@@ -51,7 +51,7 @@ function pushTimer(byKey: Map<KeyType, number[]>, t: number, k: KeyType, ns: num
 }
 
 /** Applies `[event, processing, TIMER_DELTA_BY_KEY]` of a delta to a key group's folded timers. */
-function applyTimerDelta(folded: FoldedTimers, parts: (Uint8Array | null)[]): void {
+export function applyTimerDelta(folded: FoldedTimers, parts: (Uint8Array | null)[]): void {
   for (const domain of [0, 1] as const) {
     const part = parts[domain];
     if (part === null || part === undefined) continue;
@@ -63,7 +63,7 @@ function applyTimerDelta(folded: FoldedTimers, parts: (Uint8Array | null)[]): vo
 }
 
 /** Folded timers packed as a full key group's timer bytes (undefined when there are none). */
-function packFoldedTimers(folded: FoldedTimers): Uint8Array | undefined {
+export function packFoldedTimers(folded: FoldedTimers): Uint8Array | undefined {
   const parts = folded.map((byKey) => {
     const columns = new TimerColumns();
     for (const [k, xs] of byKey) for (let i = 0; i < xs.length; i += 2) columns.add(xs[i]!, k, xs[i + 1]!);
@@ -116,7 +116,7 @@ export function applyDeltaGroup(group: Map<unknown, unknown>, bytes: Uint8Array,
 }
 
 /** A full group's bytes as a map (the earlier column format included). */
-function decodeFullGroup(bytes: Uint8Array, namespaced: boolean): Map<unknown, unknown> {
+export function decodeFullGroup(bytes: Uint8Array, namespaced: boolean): Map<unknown, unknown> {
   const packed = unpackGroup(bytes) as Map<unknown, unknown> | [unknown[], unknown[]];
   if (!Array.isArray(packed)) return packed;
   const [keys, values] = packed;

@@ -19,6 +19,8 @@ export interface ChainEnvironment {
   readonly waitFor: (promise: Promise<void>) => void;
   readonly restore: SubtaskRestore | undefined;
   readonly checkpointing: boolean;
+  /** Checkpoints snapshot keyed state whole (neither incremental nor changelog). */
+  readonly fullSnapshots?: boolean;
   readonly checkpointTimeoutMs?: number | undefined;
   readonly restartDelayMsMax?: number | undefined;
 }
@@ -73,6 +75,7 @@ export class OperatorChain {
               keyGroupRangeForOperator(node.maxParallelism, node.parallelism, env.subtaskIndex),
               node.maxParallelism,
               () => env.processingTime.nowMs(),
+              env.fullSnapshots === true,
             );
       const restored = env.restore?.operators.get(node.operatorUid);
       if (restored !== undefined) {

@@ -131,6 +131,7 @@ export abstract class StreamTask implements Schedulable {
       waitFor: (p) => this.waitFor(p),
       restore: d.restore,
       checkpointing: d.checkpointing !== undefined,
+      fullSnapshots: d.checkpointing !== undefined && d.checkpointing.incremental !== true && d.checkpointing.changelog === undefined,
       checkpointTimeoutMs: d.checkpointing?.timeoutMs,
       restartDelayMsMax: d.checkpointing?.restartDelayMsMax,
     });

@@ -1,0 +1,15 @@
+import type { SnapshotParts } from './snapshot-parts.js';
+
+/** Messages from a task thread to the snapshot thread (snapshot-thread.ts, snapshot-thread-main.ts). */
+export type SnapshotThreadRequest =
+  /** Replaces replica `replica` with a full snapshot taken at `position`. */
+  | { readonly op: 'reset'; readonly request: number; readonly replica: number; readonly position: number; readonly parts: SnapshotParts }
+  /** Moves replica `replica` from `base` to `position` and answers with the full snapshot there. */
+  | { readonly op: 'apply'; readonly request: number; readonly replica: number; readonly base: number; readonly position: number; readonly parts: SnapshotParts }
+  /** Forgets replica `replica` (its backend was disposed). */
+  | { readonly op: 'drop'; readonly request: number; readonly replica: number };
+
+/** The snapshot thread's answer to a request: a full snapshot for `apply`, nothing for the others, or why it failed. */
+export type SnapshotThreadReply =
+  | { readonly request: number; readonly ok: true; readonly parts?: SnapshotParts | undefined; readonly busyMs: number }
+  | { readonly request: number; readonly ok: false; readonly error: string };
