@@ -6,9 +6,9 @@ import { redistributeOperatorList } from '../state/redistribution.js';
 import { createStatePackr } from '../state/serializer.js';
 import type { CheckpointRef, CheckpointStorage, CheckpointStorageLocation } from '../storage/checkpoint-storage.js';
 import { keyGroupSlices } from '../storage/key-group-slices.js';
+import { packKeyGroups, packedKeyGroupsOf } from '../state/packed-key-groups.js';
 import type { CheckpointMetadata, FileScope, KeyedStateHandle, KeyGroupsStateHandle, OperatorSnapshot, StateHandle, SubtaskSnapshot } from '../storage/snapshot-format.js';
 import type { InFlightBatch, SubtaskRestore, SubtaskState } from './subtask-state.js';
-import { assert } from '../../util/assert.js';
 
 const packr = createStatePackr();
 
@@ -17,121 +17,12 @@ const packr = createStatePackr();
  * a packed list of its states' entries and timers, with the offset of every key group in the
  * handle, so a restore at another parallelism reads only the key groups it owns.
  */
+export { packKeyGroups };
+
 export async function writeKeyedState(s: KeyedStateSnapshot, location: CheckpointStorageLocation, scope: FileScope = 'exclusive'): Promise<KeyGroupsStateHandle> {
-  const { data, offsets } = packKeyGroups(s);
+  const { data, offsets } = packedKeyGroupsOf(s) ?? packKeyGroups(s);
   const handle: KeyGroupsStateHandle = { kind: 'key-groups', keyGroupRange: s.keyGroupRange, keyGroupOffsetsBytes: offsets, data: await location.writeStateFile(data, scope) };
   return s.baseCheckpointId === undefined ? handle : { ...handle, baseCheckpointId: s.baseCheckpointId };
-}
-
-/**
- * The key groups of a snapshot one after another, each `[[name, kind, namespaced, bytes]...,
- * timers | null]` in msgpack (what `packr.pack` writes for it, bytes as Uint8Array
- * extensions), written straight into one buffer: a group's bytes are copied once. Packing
- * every segment and joining them copied the whole state twice.
- */
-export function packKeyGroups(s: KeyedStateSnapshot): { data: Uint8Array; offsets: number[] } {
-  const { startKeyGroup, endKeyGroup } = s.keyGroupRange;
-  const names = s.states.map((st) => [packr.pack(st.name), packr.pack(st.kind)] as const);
-  const sizes: number[] = [];
-  const counts: number[] = [];
-  let total = 0;
-  for (let kg = startKeyGroup; kg <= endKeyGroup; kg++) {
-    let size = 0;
-    let count = 0;
-    for (let i = 0; i < s.states.length; i++) {
-      const bytes = s.states[i]!.groups.get(kg);
-      if (bytes === undefined) continue;
-      count++;
-      size += 2 + names[i]![0].length + names[i]![1].length + bytesExtSize(bytes.length);
-    }
-    const timers = s.timers.get(kg);
-    counts.push(count);
-    if (count === 0 && timers === undefined) {
-      sizes.push(0); // empty key group: zero bytes
-      continue;
-    }
-    size += 1 + arrayHeaderSize(count) + (timers === undefined ? 1 : bytesExtSize(timers.length));
-    sizes.push(size);
-    total += size;
-  }
-  const data = new Uint8Array(total);
-  const view = new DataView(data.buffer);
-  const offsets: number[] = [];
-  let at = 0;
-  for (let kg = startKeyGroup; kg <= endKeyGroup; kg++) {
-    offsets.push(at);
-    const size = sizes[kg - startKeyGroup]!;
-    if (size === 0) continue;
-    const end = at + size;
-    data[at++] = 0x92;
-    at = writeArrayHeader(view, at, counts[kg - startKeyGroup]!);
-    for (let i = 0; i < s.states.length; i++) {
-      const st = s.states[i]!;
-      const bytes = st.groups.get(kg);
-      if (bytes === undefined) continue;
-      data[at++] = 0x94;
-      data.set(names[i]![0], at);
-      at += names[i]![0].length;
-      data.set(names[i]![1], at);
-      at += names[i]![1].length;
-      data[at++] = st.namespaced ? 0xc3 : 0xc2;
-      at = writeBytesExt(data, view, at, bytes);
-    }
-    const timers = s.timers.get(kg);
-    if (timers === undefined) data[at++] = 0xc0;
-    else at = writeBytesExt(data, view, at, timers);
-    assert(at === end, 'a key group segment fills exactly the bytes counted for it');
-  }
-  return { data, offsets };
-}
-
-function arrayHeaderSize(n: number): number {
-  return n < 0x10 ? 1 : n < 0x10000 ? 3 : 5;
-}
-
-function writeArrayHeader(view: DataView, at: number, n: number): number {
-  if (n < 0x10) {
-    view.setUint8(at, 0x90 | n);
-    return at + 1;
-  }
-  if (n < 0x10000) {
-    view.setUint8(at, 0xdc);
-    view.setUint16(at + 1, n);
-    return at + 3;
-  }
-  view.setUint8(at, 0xdd);
-  view.setUint32(at + 1, n);
-  return at + 5;
-}
-
-/** msgpackr's typed-array extension (type 0x74, then the array type: 1 = Uint8Array), as ext 8/16/32. */
-const TYPED_ARRAY_EXT = 0x74;
-const UINT8_ARRAY_CODE = 1;
-
-function bytesExtSize(n: number): number {
-  const length = n + 1;
-  return (length < 0x100 ? 3 : length < 0x10000 ? 4 : 6) + length;
-}
-
-function writeBytesExt(data: Uint8Array, view: DataView, at: number, bytes: Uint8Array): number {
-  const length = bytes.length + 1;
-  if (length < 0x100) {
-    view.setUint8(at, 0xc7);
-    view.setUint8(at + 1, length);
-    at += 2;
-  } else if (length < 0x10000) {
-    view.setUint8(at, 0xc8);
-    view.setUint16(at + 1, length);
-    at += 3;
-  } else {
-    view.setUint8(at, 0xc9);
-    view.setUint32(at + 1, length);
-    at += 5;
-  }
-  data[at++] = TYPED_ARRAY_EXT;
-  data[at++] = UINT8_ARRAY_CODE;
-  data.set(bytes, at);
-  return at + bytes.length;
 }
 
 /** What restoring needs from storage: reading the bytes of a handle. */

@@ -2,7 +2,8 @@ import { readlinkSync } from 'node:fs';
 import { constants, setPriority } from 'node:os';
 import { parentPort } from 'node:worker_threads';
 import { HeapReplica } from './heap-replica.js';
-import { fromSnapshotParts, toSnapshotParts } from './snapshot-parts.js';
+import { packKeyGroups } from './packed-key-groups.js';
+import { fromSnapshotParts, type SnapshotParts } from './snapshot-parts.js';
 import type { SnapshotThreadReply, SnapshotThreadRequest } from './snapshot-thread-protocol.js';
 
 /**
@@ -48,9 +49,18 @@ port.on('message', (m: SnapshotThreadRequest) => {
         if (r === undefined) throw new Error(`replica ${m.replica} is not here (not reset, or dropped after a failure)`);
         r.apply(m.base, m.position, fromSnapshotParts(m.parts));
         const full = r.snapshot();
-        const parts = toSnapshotParts(full.states, full.timers);
+        // Packed as the keyed state file: the task thread writes it as it is, and the groups are views into it.
+        const groups = full.states.map((): number[] => []);
+        const timers: number[] = [];
+        const snapshot = { formatVersion: 1 as const, maxParallelism: m.maxParallelism, keyGroupRange: m.keyGroupRange, states: full.states, timers: full.timers };
+        const { data, offsets } = packKeyGroups(snapshot, (state, kg, offset, length) => (state < 0 ? timers : groups[state]!).push(kg, offset, length));
+        const parts: SnapshotParts = {
+          buffer: data.buffer as ArrayBuffer,
+          states: full.states.map((st, i) => ({ name: st.name, kind: st.kind, namespaced: st.namespaced, groups: groups[i]! })),
+          timers,
+        };
         transfer.push(parts.buffer);
-        reply = { request: m.request, ok: true, parts, busyMs: performance.now() - started };
+        reply = { request: m.request, ok: true, parts, keyGroupOffsets: offsets, busyMs: performance.now() - started };
         break;
       }
       case 'drop':

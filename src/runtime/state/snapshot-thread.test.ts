@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { valueState, type ValueState } from '../../api/state-descriptors.js';
 import { HeapKeyedStateBackend } from './heap-keyed-state-backend.js';
 import { decodeKeyedStateSnapshot, encodeKeyedStateSnapshot, type KeyedStateSnapshot } from './keyed-state-snapshot.js';
+import { packKeyGroups, packedKeyGroupsOf } from './packed-key-groups.js';
 import { SnapshotThread } from './snapshot-thread.js';
 
 const RANGE = { startKeyGroup: 0, endKeyGroup: 127 };
@@ -54,6 +55,14 @@ describe('snapshot thread', () => {
     expect(restoredCounts(s2)).toEqual(KEYS.map((_, i) => (i % 3 === 0 ? undefined : i * 2)));
     expect(restoredCounts(s3)).toEqual(KEYS.map((_, i) => i * 3));
     expect(thread.busyMs).toBeGreaterThan(0); // deltas went through the thread
+    // The thread's answers come packed as keyed state files: exactly what packing them here gives.
+    for (const s of [s2, s3]) {
+      const packed = packedKeyGroupsOf(s);
+      expect(packed).toBeDefined();
+      const mine = packKeyGroups(s);
+      expect(Buffer.compare(packed!.data, mine.data)).toBe(0);
+      expect(packed!.offsets).toEqual(mine.offsets);
+    }
   });
 
   it('a snapshot thread that dies fails the snapshots in flight with a clear error; the next snapshot resets the replica in a new thread', async () => {

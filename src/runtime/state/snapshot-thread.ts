@@ -3,6 +3,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { assert } from '../../util/assert.js';
 import type { KeyedStateSnapshot } from './keyed-state-snapshot.js';
+import { attachPackedKeyGroups } from './packed-key-groups.js';
 import { fromSnapshotParts, toSnapshotParts } from './snapshot-parts.js';
 import type { SnapshotThreadReply, SnapshotThreadRequest } from './snapshot-thread-protocol.js';
 
@@ -161,10 +162,13 @@ export class HeapSnapshotReplica {
           }
           const parts = toSnapshotParts(captured.states, captured.timers);
           this.sent = position;
-          const reply = await this.thread.request({ op: 'apply', replica: this.id, base, position, parts }, [parts.buffer]);
-          assert(reply.parts !== undefined, 'the snapshot thread answers a delta with the full snapshot');
+          const { keyGroupRange, maxParallelism } = captured;
+          const reply = await this.thread.request({ op: 'apply', replica: this.id, base, position, parts, keyGroupRange, maxParallelism }, [parts.buffer]);
+          assert(reply.parts !== undefined && reply.keyGroupOffsets !== undefined, 'the snapshot thread answers a delta with the full snapshot');
           const full = fromSnapshotParts(reply.parts);
-          return { formatVersion: 1, maxParallelism: captured.maxParallelism, keyGroupRange: captured.keyGroupRange, states: full.states, timers: full.timers };
+          const snapshot: KeyedStateSnapshot = { formatVersion: 1, maxParallelism, keyGroupRange, states: full.states, timers: full.timers };
+          attachPackedKeyGroups(snapshot, { data: new Uint8Array(reply.parts.buffer), offsets: reply.keyGroupOffsets });
+          return snapshot;
         } catch (e) {
           broken();
           throw e;
