@@ -1,23 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { mapState, valueState, type MapState, type ValueState } from '../../api/state-descriptors.js';
+import { seededRandom } from '../../testing/seeded-random.js';
 import { HeapKeyedStateBackend } from './heap-keyed-state-backend.js';
 import { HeapReplica } from './heap-replica.js';
 import { decodeFullGroup, unfoldTimers } from './keyed-state-delta.js';
 import type { KeyType } from './key-group.js';
 import type { KeyedStateSnapshot } from './keyed-state-snapshot.js';
 import { fromSnapshotParts, toSnapshotParts, type UnpackedParts } from './snapshot-parts.js';
-
-/** Deterministic pseudo-random numbers (mulberry32). */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** A snapshot's content independent of entry order: per state and key group, sorted entries; timers sorted. */
 function normalize(p: UnpackedParts): unknown {
@@ -57,7 +46,7 @@ const RANGE = { startKeyGroup: 0, endKeyGroup: 31 };
 describe('HeapReplica', () => {
   for (const seed of [1, 2, 3, 42]) {
     it(`reset by a full snapshot and moved by deltas, it holds the state at every position (seed ${seed})`, async () => {
-      const random = rng(seed);
+      const random = seededRandom(seed);
       // `logged` takes changelog snapshots (a materialization, then deltas); `twin` gets the same writes and is snapshotted whole.
       const logged = handles(new HeapKeyedStateBackend(RANGE, 128));
       const twin = handles(new HeapKeyedStateBackend(RANGE, 128));
