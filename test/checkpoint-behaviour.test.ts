@@ -78,6 +78,31 @@ describe('checkpoint behaviour', () => {
     expect(unalignedP50, `aligned p50 ${alignedP50} ms, unaligned p50 ${unalignedP50} ms`).toBeLessThan(alignedP50);
   });
 
+  it('an unaligned checkpoint whose in-flight records hold a function is declined, naming the record and the fix', async () => {
+    const env = StreamExecutionEnvironment.create({
+      'parallelism.default': 2,
+      'execution.checkpointing.interval': 20,
+      'execution.checkpointing.unaligned.enabled': true,
+      'execution.checkpointing.tolerable-failed-checkpoints': 1000,
+      'execution.buffer-batch-size': 64,
+    });
+    const store = new TxnStore<string>();
+    env
+      .fromSource(numberSource({ count: 20_000 }), 'numbers')
+      .map((n) => ({ n, describe: () => `record ${n}` }))
+      .keyBy((r) => r.n % KEYS)
+      .process<string>({ processElement: (r, _ctx, out) => out.collect(r.describe()) })
+      .sinkTo(slowly(new TxnStoreSink(store), 20));
+    const executor = new LocalExecutor(env.getJobGraph(), env.config, { log: () => {} });
+    const result = await executor.run();
+    expect(result.status).toBe('FINISHED');
+    const failed = executor.checkpointStats.entries().filter((e) => e.status === 'FAILED');
+    expect(failed.length).toBeGreaterThan(0);
+    expect(failed.some((e) => /record\.describe is a function.*create functions and symbols in the operator that uses them, or use aligned checkpoints/.test(e.failureMessage ?? ''))).toBe(true);
+    // No completed checkpoint stored records in flight (they all held the function).
+    expect(executor.checkpointStats.entries().filter((e) => e.status === 'COMPLETED').every((e) => e.persistedInFlightRecords === 0)).toBe(true);
+  });
+
   it('in-flight data of an unaligned checkpoint is restored after failures: still exactly-once', async () => {
     const records = 20_000;
     const plan = FaultPlan.seeded({ seed: 31, recordFaults: 5, recordRange: records });

@@ -1,3 +1,4 @@
+import { unstorablePart } from '../checkpoint/unstorable-part.js';
 import type { InputChannel } from '../channel/channel.js';
 import type { ChannelElement, ChannelElementHandlers, RecordBatch } from '../channel/stream-element.js';
 import { BarrierHandler } from '../checkpoint/barrier-handler.js';
@@ -163,7 +164,18 @@ export class InputStreamTask extends StreamTask {
   private addInFlight(checkpointId: number, input: number, channel: number, batches: readonly RecordBatch[]): void {
     const p = this.pendingSnapshots.get(checkpointId);
     if (p === undefined) return;
-    for (const b of batches) p.inFlight.push({ input, channel, values: b.values, timestamps: b.timestamps });
+    for (const b of batches) {
+      // An unaligned checkpoint stores these records: one that cannot be stored faithfully fails the checkpoint.
+      for (let i = 0; i < b.values.length && p.inFlightError === undefined; i++) {
+        const part = unstorablePart(b.values[i]);
+        if (part !== undefined) {
+          p.inFlightError =
+            `a record in flight on input ${input} channel ${channel} cannot be stored with the unaligned checkpoint: ${part}. ` +
+            'Records in flight must be data (plain objects, arrays, strings, numbers, Map, Set, Date, ...): create functions and symbols in the operator that uses them, or use aligned checkpoints';
+        }
+      }
+      p.inFlight.push({ input, channel, values: b.values, timestamps: b.timestamps });
+    }
   }
 
   protected override checkpointChannelsCompleteAtSnapshot(): boolean {

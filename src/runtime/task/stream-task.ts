@@ -56,6 +56,8 @@ export interface PendingSnapshot {
   readonly inFlight: InFlightBatch[];
   /** The barrier arrived on every input channel (in-flight capture complete). */
   channelsComplete: boolean;
+  /** Why the captured in-flight records cannot be stored (the checkpoint is declined). */
+  inFlightError?: string;
   operators: OperatorSubtaskState[] | undefined;
   asyncDurationMs: number;
   readonly sourceSplits: readonly unknown[] | undefined;
@@ -420,6 +422,10 @@ export abstract class StreamTask implements Schedulable {
   protected maybeAcknowledge(p: PendingSnapshot): void {
     if (p.operators === undefined || !p.channelsComplete) return;
     if (!this.pendingSnapshots.delete(p.checkpointId) || isTerminal(this.state)) return;
+    if (p.inFlightError !== undefined) {
+      this.d.checkpointing!.responder.decline(this.d.vertex.id, this.d.subtaskIndex, p.checkpointId, 'CHECKPOINT_ASYNC_EXCEPTION', `${this.name}: ${p.inFlightError}`);
+      return;
+    }
     let inFlightRecords = 0;
     for (const b of p.inFlight) inFlightRecords += b.values.length;
     this.d.checkpointing!.responder.acknowledge(
