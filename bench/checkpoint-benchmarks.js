@@ -95,35 +95,29 @@ async function alternatingStep(checkpointMode, incremental) {
     }
   };
   const windows = { off: { events: 0, ms: 0, cpuMs: 0, processCpuMs: 0 }, on: { events: 0, ms: 0, cpuMs: 0, processCpuMs: 0 } };
+  /** Checkpoints as the coordinator triggers them: every intervalMs until `end`, the next not before the previous completed (max-concurrent 1). */
+  const checkpointUntil = async (start, end) => {
+    let last = Promise.resolve();
+    for (let next = start; next < end; next += OVERHEAD.intervalMs) {
+      await Promise.race([last, sleep(Math.max(0, end - performance.now()))]);
+      if (performance.now() >= end) break;
+      await sleep(Math.max(0, next - performance.now()));
+      const started = performance.now();
+      last = checkpoint().then(() => durations.push(performance.now() - started));
+    }
+    await sleep(Math.max(0, end - performance.now()));
+    return last;
+  };
   const measure = async (kind) => {
     const a = sample();
-    if (kind === 'off') await sleep(ALTERNATING.windowMs);
-    else {
-      // Periodic checkpoints as the coordinator triggers them: every intervalMs, the next one
-      // not before the previous completed (max-concurrent 1).
-      const end = a.t + ALTERNATING.windowMs;
-      let last = Promise.resolve();
-      for (let next = a.t; next < end; next += OVERHEAD.intervalMs) {
-        await Promise.race([last, sleep(Math.max(0, end - performance.now()))]);
-        if (performance.now() >= end) break;
-        await sleep(Math.max(0, next - performance.now()));
-        const started = performance.now();
-        last = checkpoint().then(() => durations.push(performance.now() - started));
-      }
-      await sleep(Math.max(0, end - performance.now()));
-      const b = sample();
-      windows.on.events += b.n - a.n;
-      windows.on.ms += b.t - a.t;
-      windows.on.cpuMs += b.mainCpuMs - a.mainCpuMs;
-      windows.on.processCpuMs += b.cpuMs - a.cpuMs;
-      await last; // not measured: the last checkpoint finishes before an off window starts
-      return;
-    }
+    const last = kind === 'on' ? await checkpointUntil(a.t, a.t + ALTERNATING.windowMs) : await sleep(ALTERNATING.windowMs);
     const b = sample();
-    windows.off.events += b.n - a.n;
-    windows.off.ms += b.t - a.t;
-    windows.off.cpuMs += b.mainCpuMs - a.mainCpuMs;
-    windows.off.processCpuMs += b.cpuMs - a.cpuMs;
+    const w = windows[kind];
+    w.events += b.n - a.n;
+    w.ms += b.t - a.t;
+    w.cpuMs += b.mainCpuMs - a.mainCpuMs;
+    w.processCpuMs += b.cpuMs - a.cpuMs;
+    await last; // not measured: the last checkpoint finishes before an off window starts
   };
   await sleep(ALTERNATING.warmupMs);
   await checkpoint(); // the first snapshot of a backend is its full one (also with the snapshot thread)

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { KeyedStateSnapshot, StateSnapshot } from '../state/keyed-state-snapshot.js';
 import { createStatePackr } from '../state/serializer.js';
 import { seededRandom } from '../../testing/seeded-random.js';
-import { packKeyGroups } from './state-persistence.js';
+import { packKeyGroups } from '../state/packed-key-groups.js';
 
 const packr = createStatePackr();
 

@@ -17,8 +17,6 @@ const packr = createStatePackr();
  * a packed list of its states' entries and timers, with the offset of every key group in the
  * handle, so a restore at another parallelism reads only the key groups it owns.
  */
-export { packKeyGroups };
-
 export async function writeKeyedState(s: KeyedStateSnapshot, location: CheckpointStorageLocation, scope: FileScope = 'exclusive'): Promise<KeyGroupsStateHandle> {
   const { data, offsets } = packedKeyGroupsOf(s) ?? packKeyGroups(s);
   const handle: KeyGroupsStateHandle = { kind: 'key-groups', keyGroupRange: s.keyGroupRange, keyGroupOffsetsBytes: offsets, data: await location.writeStateFile(data, scope) };

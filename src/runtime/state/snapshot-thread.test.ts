@@ -27,6 +27,16 @@ function writeAll(h: { b: HeapKeyedStateBackend; count: ValueState<number> }, va
   });
 }
 
+/** A backend on a snapshot thread of its own, every key written (i), and its first snapshot (which resets the replica) taken. */
+async function startedBackend(): Promise<{ thread: SnapshotThread; h: ReturnType<typeof backend> }> {
+  const thread = new SnapshotThread();
+  threads.push(thread);
+  const h = backend(thread);
+  writeAll(h, (i) => i);
+  await h.b.snapshot({ checkpointId: 1, incremental: false })();
+  return { thread, h };
+}
+
 /** The counts a snapshot restores (through its encoded form, as storage holds it). */
 function restoredCounts(s: KeyedStateSnapshot): (number | undefined)[] {
   expect(s.baseCheckpointId).toBeUndefined(); // the snapshot thread answers with full snapshots
@@ -66,11 +76,7 @@ describe('snapshot thread', () => {
   });
 
   it('a snapshot thread that dies fails the snapshots in flight with a clear error; the next snapshot resets the replica in a new thread', async () => {
-    const thread = new SnapshotThread();
-    threads.push(thread);
-    const h = backend(thread);
-    writeAll(h, (i) => i);
-    await h.b.snapshot({ checkpointId: 1, incremental: false })();
+    const { thread, h } = await startedBackend();
     writeAll(h, (i) => i + 1);
     const inFlight = h.b.snapshot({ checkpointId: 2, incremental: false });
     const generation = thread.generation;
@@ -89,11 +95,7 @@ describe('snapshot thread', () => {
   });
 
   it('a snapshot whose capture failed leaves the replica to be reset; later snapshots are still exact', async () => {
-    const thread = new SnapshotThread();
-    threads.push(thread);
-    const h = backend(thread);
-    writeAll(h, (i) => i);
-    await h.b.snapshot({ checkpointId: 1, incremental: false })();
+    const { h } = await startedBackend();
     writeAll(h, (i) => i + 10);
     // A delta that fails in the asynchronous part: a declared serializer that throws while encoding.
     let failEncode = false;
