@@ -13,6 +13,7 @@ import type { WindowContext, WindowFunctionSpec } from '../../api/window-functio
 import { windowStartWithOffset, type TimeWindow, type WindowAssigner } from '../../api/windows.js';
 import type { KeyType } from '../state/key-group.js';
 import type { InternalState } from '../state/keyed-state-backend.js';
+import type { AddingInternalState } from '../state/state-handles.js';
 import { keyedRuntimeContext } from './contexts.js';
 import { KeyedOperator, perSubtask } from './keyed-operator.js';
 import { TimestampedCollector } from './timestamped-collector.js';
@@ -86,7 +87,7 @@ export class WindowOperator extends KeyedOperator<unknown> {
         const end = start + a.sizeMs;
         if (this.isLate(end)) continue;
         assigned = true;
-        this.addToWindow(value, start, end);
+        this.addToWindow(value, start, end, true);
       }
       // As Flink: a record is late when it was skipped by every window *and* is itself late;
       // with size < slide a record may fall between windows, which is not lateness.
@@ -105,19 +106,27 @@ export class WindowOperator extends KeyedOperator<unknown> {
     else this.numLateRecordsDropped++;
   }
 
-  private addToWindow(value: unknown, start: number, end: number): void {
+  /**
+   * Adds `value` to the window [start, end) of the current key and registers the window's
+   * timers. Flink registers them for every element and lets the timer queue drop the
+   * repeats; here, when `fixedWindows` (sliding and tumbling: a window's contents exist
+   * exactly while its timers are pending, registered with its first element and removed by
+   * its cleanup timer), an element added to existing contents skips that, which is a fifth of
+   * a sliding-window job's time. Session windows merge, so their timers move: always registered.
+   */
+  private addToWindow(value: unknown, start: number, end: number, fixedWindows: boolean): void {
     this.contents.setCurrentNamespace(start);
-    this.contents.add(value);
+    const first = (this.contents as unknown as AddingInternalState).add(value);
     const key = this.backend.getCurrentKey();
     if (this.eventTime) {
       if (end - 1 <= this.currentWatermark) {
         // Late but within the allowed lateness: fire again at once with the new element.
         this.emitWindow(key, start, end);
-      } else {
+      } else if (first || !fixedWindows) {
         this.timers.registerEventTimeTimer(end - 1, key, start);
       }
-      if (this.o.allowedLatenessMs > 0) this.timers.registerEventTimeTimer(end - 1 + this.o.allowedLatenessMs, key, start);
-    } else {
+      if (this.o.allowedLatenessMs > 0 && (first || !fixedWindows)) this.timers.registerEventTimeTimer(end - 1 + this.o.allowedLatenessMs, key, start);
+    } else if (first || !fixedWindows) {
       this.timers.registerProcessingTimeTimer(end - 1, key, start);
     }
   }
@@ -154,7 +163,7 @@ export class WindowOperator extends KeyedOperator<unknown> {
     }
     kept.push(start, end);
     sessions.update(kept);
-    this.addToWindow(value, start, end);
+    this.addToWindow(value, start, end, false);
   }
 
   private deleteTimers(key: KeyType, start: number, end: number): void {

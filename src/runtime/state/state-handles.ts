@@ -12,6 +12,15 @@ import type { InternalState } from './keyed-state-backend.js';
 import { serializerOr, type TypeSerializer } from './serializer.js';
 import { isExpired, resolveTtl, type ResolvedTtl, type TtlValue } from './ttl.js';
 
+/**
+ * Reducing, aggregating and list state as operators of the runtime use them: `add` says
+ * whether the state had no value before (the first element of a window, say), which the
+ * public `add` (returning void) keeps to itself.
+ */
+export interface AddingInternalState {
+  add(value: unknown): boolean;
+}
+
 /** What a state handle reads from its backend on every access. */
 export interface KeyContext {
   readonly currentKey: KeyType;
@@ -174,11 +183,13 @@ class ReducingStateHandle extends SingleValueStateHandle<unknown> {
   get(): unknown {
     return this.getValue();
   }
-  add(value: unknown): void {
+  /** True when the state had no value before (see AddingInternalState). */
+  add(value: unknown): boolean {
     const current = this.getValue();
     const next = current === undefined ? value : this.reduce(current, value);
     this.check(next);
     this.setValue(next);
+    return current === undefined;
   }
 }
 
@@ -192,11 +203,13 @@ class AggregatingStateHandle extends SingleValueStateHandle<unknown> {
     const acc = this.getValue();
     return acc === undefined ? undefined : this.agg.getResult(acc);
   }
-  add(value: unknown): void {
+  /** True when the state had no value before (see AddingInternalState). */
+  add(value: unknown): boolean {
     const acc = this.getValue();
     const next = this.agg.add(value, acc === undefined ? this.agg.createAccumulator() : acc);
     this.check(next);
     this.setValue(next);
+    return acc === undefined;
   }
 }
 
@@ -222,25 +235,28 @@ class ListStateHandle extends KeyedStateHandle<unknown> {
     if (value === undefined || value === null) throw new Error(`cannot add ${value} to list state '${this.table.name}'`);
     this.check(value);
   }
-  add(value: unknown): void {
+  /** True when the list was empty before (see AddingInternalState). */
+  add(value: unknown): boolean {
     this.checkElement(value);
-    this.append([value]);
+    return this.append([value]);
   }
   /** All or nothing: a bad element leaves the list as it was. */
   addAll(values: readonly unknown[]): void {
     for (const v of values) this.checkElement(v);
     this.append(values);
   }
-  private append(values: readonly unknown[]): void {
-    if (values.length === 0) return;
-    const elements = this.ttl === undefined ? values : values.map((v) => this.wrap(v));
+  /** True when the list was empty before. */
+  private append(values: readonly unknown[]): boolean {
+    if (values.length === 0) return false;
     const stored = this.raw() as unknown[] | undefined;
+    const elements = this.ttl === undefined ? values : values.map((v) => this.wrap(v));
     if (stored === undefined) {
       this.setRaw([...elements]);
-      return;
+      return true;
     }
     for (const e of elements) stored.push(e);
     this.setRaw(stored);
+    return false;
   }
   getInternal(): unknown {
     const values = this.get();
