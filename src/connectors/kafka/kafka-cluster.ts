@@ -1,12 +1,5 @@
-import {
-  ConnectionPool,
-  FindCoordinatorKeyTypes,
-  GenericError,
-  metadataV12,
-  findCoordinatorV6,
-  type Broker,
-  type Connection,
-} from '@platformatic/kafka';
+import type { Broker, Connection, ConnectionPool, GenericError, metadataV12 } from '@platformatic/kafka';
+import { kafka, kafkaIfLoaded } from './kafka-protocol.js';
 
 type MetadataResponse = Awaited<ReturnType<typeof metadataV12.api.async>>;
 
@@ -50,7 +43,9 @@ export function kafkaErrorIds(e: unknown): string[] {
 
 /** Whether a request failed for a reason that goes away by itself (network, leader change, coordinator loading, concurrent transaction end). */
 export function isRetriable(e: unknown): boolean {
-  if (!(e instanceof Error) || !GenericError.isGenericError(e)) return false;
+  // Only the loaded module throws its errors.
+  const k = kafkaIfLoaded();
+  if (k === undefined || !(e instanceof Error) || !k.GenericError.isGenericError(e)) return false;
   if (e.code === 'PLT_KFK_NETWORK' || e.code === 'PLT_KFK_TIMEOUT') return true;
   const ids = kafkaErrorIds(e);
   return ids.length > 0 && ids.every((id) => RETRIABLE.has(id));
@@ -97,7 +92,8 @@ export function parseBootstrap(servers: string | readonly string[]): Broker[] {
  * functions, retried here on retriable errors for up to `retryTimeoutMs`.
  */
 export class KafkaCluster {
-  private readonly pool: ConnectionPool;
+  /** Created with the first request (loading the Kafka client module). */
+  private pool: ConnectionPool | undefined;
   private readonly bootstrap: Broker[];
   private brokers = new Map<number, Broker>();
   private readonly topics = new Map<string, TopicInfo>();
@@ -110,13 +106,22 @@ export class KafkaCluster {
     this.bootstrap = parseBootstrap(options.bootstrapServers);
     this.requestTimeoutMs = options.requestTimeoutMs ?? 30_000;
     this.retryTimeoutMs = options.retryTimeoutMs ?? 60_000;
-    this.pool = new ConnectionPool(options.clientId ?? 'sluice', {
-      connectTimeout: Math.min(this.requestTimeoutMs, 10_000),
-      requestTimeout: this.requestTimeoutMs,
-      maxInflights: 5,
-    });
-    // Connection errors are reported through the requests that fail; an unheard 'error' event would crash the process.
-    this.pool.on('failed', () => {});
+  }
+
+  private async connections(): Promise<ConnectionPool> {
+    if (this.pool !== undefined) return this.pool;
+    const k = await kafka();
+    if (this.closed) throw new Error('kafka: the client is closed');
+    if (this.pool === undefined) {
+      this.pool = new k.ConnectionPool(this.options.clientId ?? 'sluice', {
+        connectTimeout: Math.min(this.requestTimeoutMs, 10_000),
+        requestTimeout: this.requestTimeoutMs,
+        maxInflights: 5,
+      });
+      // Connection errors are reported through the requests that fail; an unheard 'error' event would crash the process.
+      this.pool.on('failed', () => {});
+    }
+    return this.pool;
   }
 
   get isClosed(): boolean {
@@ -147,7 +152,7 @@ export class KafkaCluster {
 
   async anyConnection(): Promise<Connection> {
     const known = [...this.brokers.values()];
-    return this.pool.getFirstAvailable(known.length > 0 ? [...known, ...this.bootstrap] : this.bootstrap);
+    return (await this.connections()).getFirstAvailable(known.length > 0 ? [...known, ...this.bootstrap] : this.bootstrap);
   }
 
   async connectionTo(nodeId: number): Promise<Connection> {
@@ -157,12 +162,12 @@ export class KafkaCluster {
       broker = this.brokers.get(nodeId);
     }
     if (broker === undefined) throw new Error(`kafka: broker ${nodeId} is not in the cluster metadata`);
-    return this.pool.get(broker);
+    return (await this.connections()).get(broker);
   }
 
   /** Metadata of the given topics (all topics with `null`); also refreshes the broker list. */
   async refreshMetadata(topics: string[] | null): Promise<MetadataResponse> {
-    const response = await this.retrying('metadata', async () => metadataV12.api.async(await this.anyConnection(), topics, false, false));
+    const response = await this.retrying('metadata', async () => (await kafka()).metadataV12.api.async(await this.anyConnection(), topics, false, false));
     this.brokers = new Map(response.brokers.map((b) => [b.nodeId, { host: b.host, port: b.port }]));
     for (const t of response.topics) {
       if (t.errorCode !== 0 || t.name === null || t.name === undefined) continue;
@@ -217,9 +222,10 @@ export class KafkaCluster {
     const known = this.coordinators.get(cacheKey);
     if (known !== undefined) return this.connectionTo(known);
     const response = await this.retrying(`find the ${keyType} coordinator of '${key}'`, async () => {
-      const r = await findCoordinatorV6.api.async(
+      const k = await kafka();
+      const r = await k.findCoordinatorV6.api.async(
         await this.anyConnection(),
-        keyType === 'group' ? FindCoordinatorKeyTypes.GROUP : FindCoordinatorKeyTypes.TRANSACTION,
+        keyType === 'group' ? k.FindCoordinatorKeyTypes.GROUP : k.FindCoordinatorKeyTypes.TRANSACTION,
         [key],
       );
       return r;
@@ -228,7 +234,7 @@ export class KafkaCluster {
     if (c === undefined) throw new Error(`kafka: no coordinator found for ${keyType} '${key}'`);
     this.brokers.set(c.nodeId, { host: c.host, port: c.port });
     this.coordinators.set(cacheKey, c.nodeId);
-    return this.pool.get({ host: c.host, port: c.port });
+    return (await this.connections()).get({ host: c.host, port: c.port });
   }
 
   /** Forgets the cached coordinator of a key (after NOT_COORDINATOR). */
@@ -239,14 +245,15 @@ export class KafkaCluster {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    await this.pool.close();
+    await this.pool?.close();
   }
 }
 
 class TopicMissing extends Error {}
 
+/** Called after a request got an answer: the module is loaded. */
 function retriableError(message: string): Error {
-  return new GenericError('PLT_KFK_NETWORK', message);
+  return new (kafkaIfLoaded()!.GenericError)('PLT_KFK_NETWORK', message);
 }
 
 function withContext(e: unknown, what: string): Error {

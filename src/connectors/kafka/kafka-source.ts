@@ -1,8 +1,8 @@
-import { fetchV17, listOffsetsV9, offsetCommitV9, offsetFetchV9 } from '@platformatic/kafka';
 import type { InputStatus, ReaderOutput, Source, SourceReader, SourceReaderContext } from '../../api/source.js';
 import { stringHashCode } from '../../runtime/state/key-group.js';
 import { KafkaCluster, sleep, type KafkaConnectionOptions, type TopicInfo } from './kafka-cluster.js';
 import { deadLetterHeaders } from './dead-letter.js';
+import { kafka } from './kafka-protocol.js';
 import { RecordSender } from './record-sender.js';
 import { resolveDeserializer, type Deserializer, type DeserializerSpec } from './serde.js';
 
@@ -157,7 +157,7 @@ async function listOffsets(cluster: KafkaCluster, partitions: readonly { topic: 
   for (const tp of partitions) {
     const r = await cluster.retrying(`ListOffsets of ${tp.topic}:${tp.partition}`, async () => {
       const leader = await cluster.leaderConnection(tp.topic, tp.partition);
-      return listOffsetsV9.api.async(leader.connection, -1, isolation, [{ name: tp.topic, partitions: [{ partitionIndex: tp.partition, currentLeaderEpoch: -1, timestamp }] }]);
+      return (await kafka()).listOffsetsV9.api.async(leader.connection, -1, isolation, [{ name: tp.topic, partitions: [{ partitionIndex: tp.partition, currentLeaderEpoch: -1, timestamp }] }]);
     });
     const offset = r.topics[0]!.partitions[0]!.offset;
     out.set(`${tp.topic}:${tp.partition}`, offset);
@@ -184,7 +184,7 @@ async function resolveStartingOffsets(
   const topics = new Map<string, number[]>();
   for (const tp of partitions) topics.set(tp.topic, [...(topics.get(tp.topic) ?? []), tp.partition]);
   const r = await cluster.retrying(`OffsetFetch of group '${groupId}'`, async () =>
-    offsetFetchV9.api.async(await cluster.coordinator('group', groupId), [{ groupId, memberEpoch: -1, topics: [...topics].map(([name, partitionIndexes]) => ({ name, partitionIndexes })) }], true),
+    (await kafka()).offsetFetchV9.api.async(await cluster.coordinator('group', groupId), [{ groupId, memberEpoch: -1, topics: [...topics].map(([name, partitionIndexes]) => ({ name, partitionIndexes })) }], true),
   );
   const fallback = await listOffsets(cluster, partitions, so.fallback === 'latest' ? LATEST : EARLIEST, isolation);
   const out = new Map(fallback);
@@ -390,7 +390,7 @@ class KafkaSourceReader<T> implements SourceReader<T, KafkaSplit> {
     for (const o of offsets) topics.set(o.topic, [...(topics.get(o.topic) ?? []), { partitionIndex: o.partition, committedOffset: o.offset, committedLeaderEpoch: -1 }]);
     try {
       await cluster.retrying(`OffsetCommit of group '${groupId}'`, async () =>
-        offsetCommitV9.api.async(await cluster.coordinator('group', groupId), groupId, -1, '', null, [...topics].map(([name, partitions]) => ({ name, partitions }))),
+        (await kafka()).offsetCommitV9.api.async(await cluster.coordinator('group', groupId), groupId, -1, '', null, [...topics].map(([name, partitions]) => ({ name, partitions }))),
       );
     } catch (e) {
       if (this.closed) return; // the attempt ended meanwhile
@@ -478,7 +478,7 @@ class KafkaSourceReader<T> implements SourceReader<T, KafkaSplit> {
     let response;
     try {
       response = await cluster.retrying(`fetch from broker ${leader}`, async () =>
-        fetchV17.api.async(
+        (await kafka()).fetchV17.api.async(
           await cluster.connectionTo(leader),
           this.source.options.fetchMaxWaitMs ?? 200,
           1,

@@ -1,5 +1,5 @@
-import { ConfigResourceTypes, describeConfigsV4, endTxnV4, initProducerIdV5, listTransactionsV1 } from '@platformatic/kafka';
 import { isRetriable, kafkaErrorIds, type KafkaCluster } from './kafka-cluster.js';
+import { kafka } from './kafka-protocol.js';
 
 /**
  * A transaction pre-committed at a barrier, as kept in the checkpoint: enough to finish it
@@ -38,7 +38,7 @@ export function parseTransactionalId(prefix: string, id: string): { subtask: num
 export async function initTransactionalProducer(cluster: KafkaCluster, transactionalId: string, transactionTimeoutMs: number): Promise<ProducerIdentity> {
   const r = await cluster.retrying(`InitProducerId for transactional id '${transactionalId}'`, async () => {
     const coordinator = await cluster.coordinator('transaction', transactionalId);
-    return initProducerIdV5.api.async(coordinator, transactionalId, transactionTimeoutMs, -1n, -1);
+    return (await kafka()).initProducerIdV5.api.async(coordinator, transactionalId, transactionTimeoutMs, -1n, -1);
   });
   return { transactionalId, producerId: r.producerId, producerEpoch: r.producerEpoch };
 }
@@ -58,7 +58,7 @@ export async function endTransaction(cluster: KafkaCluster, txn: PreparedTransac
   try {
     await cluster.retrying(`EndTxn(${commit ? 'commit' : 'abort'}) of transactional id '${txn.transactionalId}'`, async () => {
       const coordinator = await cluster.coordinator('transaction', txn.transactionalId);
-      await endTxnV4.api.async(coordinator, txn.transactionalId, producerId, txn.producerEpoch, commit);
+      await (await kafka()).endTxnV4.api.async(coordinator, txn.transactionalId, producerId, txn.producerEpoch, commit);
     });
   } catch (e) {
     const ids = kafkaErrorIds(e);
@@ -86,9 +86,9 @@ export async function brokerTransactionMaxTimeoutMs(cluster: KafkaCluster): Prom
   let min: number | undefined;
   for (const b of metadata.brokers) {
     const r = await cluster.retrying(`DescribeConfigs of broker ${b.nodeId}`, async () =>
-      describeConfigsV4.api.async(
+      (await kafka()).describeConfigsV4.api.async(
         await cluster.connectionTo(b.nodeId),
-        [{ resourceType: ConfigResourceTypes.BROKER, resourceName: String(b.nodeId), configurationKeys: ['transaction.max.timeout.ms'] }],
+        [{ resourceType: (await kafka()).ConfigResourceTypes.BROKER, resourceName: String(b.nodeId), configurationKeys: ['transaction.max.timeout.ms'] }],
         false,
         false,
       ),
@@ -142,7 +142,7 @@ export async function abortLingeringTransactions(cluster: KafkaCluster, scope: L
   try {
     const metadata = await cluster.refreshMetadata([]);
     for (const b of metadata.brokers) {
-      const r = await cluster.retrying(`ListTransactions on broker ${b.nodeId}`, async () => listTransactionsV1.api.async(await cluster.connectionTo(b.nodeId), [], [], -1n, null));
+      const r = await cluster.retrying(`ListTransactions on broker ${b.nodeId}`, async () => (await kafka()).listTransactionsV1.api.async(await cluster.connectionTo(b.nodeId), [], [], -1n, null));
       for (const t of r.transactionStates) if (t.transactionState === 'Ongoing' || t.transactionState === 'PrepareAbort') open.add(t.transactionalId);
     }
   } catch (e) {

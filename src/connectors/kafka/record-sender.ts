@@ -1,5 +1,6 @@
-import { addPartitionsToTxnV3, NumericMap, produceV11, type MessageRecord } from '@platformatic/kafka';
+import type { MessageRecord, NumericMap } from '@platformatic/kafka';
 import { kafkaErrorIds, type KafkaCluster } from './kafka-cluster.js';
+import { kafka } from './kafka-protocol.js';
 import type { ProducerIdentity } from './kafka-transactions.js';
 
 export type Compression = 'none' | 'gzip' | 'snappy' | 'lz4' | 'zstd';
@@ -26,7 +27,8 @@ export class RecordSender {
   private buffer: MessageRecord[] = [];
   private inflight: Promise<void> | undefined;
   private failure: Error | undefined;
-  private readonly sequences = new NumericMap();
+  /** Producer sequence numbers per partition of a transaction (created with the first produce). */
+  private sequences: NumericMap | undefined;
   private readonly addedPartitions = new Set<string>();
   /** Records handed to `add` so far. */
   records = 0;
@@ -112,7 +114,7 @@ export class RecordSender {
     }
     await this.cluster.retrying(`AddPartitionsToTxn for transactional id '${txn.transactionalId}'`, async () => {
       const coordinator = await this.cluster.coordinator('transaction', txn.transactionalId);
-      await addPartitionsToTxnV3.api.async(coordinator, [
+      await (await kafka()).addPartitionsToTxnV3.api.async(coordinator, [
         {
           transactionalId: txn.transactionalId,
           producerId: txn.producerId,
@@ -128,20 +130,22 @@ export class RecordSender {
   private async produce(tp: string, records: MessageRecord[]): Promise<void> {
     const { topic, partition } = records[0]!;
     const txn = this.options.transaction;
+    const k = await kafka();
+    const sequences = (this.sequences ??= new k.NumericMap());
     try {
       await this.cluster.retrying(`produce to ${tp}`, async () => {
         const leader = await this.cluster.leaderConnection(topic, partition!);
-        await produceV11.api.async(leader.connection, -1, this.options.produceTimeoutMs, records, {
+        await k.produceV11.api.async(leader.connection, -1, this.options.produceTimeoutMs, records, {
           compression: this.options.compression,
           ...(txn === undefined
             ? {}
-            : { transactionalId: txn.transactionalId, producerId: txn.producerId, producerEpoch: txn.producerEpoch, sequences: this.sequences }),
+            : { transactionalId: txn.transactionalId, producerId: txn.producerId, producerEpoch: txn.producerEpoch, sequences }),
         });
       });
     } catch (e) {
       // A retried request the broker had written already: the records are there once.
       if (!kafkaErrorIds(e).every((id) => id === 'DUPLICATE_SEQUENCE_NUMBER') || kafkaErrorIds(e).length === 0) throw e;
     }
-    if (txn !== undefined) this.sequences.set(tp, this.sequences.getWithDefault(tp, 0) + records.length);
+    if (txn !== undefined) sequences.set(tp, sequences.getWithDefault(tp, 0) + records.length);
   }
 }

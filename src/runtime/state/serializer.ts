@@ -31,53 +31,92 @@ const packr = createStatePackr();
 /**
  * Walks a value and throws for anything msgpack cannot carry faithfully: functions,
  * symbols, class instances other than Date/Map/Set/typed arrays, cycles, undefined in arrays.
+ * Runs on every state write, so it allocates nothing for a value that passes (the path in
+ * the message is built only on the way out of a failure).
  */
-export function checkMsgpackValue(value: unknown, path = 'value', seen: Set<object> = new Set()): void {
-  switch (typeof value) {
-    case 'string':
-    case 'number':
-    case 'boolean':
-    case 'bigint':
-      return;
-    case 'undefined':
-      return;
-    case 'function':
-      throw new SerializationError(`${path} is a function, which state cannot hold; store plain data (numbers, strings, arrays, plain objects)`);
-    case 'symbol':
-      throw new SerializationError(`${path} is a symbol, which state cannot hold`);
+export function checkMsgpackValue(value: unknown, path = 'value'): void {
+  if (typeof value !== 'object' || value === null) {
+    const problem = scalarProblem(value);
+    if (problem !== undefined) throw new SerializationError(`${path}${problem}`);
+    return;
   }
-  if (value === null) return;
-  const obj = value as object;
-  if (seen.has(obj)) throw new SerializationError(`${path} refers back to itself (a cycle); state values must be trees`);
-  if (obj instanceof Date || obj instanceof Uint8Array) return;
-  seen.add(obj);
+  const failure = objectProblem(value, []);
+  if (failure !== undefined) throw new SerializationError(`${path}${failure.path.reverse().join('')}${failure.problem}`);
+}
+
+/** What follows the path in the message, for a value that is not an object; undefined when fine. */
+function scalarProblem(value: unknown): string | undefined {
+  switch (typeof value) {
+    case 'function':
+      return ' is a function, which state cannot hold; store plain data (numbers, strings, arrays, plain objects)';
+    case 'symbol':
+      return ' is a symbol, which state cannot hold';
+    default:
+      return undefined;
+  }
+}
+
+interface Failure {
+  /** Path segments from the failing value up (reversed when the message is built). */
+  readonly path: string[];
+  readonly problem: string;
+}
+
+function valueProblem(value: unknown, ancestors: object[]): Failure | undefined {
+  if (typeof value !== 'object' || value === null) {
+    const problem = scalarProblem(value);
+    return problem === undefined ? undefined : { path: [], problem };
+  }
+  return objectProblem(value, ancestors);
+}
+
+function objectProblem(obj: object, ancestors: object[]): Failure | undefined {
+  if (ancestors.includes(obj)) return { path: [], problem: ' refers back to itself (a cycle); state values must be trees' };
+  if (obj instanceof Date || obj instanceof Uint8Array) return undefined;
+  ancestors.push(obj);
   try {
     if (Array.isArray(obj)) {
-      for (let i = 0; i < obj.length; i++) checkMsgpackValue(obj[i], `${path}[${i}]`, seen);
-      return;
+      for (let i = 0; i < obj.length; i++) {
+        const f = valueProblem(obj[i], ancestors);
+        if (f !== undefined) return at(f, `[${i}]`);
+      }
+      return undefined;
     }
     if (obj instanceof Map) {
       for (const [k, v] of obj) {
-        checkMsgpackValue(k, `${path}<key>`, seen);
-        checkMsgpackValue(v, `${path}.get(${String(k)})`, seen);
+        const fk = valueProblem(k, ancestors);
+        if (fk !== undefined) return at(fk, '<key>');
+        const fv = valueProblem(v, ancestors);
+        if (fv !== undefined) return at(fv, `.get(${String(k)})`);
       }
-      return;
+      return undefined;
     }
     if (obj instanceof Set) {
-      for (const v of obj) checkMsgpackValue(v, `${path}<element>`, seen);
-      return;
+      for (const v of obj) {
+        const f = valueProblem(v, ancestors);
+        if (f !== undefined) return at(f, '<element>');
+      }
+      return undefined;
     }
     const proto = Object.getPrototypeOf(obj);
     if (proto !== Object.prototype && proto !== null) {
       const name = (proto as { constructor?: { name?: string } }).constructor?.name ?? 'unknown';
-      throw new SerializationError(
-        `${path} is an instance of class ${name}; state holds plain objects only (or declare a serializer for this state)`,
-      );
+      return { path: [], problem: ` is an instance of class ${name}; state holds plain objects only (or declare a serializer for this state)` };
     }
-    for (const k of Object.keys(obj)) checkMsgpackValue((obj as Record<string, unknown>)[k], `${path}.${k}`, seen);
+    for (const k in obj) {
+      if (!Object.prototype.hasOwnProperty.call(obj, k)) continue;
+      const f = valueProblem((obj as Record<string, unknown>)[k], ancestors);
+      if (f !== undefined) return at(f, `.${k}`);
+    }
+    return undefined;
   } finally {
-    seen.delete(obj);
+    ancestors.pop();
   }
+}
+
+function at(f: Failure, segment: string): Failure {
+  f.path.push(segment);
+  return f;
 }
 
 /** The default serializer: msgpack (msgpackr) for plain data. */
