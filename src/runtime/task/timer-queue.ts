@@ -5,8 +5,25 @@ import { packGroup, unpackGroup } from '../state/keyed-state-snapshot.js';
 import { assert } from '../../util/assert.js';
 import { MinHeap } from './min-heap.js';
 
-/** The timers of one key group: timestamp -> key -> namespaces, in registration order. */
-type TimerGroup = Map<number, Map<KeyType, number[]>>;
+/**
+ * The timers of one key group: timestamp -> key -> namespaces, in registration order. One
+ * namespace (the common case: a window's timestamp implies its namespace) is kept as the
+ * number itself, two or more as an array: a timer costs no array of its own.
+ */
+type Namespaces = number | number[];
+type TimerGroup = Map<number, Map<KeyType, Namespaces>>;
+
+/** The nested-map format of timer groups written before the columnar one. */
+type LegacyTimerGroup = Map<number, Map<KeyType, number[]>>;
+
+function forEachNamespace(namespaces: Namespaces, fn: (ns: number) => void): void {
+  if (typeof namespaces === 'number') fn(namespaces);
+  else for (const ns of namespaces) fn(ns);
+}
+
+function namespaceCount(namespaces: Namespaces): number {
+  return typeof namespaces === 'number' ? 1 : namespaces.length;
+}
 
 /**
  * Timers of one keyed operator in one time domain, deduplicated per (timestamp, key,
@@ -59,7 +76,7 @@ export class TimerQueue {
     // Most registrations repeat a timer that exists (a window operator registers its window's
     // timer for every element): nothing changes, so the snapshot capture and the change
     // tracking are not bothered.
-    if (namespaces !== undefined && namespaces.includes(namespace)) return false;
+    if (namespaces !== undefined && (namespaces === namespace || (typeof namespaces !== 'number' && namespaces.includes(namespace)))) return false;
     if (this.capture !== null) this.capture.touch(g);
     if (this.changes !== null) this.changes.mark(g, key);
     if (byKey === undefined) {
@@ -72,7 +89,8 @@ export class TimerQueue {
       }
       at.push(g);
     }
-    if (namespaces === undefined) byKey.set(key, [namespace]);
+    if (namespaces === undefined) byKey.set(key, namespace);
+    else if (typeof namespaces === 'number') byKey.set(key, [namespaces, namespace]);
     else namespaces.push(namespace);
     this.count++;
     return true;
@@ -83,12 +101,16 @@ export class TimerQueue {
     const byKey = this.groups[g]!.get(timestampMs);
     const namespaces = byKey?.get(key);
     if (namespaces === undefined) return false;
-    const i = namespaces.indexOf(namespace);
+    const i = typeof namespaces === 'number' ? (namespaces === namespace ? 0 : -1) : namespaces.indexOf(namespace);
     if (i < 0) return false;
     if (this.capture !== null) this.capture.touch(g);
     if (this.changes !== null) this.changes.mark(g, key);
-    namespaces.splice(i, 1);
-    if (namespaces.length === 0) byKey!.delete(key);
+    if (typeof namespaces === 'number') {
+      byKey!.delete(key);
+    } else {
+      namespaces.splice(i, 1);
+      if (namespaces.length === 1) byKey!.set(key, namespaces[0]!);
+    }
     this.count--;
     return true;
   }
@@ -114,11 +136,19 @@ export class TimerQueue {
         const changes = this.changes;
         const it = byKey.entries();
         for (let r = it.next(); !r.done; r = it.next()) {
-          const [key, namespaces] = r.value;
+          const key = r.value[0];
           if (changes !== null) changes.mark(g, key);
-          while (namespaces.length > 0) {
-            const ns = namespaces.shift()!;
-            if (namespaces.length === 0) byKey.delete(key);
+          // One at a time, re-read after each: the timer fired may add or delete timers of this key at t.
+          for (let namespaces = byKey.get(key); namespaces !== undefined; namespaces = byKey.get(key)) {
+            let ns: number;
+            if (typeof namespaces === 'number') {
+              ns = namespaces;
+              byKey.delete(key);
+            } else {
+              ns = namespaces.shift()!;
+              if (namespaces.length === 1) byKey.set(key, namespaces[0]!);
+              else if (namespaces.length === 0) byKey.delete(key);
+            }
             this.count--;
             fire(t, key, ns);
           }
@@ -135,7 +165,14 @@ export class TimerQueue {
 
   /** Every timer: [timestamp, key, namespace]. */
   *entries(): IterableIterator<[number, KeyType, number]> {
-    for (const group of this.groups) for (const [t, byKey] of group) for (const [k, nss] of byKey) for (const ns of nss) yield [t, k, ns];
+    for (const group of this.groups) {
+      for (const [t, byKey] of group) {
+        for (const [k, nss] of byKey) {
+          if (typeof nss === 'number') yield [t, k, nss];
+          else for (const ns of nss) yield [t, k, ns];
+        }
+      }
+    }
   }
 
   /**
@@ -147,10 +184,10 @@ export class TimerQueue {
   encodeGroup(groupIndex: number): Uint8Array | undefined {
     const group = this.groups[groupIndex]!;
     let count = 0;
-    for (const byKey of group.values()) for (const namespaces of byKey.values()) count += namespaces.length;
+    for (const byKey of group.values()) for (const namespaces of byKey.values()) count += namespaceCount(namespaces);
     if (count === 0) return undefined;
     const columns = new TimerColumns(count);
-    for (const [t, byKey] of group) for (const [key, namespaces] of byKey) for (const ns of namespaces) columns.add(t, key, ns);
+    for (const [t, byKey] of group) for (const [key, namespaces] of byKey) forEachNamespace(namespaces, (ns) => columns.add(t, key, ns));
     assert(columns.size === count, 'every timer of the group was encoded');
     return packGroup(columns.columns());
   }
@@ -165,11 +202,11 @@ export class TimerQueue {
     const columns = new TimerColumns();
     for (const [t, byKey] of this.groups[groupIndex]!) {
       if (byKey.size <= changed.size) {
-        for (const [key, namespaces] of byKey) if (changed.has(key)) for (const ns of namespaces) columns.add(t, key, ns);
+        for (const [key, namespaces] of byKey) if (changed.has(key)) forEachNamespace(namespaces, (ns) => columns.add(t, key, ns));
       } else {
         for (const key of changed) {
           const namespaces = byKey.get(key);
-          if (namespaces !== undefined) for (const ns of namespaces) columns.add(t, key, ns);
+          if (namespaces !== undefined) forEachNamespace(namespaces, (ns) => columns.add(t, key, ns));
         }
       }
     }
@@ -250,7 +287,7 @@ export function decodeTimerDelta(bytes: Uint8Array): { replacedKeys: ArrayLike<K
 
 /** Calls `fn` for every timer of a group packed by `TimerQueue.encodeGroup` (or in the earlier nested-map format). */
 export function forEachEncodedTimer(bytes: Uint8Array, fn: (timestampMs: number, key: KeyType, namespace: number) => void): void {
-  const packed = unpackGroup(bytes) as [Float64Array, ArrayLike<KeyType>] | TimerGroup;
+  const packed = unpackGroup(bytes) as [Float64Array, ArrayLike<KeyType>] | LegacyTimerGroup;
   if (Array.isArray(packed)) {
     const [timesAndNamespaces, keys] = packed;
     assert(timesAndNamespaces.length === 2 * keys.length, 'a timer group holds a timestamp and a namespace per key');
