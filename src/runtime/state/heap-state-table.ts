@@ -24,26 +24,54 @@ export class HeapStateTable {
     for (let i = 0; i < n; i++) this.groups[i] = new Map();
   }
 
+  /**
+   * In a namespaced table, the namespace map of the key accessed last: a window operator
+   * reads and writes several namespaces of one key per record (a sliding window's five
+   * windows, each a get and a put), one lookup of the key instead of ten. A key's map only
+   * goes away through `remove`/`removeKey`, which forget it.
+   */
+  private lastGroupIndex = -1;
+  private lastKey: KeyType | undefined = undefined;
+  private lastByNs: Map<number, unknown> | undefined = undefined;
+
+  private namespacesOf(groupIndex: number, key: KeyType): Map<number, unknown> | undefined {
+    if (key === this.lastKey && groupIndex === this.lastGroupIndex) return this.lastByNs;
+    const byNs = this.groups[groupIndex]!.get(key) as Map<number, unknown> | undefined;
+    if (byNs !== undefined) {
+      this.lastGroupIndex = groupIndex;
+      this.lastKey = key;
+      this.lastByNs = byNs;
+    }
+    return byNs;
+  }
+
+  private forgetLast(): void {
+    this.lastGroupIndex = -1;
+    this.lastKey = undefined;
+    this.lastByNs = undefined;
+  }
+
   get(groupIndex: number, key: KeyType, namespace: number): unknown {
     if (this.capture !== null) this.capture.touch(groupIndex);
-    const group = this.groups[groupIndex]!;
-    if (!this.namespaced) return group.get(key);
-    const byNs = group.get(key) as Map<number, unknown> | undefined;
+    if (!this.namespaced) return this.groups[groupIndex]!.get(key);
+    const byNs = this.namespacesOf(groupIndex, key);
     return byNs === undefined ? undefined : byNs.get(namespace);
   }
 
   put(groupIndex: number, key: KeyType, namespace: number, value: unknown): void {
     if (this.capture !== null) this.capture.touch(groupIndex);
     if (this.changes !== null) this.changes.mark(groupIndex, key);
-    const group = this.groups[groupIndex]!;
     if (!this.namespaced) {
-      group.set(key, value);
+      this.groups[groupIndex]!.set(key, value);
       return;
     }
-    let byNs = group.get(key) as Map<number, unknown> | undefined;
+    let byNs = this.namespacesOf(groupIndex, key);
     if (byNs === undefined) {
       byNs = new Map();
-      group.set(key, byNs);
+      this.groups[groupIndex]!.set(key, byNs);
+      this.lastGroupIndex = groupIndex;
+      this.lastKey = key;
+      this.lastByNs = byNs;
     }
     byNs.set(namespace, value);
   }
@@ -56,10 +84,21 @@ export class HeapStateTable {
       group.delete(key);
       return;
     }
-    const byNs = group.get(key) as Map<number, unknown> | undefined;
+    const byNs = this.namespacesOf(groupIndex, key);
     if (byNs === undefined) return;
     byNs.delete(namespace);
-    if (byNs.size === 0) group.delete(key);
+    if (byNs.size === 0) {
+      group.delete(key);
+      this.forgetLast();
+    }
+  }
+
+  /** Removes a key with every namespace (a delta's deleted key, applied on restore). */
+  removeKey(groupIndex: number, key: KeyType): void {
+    if (this.capture !== null) this.capture.touch(groupIndex);
+    if (this.changes !== null) this.changes.mark(groupIndex, key);
+    this.groups[groupIndex]!.delete(key);
+    this.forgetLast();
   }
 
   numEntries(): number {

@@ -220,9 +220,8 @@ export function foldGroupChains(groups: ReadonlyMap<number, GroupChain>, namespa
 
 /** Applies one delta group to a key group of a heap table (values decoded by `codec`). */
 export function applyDeltaGroupToTable(table: HeapStateTable, groupIndex: number, bytes: Uint8Array, codec: StateCodec): void {
-  const group = table.groups[groupIndex]!;
   applyDeltaChanges(bytes, table.namespaced, {
-    removeKey: (k) => group.delete(k),
+    removeKey: (k) => table.removeKey(groupIndex, k),
     removeEntry: (k, ns) => table.remove(groupIndex, k, ns),
     put: (k, ns, v) => table.put(groupIndex, k, ns ?? 0, codec.decode(v)),
   });
