@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -145,6 +146,32 @@ describe('state changelog (state.backend.changelog.enabled)', () => {
       expect(sharedFiles(dir, jobId), 'a finished job discards its checkpoints and their shared files').toEqual([]);
     });
   }
+
+  it('a process whose changelog job ended exits at once (no timer of the 10-minute materialization interval left behind)', { timeout: 60_000 }, () => {
+    expect(existsSync(join(import.meta.dirname, '..', 'dist', 'index.js')), 'npm run build first (npm test does)').toBe(true);
+    const dir = tempDir();
+    const script = `
+      const { StreamExecutionEnvironment } = await import(${JSON.stringify(join(import.meta.dirname, '..', 'dist', 'index.js'))});
+      const { numberSource, DiscardingSink } = await import(${JSON.stringify(join(import.meta.dirname, '..', 'dist', 'connectors', 'index.js'))});
+      const env = StreamExecutionEnvironment.create({
+        'execution.checkpointing.interval': 20,
+        'execution.checkpointing.dir': ${JSON.stringify(dir)},
+        'state.backend.changelog.enabled': true,
+        'state.changelog.dstl.dfs.batch.persist-delay': 10,
+      });
+      env.fromSource(numberSource({ count: 20000, eventsPerSecond: 40000 }), 'numbers').keyBy((n) => n % 50).reduce((a, b) => a + b).sinkTo(new DiscardingSink());
+      const result = await env.execute('changelog-exit');
+      process.stdout.write(JSON.stringify({ endedAt: Date.now(), state: result.state ?? 'finished' }) + String.fromCharCode(10));
+    `;
+    const started = Date.now();
+    const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', timeout: 45_000 });
+    const exitedAt = Date.now();
+    expect(r.error?.message, 'the process did not exit within 45 s').toBeUndefined();
+    expect(r.status, r.stderr).toBe(0);
+    const { endedAt } = JSON.parse(r.stdout.trim().split('\n').pop()!) as { endedAt: number };
+    expect(endedAt - started).toBeLessThan(45_000);
+    expect(exitedAt - endedAt, 'time from the end of the job to the exit of its process').toBeLessThan(5_000);
+  });
 });
 
 describe('incremental checkpoints', () => {

@@ -179,6 +179,7 @@ export abstract class StreamTask implements Schedulable {
   protected transition(to: TaskState): void {
     assertTransition(this.state, to, this.name);
     this.state = to;
+    if (isTerminal(to)) for (const stop of this.stopPeriodic.splice(0)) stop();
   }
 
   /** Opens operators (and the source reader); the task does not run yet. */
@@ -210,16 +211,25 @@ export abstract class StreamTask implements Schedulable {
     }
   }
 
-  /** Runs `fn` as mail every `intervalMs` while the task is not terminal. */
+  /** Cancels the timers of `every`: called when the task ends. */
+  private readonly stopPeriodic: (() => void)[] = [];
+
+  /**
+   * Runs `fn` as mail every `intervalMs` while the task is not terminal. The pending timer is
+   * cancelled when the task ends: a timer left behind (the materialization interval is 10
+   * minutes) would keep the task and its state reachable, and the process alive, that long.
+   */
   private every(intervalMs: number, fn: () => void): void {
+    let cancel: () => void;
     const tick = (): void => {
       if (isTerminal(this.state)) return;
       this.enqueueMail(() => {
         if (this.state === 'running') fn();
       });
-      this.d.clock.schedule(intervalMs, tick);
+      cancel = this.d.clock.schedule(intervalMs, tick);
     };
-    this.d.clock.schedule(intervalMs, tick);
+    cancel = this.d.clock.schedule(intervalMs, tick);
+    this.stopPeriodic.push(() => cancel());
   }
 
   protected async initializeInput(): Promise<void> {}
