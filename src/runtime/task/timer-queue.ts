@@ -73,8 +73,8 @@ export class TimerQueue {
     const group = this.groups[g]!;
     let byKey = group.get(timestampMs);
     const namespaces = byKey?.get(key);
-    // Most registrations repeat a timer that exists (a window operator registers its window's
-    // timer for every element): nothing changes, so the snapshot capture and the change
+    // Many registrations repeat a timer that exists (a process function that registers one per
+    // element, a session window): nothing changes, so the snapshot capture and the change
     // tracking are not bothered.
     if (namespaces !== undefined && (namespaces === namespace || (typeof namespaces !== 'number' && namespaces.includes(namespace)))) return false;
     if (this.capture !== null) this.capture.touch(g);
