@@ -39,12 +39,14 @@ export class HeapStateTable {
   private namespacesOf(groupIndex: number, key: KeyType): Map<number, unknown> | undefined {
     if (key === this.lastKey && groupIndex === this.lastGroupIndex) return this.lastByNs;
     const byNs = this.groups[groupIndex]!.get(key) as Map<number, unknown> | undefined;
-    if (byNs !== undefined) {
-      this.lastGroupIndex = groupIndex;
-      this.lastKey = key;
-      this.lastByNs = byNs;
-    }
+    if (byNs !== undefined) this.remember(groupIndex, key, byNs);
     return byNs;
+  }
+
+  private remember(groupIndex: number, key: KeyType, byNs: Map<number, unknown>): void {
+    this.lastGroupIndex = groupIndex;
+    this.lastKey = key;
+    this.lastByNs = byNs;
   }
 
   private forgetLast(): void {
@@ -71,9 +73,7 @@ export class HeapStateTable {
     if (byNs === undefined) {
       byNs = new Map();
       this.groups[groupIndex]!.set(key, byNs);
-      this.lastGroupIndex = groupIndex;
-      this.lastKey = key;
-      this.lastByNs = byNs;
+      this.remember(groupIndex, key, byNs);
     }
     const before = byNs.size;
     byNs.set(namespace, value);
