@@ -7,6 +7,8 @@ import { wiringOptions } from '../runtime/deploy/in-process-deployer.js';
 import { wireTasks } from '../runtime/deploy/task-wiring.js';
 import { subtaskKey } from '../runtime/checkpoint/state-persistence.js';
 import type { CheckpointResponder } from '../runtime/checkpoint/subtask-state.js';
+import { HeldKeyedStateSnapshot } from '../runtime/state/held-keyed-state-snapshot.js';
+import { assert } from '../util/assert.js';
 import { systemClock } from '../runtime/task/clock.js';
 import type { SourceStreamTask } from '../runtime/task/source-stream-task.js';
 import type { StreamTask } from '../runtime/task/stream-task.js';
@@ -277,7 +279,11 @@ export class TaskManager {
     const jobId = d.jobId;
     const attempt = d.attempt;
     const responder: CheckpointResponder = {
-      acknowledge: (vertexId, subtaskIndex, checkpointId, state, metrics) => this.send({ t: 'ack', jobId, attempt, subtask: [vertexId, subtaskIndex], checkpointId, state, metrics }),
+      // State goes to the JobManager as bytes: no snapshot is held by the snapshot thread (acceptsHeldKeyedState unset).
+      acknowledge: (vertexId, subtaskIndex, checkpointId, state, metrics) => {
+        assert(!state.operators.some((o) => o.keyed instanceof HeldKeyedStateSnapshot), 'state sent to the JobManager is all in this thread');
+        this.send({ t: 'ack', jobId, attempt, subtask: [vertexId, subtaskIndex], checkpointId, state, metrics });
+      },
       decline: (vertexId, subtaskIndex, checkpointId, reason, message) => this.send({ t: 'decline', jobId, attempt, subtask: [vertexId, subtaskIndex], checkpointId, reason, message }),
       dataFinished: (vertexId, subtaskIndex) => this.send({ t: 'data-finished', jobId, attempt, subtask: [vertexId, subtaskIndex] }),
       appendChangelog: (vertexId, subtaskIndex, operatorUid, position, snapshot) =>

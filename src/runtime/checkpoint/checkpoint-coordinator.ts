@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import type { JobGraph } from '../../graph/job-graph.js';
 import type { CheckpointBarrier } from '../channel/stream-element.js';
-import type { CheckpointStorage, CheckpointStorageLocation } from '../storage/checkpoint-storage.js';
+import type { CheckpointStorage, CheckpointStorageLocation, StateFileSource } from '../storage/checkpoint-storage.js';
 import { createSavepointLocation, type SavepointLocation, type SavepointLocationOptions } from '../storage/savepoint-directory.js';
 import type { CheckpointMetadata, KeyedStateHandle, SubtaskSnapshot } from '../storage/snapshot-format.js';
 import type { KeyedStateSnapshot } from '../state/keyed-state-snapshot.js';
@@ -113,6 +113,8 @@ interface InFlight {
  * in arrival order, so a completion's `_metadata` write finishes before the next event.
  */
 export class CheckpointCoordinator implements CheckpointResponder {
+  /** Acknowledged state is written here, in the process that runs the tasks. */
+  readonly acceptsHeldKeyedState = true;
   private state: CoordinatorState;
   private readonly inFlight = new Map<number, InFlight>();
   private readonly requests = new Map<string, { resolve: (c: CompletedCheckpointInfo) => void; reject: (e: Error) => void }>();
@@ -528,7 +530,7 @@ export class CheckpointCoordinator implements CheckpointResponder {
         savepoint?.catch(() => {});
         // Savepoint state goes into the savepoint's own, self-contained directory.
         const location: Promise<CheckpointStorageLocation> =
-          savepoint === undefined ? this.o.storage.createCheckpointLocation(t.checkpointId) : savepoint.then((l) => ({ checkpointId: t.checkpointId, writeStateFile: (b) => l.writeStateFile(b) }));
+          savepoint === undefined ? this.o.storage.createCheckpointLocation(t.checkpointId) : savepoint.then((l) => savepointStateLocation(t.checkpointId, l));
         location.catch(() => {});
         const cancelTimeout = this.o.clock.schedule(t.timeoutAtMs - this.o.clock.nowMs(), () =>
           this.enqueue(() => {
@@ -607,4 +609,14 @@ export class CheckpointCoordinator implements CheckpointResponder {
       this.requests.delete(requestId);
     }
   }
+}
+
+/** A savepoint directory as the location its checkpoint's tasks write state to. */
+function savepointStateLocation(checkpointId: number, l: SavepointLocation): CheckpointStorageLocation {
+  const from = l.writeStateFileFrom;
+  return {
+    checkpointId,
+    writeStateFile: (b) => l.writeStateFile(b),
+    ...(from === undefined ? {} : { writeStateFileFrom: (source: StateFileSource) => from.call(l, source) }),
+  };
 }

@@ -4,7 +4,8 @@ import type { KeyedStateSnapshot, StateSnapshot } from '../state/keyed-state-sna
 import type { OperatorStateEntry } from '../state/operator-state-backend.js';
 import { redistributeOperatorList } from '../state/redistribution.js';
 import { createStatePackr } from '../state/serializer.js';
-import type { CheckpointRef, CheckpointStorage, CheckpointStorageLocation } from '../storage/checkpoint-storage.js';
+import { writeStateFileFrom, type CheckpointRef, type CheckpointStorage, type CheckpointStorageLocation } from '../storage/checkpoint-storage.js';
+import { HeldKeyedStateSnapshot, type KeyedSnapshotResult } from '../state/held-keyed-state-snapshot.js';
 import { keyGroupSlices } from '../storage/key-group-slices.js';
 import { packKeyGroups, packedKeyGroupsOf } from '../state/packed-key-groups.js';
 import type { CheckpointMetadata, FileScope, KeyedStateHandle, KeyGroupsStateHandle, OperatorSnapshot, StateHandle, SubtaskSnapshot } from '../storage/snapshot-format.js';
@@ -17,7 +18,11 @@ const packr = createStatePackr();
  * a packed list of its states' entries and timers, with the offset of every key group in the
  * handle, so a restore at another parallelism reads only the key groups it owns.
  */
-export async function writeKeyedState(s: KeyedStateSnapshot, location: CheckpointStorageLocation, scope: FileScope = 'exclusive'): Promise<KeyGroupsStateHandle> {
+export async function writeKeyedState(s: KeyedSnapshotResult, location: CheckpointStorageLocation, scope: FileScope = 'exclusive'): Promise<KeyGroupsStateHandle> {
+  if (s instanceof HeldKeyedStateSnapshot) {
+    // A full snapshot the snapshot thread holds: written there, its bytes never come here.
+    return { kind: 'key-groups', keyGroupRange: s.keyGroupRange, keyGroupOffsetsBytes: [...s.keyGroupOffsets], data: await writeStateFileFrom(location, s, scope) };
+  }
   const { data, offsets } = packedKeyGroupsOf(s) ?? packKeyGroups(s);
   const handle: KeyGroupsStateHandle = { kind: 'key-groups', keyGroupRange: s.keyGroupRange, keyGroupOffsetsBytes: offsets, data: await location.writeStateFile(data, scope) };
   return s.baseCheckpointId === undefined ? handle : { ...handle, baseCheckpointId: s.baseCheckpointId };
@@ -91,7 +96,7 @@ export async function writeSubtaskState(
       if (keyedWriting.changelogChain === undefined) throw new Error(`'${node.name}' subtask ${subtaskIndex} sent a state changelog position, but no changelog is kept`);
       keyedState = await keyedWriting.changelogChain(node.operatorUid, subtaskIndex, op.changelogPosition);
     } else if (op?.keyed !== undefined) {
-      const base = op.keyed.baseCheckpointId;
+      const base = op.keyed instanceof HeldKeyedStateSnapshot ? undefined : op.keyed.baseCheckpointId;
       const chain = base === undefined ? [] : keyedWriting.chainOf(base, node.operatorUid, subtaskIndex);
       if (chain === undefined) {
         throw new Error(

@@ -1,3 +1,4 @@
+import type { KeyedSnapshotResult } from '../state/held-keyed-state-snapshot.js';
 import type { KeyedStateSnapshot } from '../state/keyed-state-snapshot.js';
 import type { OperatorStateEntry } from '../state/operator-state-backend.js';
 import type { CheckpointFailureReason } from './coordinator-decisions.js';
@@ -5,7 +6,8 @@ import type { CheckpointFailureReason } from './coordinator-decisions.js';
 /** The state one operator of a subtask contributes to a checkpoint. */
 export interface OperatorSubtaskState {
   readonly operatorUid: string;
-  readonly keyed: KeyedStateSnapshot | undefined;
+  /** Held by the snapshot thread only where the responder accepts it (`acceptsHeldKeyedState`). */
+  readonly keyed: KeyedSnapshotResult | undefined;
   /** Changelog: the keyed state is the operator subtask's log up to this position (appended before the acknowledgement). */
   readonly changelogPosition?: number | undefined;
   readonly operatorState: readonly OperatorStateEntry[];
@@ -41,6 +43,12 @@ export interface SubtaskCheckpointMetrics {
 
 /** Where subtasks report checkpoint results: the coordinator, or its remote gateway. */
 export interface CheckpointResponder {
+  /**
+   * The responder writes acknowledged state to checkpoint storage in this process (the
+   * coordinator), so full snapshots the snapshot thread holds can stay there until written.
+   * Responders that send state elsewhere get every snapshot brought to the task thread.
+   */
+  readonly acceptsHeldKeyedState?: boolean;
   acknowledge(vertexId: number, subtaskIndex: number, checkpointId: number, state: SubtaskState, metrics: SubtaskCheckpointMetrics): void;
   decline(vertexId: number, subtaskIndex: number, checkpointId: number, reason: CheckpointFailureReason, message: string): void;
   /** Appends a segment of an operator subtask's state changelog (state.backend.changelog.enabled); in position order. */

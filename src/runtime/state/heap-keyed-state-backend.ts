@@ -11,6 +11,7 @@ import { stateCodec } from './state-codec.js';
 import type { InternalState, KeyedStateBackend, SnapshotRequest } from './keyed-state-backend.js';
 import { createStateHandle } from './state-handles.js';
 import type { HeapSnapshotReplica, SnapshotThread } from './snapshot-thread.js';
+import type { KeyedSnapshotResult } from './held-keyed-state-snapshot.js';
 
 /** Keyed state held as objects on the JavaScript heap (Flink's HashMapStateBackend). */
 export class HeapKeyedStateBackend implements KeyedStateBackend {
@@ -117,11 +118,13 @@ export class HeapKeyedStateBackend implements KeyedStateBackend {
    * `incremental`, a checkpoint after a completed one captures only the keys changed since
    * (a delta, see keyed-state-delta.ts).
    */
-  snapshot(request?: SnapshotRequest): () => Promise<KeyedStateSnapshot> {
+  snapshot(request: SnapshotRequest & { readonly hold: true }): () => Promise<KeyedSnapshotResult>;
+  snapshot(request?: SnapshotRequest): () => Promise<KeyedStateSnapshot>;
+  snapshot(request?: SnapshotRequest): () => Promise<KeyedSnapshotResult> {
     if (this.snapshotThread !== undefined && (this.replica !== undefined || this.increments === undefined)) {
       // The first snapshot decides: a backend whose snapshots are incremental or changelog segments tracks changes for those.
       const full = request?.incremental !== true && request?.changelog === undefined;
-      if (full) return this.snapshotThroughThread(this.snapshotThread);
+      if (full) return this.snapshotThroughThread(this.snapshotThread, request?.hold === true);
       if (this.replica !== undefined) throw new Error('a heap backend that assembles full snapshots on the snapshot thread cannot also take incremental or changelog snapshots');
     }
     const plan = this.planSnapshot(request);
@@ -140,7 +143,7 @@ export class HeapKeyedStateBackend implements KeyedStateBackend {
    * them to its replica and answers with the full snapshot. The first snapshot, and the first
    * after the replica was lost, is captured whole here and resets the replica.
    */
-  private snapshotThroughThread(thread: SnapshotThread): () => Promise<KeyedStateSnapshot> {
+  private snapshotThroughThread(thread: SnapshotThread, hold: boolean): () => Promise<KeyedSnapshotResult> {
     const replica = (this.replica ??= thread.replica());
     const position = ++this.replicaPosition;
     const base = position - 1;
@@ -159,7 +162,7 @@ export class HeapKeyedStateBackend implements KeyedStateBackend {
         turn.abandon();
         throw e;
       }
-      return turn.complete(captured);
+      return turn.complete(captured, hold);
     })();
     result.catch(() => {}); // the caller sees the failure when it asks
     return () => result;

@@ -1,7 +1,9 @@
 import { readlinkSync } from 'node:fs';
 import { constants, setPriority } from 'node:os';
 import { parentPort } from 'node:worker_threads';
+import { writeChecksummedFileDurably } from '../storage/durable-file.js';
 import { HeapReplica } from './heap-replica.js';
+import type { KeyGroupRange } from './key-group.js';
 import { packKeyGroups } from './packed-key-groups.js';
 import { fromSnapshotParts, type SnapshotParts } from './snapshot-parts.js';
 import type { SnapshotThreadReply, SnapshotThreadRequest } from './snapshot-thread-protocol.js';
@@ -31,46 +33,117 @@ function lowerPriority(): void {
 }
 lowerPriority();
 
+/** A full snapshot assembled here, kept until the task thread has it written or takes it. */
+interface Held {
+  readonly parts: SnapshotParts;
+  readonly keyGroupOffsets: number[];
+}
+
+/**
+ * Held full snapshots by replica, in position order. At most HELD_PER_REPLICA_MAX per replica:
+ * one is held from its checkpoint's acknowledgement until its state is written, so more
+ * than a few means their checkpoints were dropped without a release; the oldest goes.
+ */
+const held = new Map<number, Map<number, Held>>();
+const HELD_PER_REPLICA_MAX = 4;
+
+function hold(replica: number, position: number, h: Held): void {
+  let byPosition = held.get(replica);
+  if (byPosition === undefined) held.set(replica, (byPosition = new Map()));
+  byPosition.set(position, h);
+  for (const oldest of byPosition.keys()) {
+    if (byPosition.size <= HELD_PER_REPLICA_MAX) break;
+    byPosition.delete(oldest);
+  }
+}
+
+function unhold(replica: number, position: number): Held {
+  const h = held.get(replica)?.get(position);
+  if (h === undefined) {
+    throw new Error(
+      `the full snapshot at position ${position} of replica ${replica} is not held here (written or taken already, or dropped: at most ${HELD_PER_REPLICA_MAX} are held per backend)`,
+    );
+  }
+  held.get(replica)!.delete(position);
+  return h;
+}
+
+/** The replica's full snapshot, packed as the keyed state file: the task thread writes it as it is, and the groups are views into it. */
+function assemble(r: HeapReplica, keyGroupRange: KeyGroupRange, maxParallelism: number): Held {
+  const full = r.snapshot();
+  const groups = full.states.map((): number[] => []);
+  const timers: number[] = [];
+  const snapshot = { formatVersion: 1 as const, maxParallelism, keyGroupRange, states: full.states, timers: full.timers };
+  const { data, offsets } = packKeyGroups(snapshot, (state, kg, offset, length) => (state < 0 ? timers : groups[state]!).push(kg, offset, length));
+  const parts: SnapshotParts = {
+    buffer: data.buffer as ArrayBuffer,
+    states: full.states.map((st, i) => ({ name: st.name, kind: st.kind, namespaced: st.namespaced, groups: groups[i]! })),
+    timers,
+  };
+  return { parts, keyGroupOffsets: offsets };
+}
+
+/** The answer to a request that ran here; writes answer later (writeHeld). */
+function handle(m: SnapshotThreadRequest, started: number, transfer: ArrayBuffer[]): SnapshotThreadReply | undefined {
+  switch (m.op) {
+    case 'reset': {
+      let r = replicas.get(m.replica);
+      if (r === undefined) replicas.set(m.replica, (r = new HeapReplica()));
+      r.reset(m.position, fromSnapshotParts(m.parts));
+      return { request: m.request, ok: true, busyMs: performance.now() - started };
+    }
+    case 'apply': {
+      const r = replicas.get(m.replica);
+      if (r === undefined) throw new Error(`replica ${m.replica} is not here (not reset, or dropped after a failure)`);
+      r.apply(m.base, m.position, fromSnapshotParts(m.parts));
+      const h = assemble(r, m.keyGroupRange, m.maxParallelism);
+      if (m.hold) {
+        hold(m.replica, m.position, h);
+        return { request: m.request, ok: true, sizeBytes: h.parts.buffer.byteLength, keyGroupOffsets: h.keyGroupOffsets, busyMs: performance.now() - started };
+      }
+      transfer.push(h.parts.buffer);
+      return { request: m.request, ok: true, parts: h.parts, keyGroupOffsets: h.keyGroupOffsets, busyMs: performance.now() - started };
+    }
+    case 'take': {
+      const h = unhold(m.replica, m.position);
+      transfer.push(h.parts.buffer);
+      return { request: m.request, ok: true, parts: h.parts, keyGroupOffsets: h.keyGroupOffsets, busyMs: performance.now() - started };
+    }
+    case 'release':
+      held.get(m.replica)?.delete(m.position);
+      return { request: m.request, ok: true, busyMs: performance.now() - started };
+    case 'write':
+      writeHeld(m, unhold(m.replica, m.position), started);
+      return undefined;
+    case 'drop':
+      replicas.delete(m.replica);
+      held.delete(m.replica);
+      return { request: m.request, ok: true, busyMs: performance.now() - started };
+  }
+}
+
+/** Writes a held snapshot's state file; the answer follows when it is durable. */
+function writeHeld(m: SnapshotThreadRequest & { op: 'write' }, h: Held, started: number): void {
+  writeChecksummedFileDurably(m.path, new Uint8Array(h.parts.buffer), 'state', m.randomHex16).then(
+    (checksum) => port!.postMessage({ request: m.request, ok: true, checksum, busyMs: performance.now() - started } satisfies SnapshotThreadReply),
+    (e: unknown) => port!.postMessage({ request: m.request, ok: false, error: errorMessage(e) } satisfies SnapshotThreadReply),
+  );
+}
+
+function errorMessage(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
+}
+
 port.on('message', (m: SnapshotThreadRequest) => {
   const started = performance.now();
-  let reply: SnapshotThreadReply;
   const transfer: ArrayBuffer[] = [];
+  let reply: SnapshotThreadReply | undefined;
   try {
-    switch (m.op) {
-      case 'reset': {
-        let r = replicas.get(m.replica);
-        if (r === undefined) replicas.set(m.replica, (r = new HeapReplica()));
-        r.reset(m.position, fromSnapshotParts(m.parts));
-        reply = { request: m.request, ok: true, busyMs: performance.now() - started };
-        break;
-      }
-      case 'apply': {
-        const r = replicas.get(m.replica);
-        if (r === undefined) throw new Error(`replica ${m.replica} is not here (not reset, or dropped after a failure)`);
-        r.apply(m.base, m.position, fromSnapshotParts(m.parts));
-        const full = r.snapshot();
-        // Packed as the keyed state file: the task thread writes it as it is, and the groups are views into it.
-        const groups = full.states.map((): number[] => []);
-        const timers: number[] = [];
-        const snapshot = { formatVersion: 1 as const, maxParallelism: m.maxParallelism, keyGroupRange: m.keyGroupRange, states: full.states, timers: full.timers };
-        const { data, offsets } = packKeyGroups(snapshot, (state, kg, offset, length) => (state < 0 ? timers : groups[state]!).push(kg, offset, length));
-        const parts: SnapshotParts = {
-          buffer: data.buffer as ArrayBuffer,
-          states: full.states.map((st, i) => ({ name: st.name, kind: st.kind, namespaced: st.namespaced, groups: groups[i]! })),
-          timers,
-        };
-        transfer.push(parts.buffer);
-        reply = { request: m.request, ok: true, parts, keyGroupOffsets: offsets, busyMs: performance.now() - started };
-        break;
-      }
-      case 'drop':
-        replicas.delete(m.replica);
-        reply = { request: m.request, ok: true, busyMs: performance.now() - started };
-        break;
-    }
+    reply = handle(m, started, transfer);
   } catch (e) {
-    replicas.delete(m.replica);
-    reply = { request: m.request, ok: false, error: e instanceof Error ? e.message : String(e) };
+    // A replica that failed to move forward is reset by its backend's next snapshot; a held snapshot's failure leaves the replica as it is.
+    if (m.op === 'reset' || m.op === 'apply') replicas.delete(m.replica);
+    reply = { request: m.request, ok: false, error: errorMessage(e) };
   }
-  port.postMessage(reply, transfer);
+  if (reply !== undefined) port.postMessage(reply, transfer);
 });

@@ -4,6 +4,11 @@ import { HeapKeyedStateBackend } from './heap-keyed-state-backend.js';
 import { decodeKeyedStateSnapshot, encodeKeyedStateSnapshot, type KeyedStateSnapshot } from './keyed-state-snapshot.js';
 import { packKeyGroups, packedKeyGroupsOf } from './packed-key-groups.js';
 import { SnapshotThread } from './snapshot-thread.js';
+import { HeldKeyedStateSnapshot } from './held-keyed-state-snapshot.js';
+import { decode } from '../storage/checksummed-file.js';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 const RANGE = { startKeyGroup: 0, endKeyGroup: 127 };
 const KEYS = Array.from({ length: 200 }, (_, i) => `k${i}`);
@@ -120,5 +125,83 @@ describe('snapshot thread', () => {
     failEncode = false;
     writeAll(h, (i) => (i === 0 ? 5 : i + 20));
     expect(restoredCounts(await h.b.snapshot({ checkpointId: 3, incremental: false })())).toEqual(KEYS.map((_, i) => (i === 0 ? 5 : i + 20)));
+  });
+
+  describe('held full snapshots (hold: the caller writes them to storage in this process)', () => {
+    const dirs: string[] = [];
+    afterEach(() => {
+      for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+    });
+    const tempDir = (): string => {
+      const d = mkdtempSync(join(tmpdir(), 'sluice-held-'));
+      dirs.push(d);
+      return d;
+    };
+
+    it('stay in the snapshot thread, which writes the checksummed keyed state file itself: the same bytes as packing the snapshot here', async () => {
+      const { h } = await startedBackend();
+      writeAll(h, (i) => (i % 4 === 0 ? undefined : i + 7));
+      const held = await h.b.snapshot({ checkpointId: 2, incremental: false, hold: true })();
+      expect(held).toBeInstanceOf(HeldKeyedStateSnapshot);
+      // The reference: the same state snapshotted without the thread.
+      writeAll(h, (i) => (i % 4 === 0 ? undefined : i + 7));
+      const reference = await h.b.snapshot({ checkpointId: 3, incremental: false })();
+      const expected = packKeyGroups(reference);
+      const h2 = held as HeldKeyedStateSnapshot;
+      expect(h2.sizeBytes).toBe(expected.data.length);
+      expect([...h2.keyGroupOffsets]).toEqual(expected.offsets);
+      const path = join(tempDir(), 'state');
+      const checksum = await h2.writeFile(path, '0123456789abcdef');
+      const file = decode(readFileSync(path), { file: path, checkpointId: 2, expectedKind: 'state' });
+      expect(file.checksum).toBe(checksum);
+      expect(Buffer.compare(file.payload, expected.data)).toBe(0);
+      expect(restoredCounts(reference)).toEqual(KEYS.map((_, i) => (i % 4 === 0 ? undefined : i + 7)));
+      // Used up: the thread no longer holds it.
+      await expect(h2.take()).rejects.toThrow(/written or taken already/);
+    });
+
+    it('can be brought to this thread instead (state sent elsewhere, inline state) as the full snapshot', async () => {
+      const { h } = await startedBackend();
+      writeAll(h, (i) => i * 5);
+      const held = (await h.b.snapshot({ checkpointId: 2, incremental: false, hold: true })()) as HeldKeyedStateSnapshot;
+      const s = await held.take();
+      expect(restoredCounts(s)).toEqual(KEYS.map((_, i) => i * 5));
+      expect(packedKeyGroupsOf(s)?.data.length).toBe(held.sizeBytes);
+    });
+
+    it('at most four are held per backend: writing an older one fails with a message that says so', async () => {
+      const { h } = await startedBackend();
+      const held: HeldKeyedStateSnapshot[] = [];
+      for (let c = 2; c <= 7; c++) {
+        writeAll(h, (i) => i + c);
+        held.push((await h.b.snapshot({ checkpointId: c, incremental: false, hold: true })()) as HeldKeyedStateSnapshot);
+      }
+      await expect(held[0]!.writeFile(join(tempDir(), 'a'), '0123456789abcdef')).rejects.toThrow(/not held here.*at most 4 are held per backend/);
+      await expect(held[1]!.take()).rejects.toThrow(/not held here/);
+      expect(restoredCounts(await held[5]!.take())).toEqual(KEYS.map((_, i) => i + 7));
+      expect(restoredCounts(await held[2]!.take())).toEqual(KEYS.map((_, i) => i + 4));
+    });
+
+    it('a write that fails (no such directory) names the path; the replica goes on', async () => {
+      const { h } = await startedBackend();
+      writeAll(h, (i) => i + 1);
+      const held = (await h.b.snapshot({ checkpointId: 2, incremental: false, hold: true })()) as HeldKeyedStateSnapshot;
+      const missing = join(tempDir(), 'gone', 'state');
+      await expect(held.writeFile(missing, '0123456789abcdef')).rejects.toThrow(/ENOENT.*gone/);
+      writeAll(h, (i) => i + 2);
+      const next = (await h.b.snapshot({ checkpointId: 3, incremental: false, hold: true })()) as HeldKeyedStateSnapshot;
+      expect(restoredCounts(await next.take())).toEqual(KEYS.map((_, i) => i + 2));
+    });
+
+    it('are lost with a snapshot thread that dies: using one fails with a clear error, and the next snapshot starts over', async () => {
+      const { thread, h } = await startedBackend();
+      writeAll(h, (i) => i + 3);
+      const held = (await h.b.snapshot({ checkpointId: 2, incremental: false, hold: true })()) as HeldKeyedStateSnapshot;
+      await thread.stop();
+      await expect(held.writeFile(join(tempDir(), 'x'), '0123456789abcdef')).rejects.toThrow(/snapshot thread that held the full snapshot at position \d+ is gone/);
+      writeAll(h, (i) => i + 4);
+      const s = await h.b.snapshot({ checkpointId: 3, incremental: false, hold: true })(); // resets the replica: captured here
+      expect(restoredCounts(s instanceof HeldKeyedStateSnapshot ? await s.take() : s)).toEqual(KEYS.map((_, i) => i + 4));
+    });
   });
 });

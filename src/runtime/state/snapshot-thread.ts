@@ -3,9 +3,9 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { assert } from '../../util/assert.js';
 import type { KeyedStateSnapshot } from './keyed-state-snapshot.js';
-import { attachPackedKeyGroups } from './packed-key-groups.js';
-import { fromSnapshotParts, toSnapshotParts } from './snapshot-parts.js';
-import type { SnapshotThreadReply, SnapshotThreadRequest } from './snapshot-thread-protocol.js';
+import { toSnapshotParts } from './snapshot-parts.js';
+import type { SnapshotThreadMessage, SnapshotThreadReply } from './snapshot-thread-protocol.js';
+import { HeldKeyedStateSnapshot, keyedSnapshotOfReply, type KeyedSnapshotResult, type SnapshotHolder } from './held-keyed-state-snapshot.js';
 
 /**
  * The snapshot thread of a process (`state.backend.hashmap.snapshot-thread`): a worker that
@@ -18,7 +18,7 @@ import type { SnapshotThreadReply, SnapshotThreadRequest } from './snapshot-thre
  * every request in flight fails (those checkpoints are declined) and the next snapshot of
  * each backend resets its replica in a new worker.
  */
-export class SnapshotThread {
+export class SnapshotThread implements SnapshotHolder {
   private static sharedThread: SnapshotThread | undefined;
 
   /** The process's snapshot thread. */
@@ -41,7 +41,7 @@ export class SnapshotThread {
   }
 
   /** Sends a request; resolves with the answer, rejects when it failed or the worker died. */
-  request(message: DistributiveOmit<SnapshotThreadRequest, 'request'>, transfer: ArrayBuffer[]): Promise<SnapshotThreadReply & { ok: true }> {
+  request(message: SnapshotThreadMessage, transfer: ArrayBuffer[]): Promise<SnapshotThreadReply & { ok: true }> {
     const worker = this.start();
     const request = this.nextRequest++;
     return new Promise((resolve, reject) => {
@@ -52,8 +52,12 @@ export class SnapshotThread {
   }
 
   /** Sends a request nobody waits for (a failure shows at the replica's next request). */
-  send(message: DistributiveOmit<SnapshotThreadRequest, 'request'>, transfer: ArrayBuffer[]): void {
+  send(message: SnapshotThreadMessage, transfer: ArrayBuffer[]): void {
     this.request(message, transfer).catch(() => {});
+  }
+
+  release(replica: number, position: number, generation: number): void {
+    if (this.worker !== undefined && generation === this.generation) this.send({ op: 'release', replica, position }, []);
   }
 
   private start(): Worker {
@@ -90,8 +94,6 @@ export class SnapshotThread {
     if (w !== undefined) await w.terminate();
   }
 }
-
-type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
 
 /**
  * The worker's script: beside this module when it runs compiled (dist/); when it runs from
@@ -132,10 +134,11 @@ export class HeapSnapshotReplica {
   /**
    * Takes the next turn for the snapshot at `position`: a delta over `base`, or a reset
    * (`base` undefined) with the full snapshot. `complete` sends the captured snapshot after the
-   * earlier turns and resolves with the full snapshot at `position`; `abandon` gives the turn
-   * up when the capture failed (the replica then needs a reset).
+   * earlier turns and resolves with the full snapshot at `position`, which with `hold` stays
+   * in the snapshot thread (a HeldKeyedStateSnapshot); `abandon` gives the turn up when the
+   * capture failed (the replica then needs a reset).
    */
-  turn(base: number | undefined, position: number): { complete(captured: KeyedStateSnapshot): Promise<KeyedStateSnapshot>; abandon(): void } {
+  turn(base: number | undefined, position: number): { complete(captured: KeyedStateSnapshot, hold: boolean): Promise<KeyedSnapshotResult>; abandon(): void } {
     assert(base === undefined || this.readyFor(base), `a delta turn from position ${base} starts where the replica will be`);
     const previous = this.tail;
     let release!: () => void;
@@ -147,7 +150,7 @@ export class HeapSnapshotReplica {
       if (this.expected === position) this.expected = undefined;
     };
     return {
-      complete: async (captured) => {
+      complete: async (captured, hold) => {
         await previous;
         try {
           if (base === undefined) {
@@ -163,12 +166,15 @@ export class HeapSnapshotReplica {
           const parts = toSnapshotParts(captured.states, captured.timers);
           this.sent = position;
           const { keyGroupRange, maxParallelism } = captured;
-          const reply = await this.thread.request({ op: 'apply', replica: this.id, base, position, parts, keyGroupRange, maxParallelism }, [parts.buffer]);
-          assert(reply.parts !== undefined && reply.keyGroupOffsets !== undefined, 'the snapshot thread answers a delta with the full snapshot');
-          const full = fromSnapshotParts(reply.parts);
-          const snapshot: KeyedStateSnapshot = { formatVersion: 1, maxParallelism, keyGroupRange, states: full.states, timers: full.timers };
-          attachPackedKeyGroups(snapshot, { data: new Uint8Array(reply.parts.buffer), offsets: reply.keyGroupOffsets });
-          return snapshot;
+          const reply = await this.thread.request({ op: 'apply', replica: this.id, base, position, parts, keyGroupRange, maxParallelism, hold }, [parts.buffer]);
+          assert(reply.keyGroupOffsets !== undefined, 'the snapshot thread answers a delta with the layout of the full snapshot');
+          if (hold) {
+            assert(reply.sizeBytes !== undefined, 'the snapshot thread answers a held snapshot with its size');
+            const ref = { holder: this.thread, replica: this.id, position, generation: this.generation };
+            return new HeldKeyedStateSnapshot(ref, keyGroupRange, maxParallelism, reply.sizeBytes, reply.keyGroupOffsets);
+          }
+          assert(reply.parts !== undefined, 'the snapshot thread answers a delta with the full snapshot');
+          return keyedSnapshotOfReply(reply.parts, reply.keyGroupOffsets, keyGroupRange, maxParallelism);
         } catch (e) {
           broken();
           throw e;

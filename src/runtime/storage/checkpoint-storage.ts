@@ -57,6 +57,33 @@ export interface CheckpointStorageLocation {
    * returned promise settles.
    */
   writeStateFile(bytes: Uint8Array, scope?: FileScope): Promise<StateHandle>;
+  /**
+   * As writeStateFile, for state bytes another thread holds and writes itself (the snapshot
+   * thread's full snapshots), so they never pass through the thread that runs the tasks.
+   * Locations without it take the bytes (`writeStateFileFrom` below does).
+   */
+  writeStateFileFrom?(source: StateFileSource, scope?: FileScope): Promise<StateHandle>;
+}
+
+/**
+ * State bytes held elsewhere that can be written as a state file where they are. Used up by
+ * the first `bytes` or `writeFile`.
+ */
+export interface StateFileSource {
+  readonly sizeBytes: number;
+  /** The bytes, brought to this thread (state inlined into `_metadata`, storages without files). */
+  bytes(): Promise<Uint8Array>;
+  /**
+   * Writes the bytes as a checksummed state file at `path`, durably (durable-file.ts's
+   * writeChecksummedFileDurably); resolves with the payload's CRC-32C.
+   */
+  writeFile(path: string, randomHex16: string): Promise<number>;
+}
+
+/** Writes `source` at `location`: where it is held when the location can, else through this thread. */
+export async function writeStateFileFrom(location: CheckpointStorageLocation, source: StateFileSource, scope?: FileScope): Promise<StateHandle> {
+  if (location.writeStateFileFrom !== undefined) return location.writeStateFileFrom(source, scope);
+  return location.writeStateFile(await source.bytes(), scope);
 }
 
 /** Names a snapshot whose state files can be read: its pointer and its checkpoint id. */

@@ -1,6 +1,7 @@
 import { open, rename, unlink, type FileHandle } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { tempFileName } from './checkpoint-paths.js';
+import { encodeHeader, recordedChecksum, type FileKind } from './checksummed-file.js';
 
 /**
  * Writes `bytes` to `path` so that `path` either does not exist or holds all of them, even
@@ -26,6 +27,16 @@ export async function writeFileDurably(path: string, bytes: Uint8Array | readonl
   } finally {
     if (!renamed) await unlink(temp).catch(() => undefined);
   }
+}
+
+/**
+ * A checksummed file (checksummed-file.ts) of `kind` holding `payload`, written durably at
+ * `path` (writeFileDurably); resolves with the payload's CRC-32C. The payload is not copied.
+ */
+export async function writeChecksummedFileDurably(path: string, payload: Uint8Array, kind: FileKind, randomHex16: string): Promise<number> {
+  const header = encodeHeader(payload, kind);
+  await writeFileDurably(path, [header, payload], randomHex16);
+  return recordedChecksum(header);
 }
 
 /** Writes the chunks one after another (writev; a short write continues where it stopped). */

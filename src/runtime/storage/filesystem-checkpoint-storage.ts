@@ -116,7 +116,7 @@ export class FilesystemCheckpointStorage implements CheckpointStorage {
       random: this.random,
     });
     this.writers.set(checkpointId, writer);
-    return { checkpointId, writeStateFile: (bytes, scope) => writer.writeStateFile(bytes, scope) };
+    return { checkpointId, writeStateFile: (bytes, scope) => writer.writeStateFile(bytes, scope), writeStateFileFrom: (source, scope) => writer.writeStateFileFrom(source, scope) };
   }
 
   async finalizeCheckpoint(metadata: CheckpointMetadata): Promise<CompletedCheckpointHandle> {

@@ -1,7 +1,7 @@
 import { mkdir, readdir, rm, stat } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { checkJobId, isSavepointDirName, isSnapshotFileName, METADATA_FILE_NAME, savepointDirName } from './checkpoint-paths.js';
-import type { CompletedCheckpointHandle } from './checkpoint-storage.js';
+import type { CompletedCheckpointHandle, StateFileSource } from './checkpoint-storage.js';
 import { fsyncDirectory } from './durable-file.js';
 import { DATA_INLINE_THRESHOLD_BYTES_DEFAULT } from './filesystem-checkpoint-storage.js';
 import { cryptoRandomBytes, randomHex, type RandomBytes } from './random-bytes.js';
@@ -23,6 +23,8 @@ export interface SavepointLocation {
   readonly jobId: string;
   /** Inline below the data-inline threshold, else a checksummed file in the directory. */
   writeStateFile(bytes: Uint8Array): Promise<StateHandle>;
+  /** As writeStateFile, for bytes another thread holds (see CheckpointStorageLocation.writeStateFileFrom). */
+  writeStateFileFrom?(source: StateFileSource): Promise<StateHandle>;
   /** Writes `_metadata` last and atomically; `metadata.type` must be 'savepoint'. */
   finalize(metadata: CheckpointMetadata): Promise<CompletedCheckpointHandle>;
   /** Removes the directory of an unfinished savepoint. */
@@ -77,6 +79,7 @@ export async function createSavepointLocation(targetDir: string, jobId: string, 
     dir: savepointDir,
     jobId,
     writeStateFile: (bytes) => writer.writeStateFile(bytes),
+    writeStateFileFrom: (source) => writer.writeStateFileFrom(source),
     async finalize(metadata) {
       if (metadata.type !== 'savepoint') throw new Error(`savepoint ${savepointDir} handed metadata of type ${metadata.type}`);
       if (metadata.jobId !== jobId) throw new Error(`savepoint ${savepointDir} of job ${jobId} handed metadata of job ${metadata.jobId}`);

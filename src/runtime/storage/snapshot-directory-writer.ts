@@ -1,8 +1,9 @@
 import { rm, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { encodeHeader, recordedChecksum, CHECKSUMMED_FILE_HEADER_BYTES } from './checksummed-file.js';
+import { CHECKSUMMED_FILE_HEADER_BYTES } from './checksummed-file.js';
+import type { StateFileSource } from './checkpoint-storage.js';
 import { METADATA_FILE_NAME, stateFileName } from './checkpoint-paths.js';
-import { fsyncDirectory, writeFileDurably } from './durable-file.js';
+import { fsyncDirectory, writeChecksummedFileDurably, writeFileDurably } from './durable-file.js';
 import { encodeMetadata } from './metadata-codec.js';
 import { randomHex, type RandomBytes } from './random-bytes.js';
 import { stateHandlesOf, type CheckpointMetadata, type FileScope, type FileStateHandle, type StateHandle } from './snapshot-format.js';
@@ -45,28 +46,32 @@ export class SnapshotDirectoryWriter {
   }
 
   /** Inline below the threshold, otherwise a checksummed file `<dir>/<uuid>` (temp file, fsync, rename). */
-  async writeStateFile(bytes: Uint8Array, scope: FileScope = 'exclusive'): Promise<StateHandle> {
+  writeStateFile(bytes: Uint8Array, scope: FileScope = 'exclusive'): Promise<StateHandle> {
+    return this.writeStateFileFrom(stateFileSourceOf(bytes), scope);
+  }
+
+  /** As writeStateFile, for bytes another thread holds: that thread writes the file. */
+  async writeStateFileFrom(source: StateFileSource, scope: FileScope = 'exclusive'): Promise<StateHandle> {
     this.assertState('open', 'write state');
     const o = this.options;
-    if (bytes.length < o.dataInlineThresholdBytes) return { kind: 'inline', bytes: new Uint8Array(bytes) };
+    if (source.sizeBytes < o.dataInlineThresholdBytes) return { kind: 'inline', bytes: new Uint8Array(await source.bytes()) };
     const name = stateFileName(o.random(16));
-    // Header and payload go to the file as two chunks: the payload is not copied again.
-    const header = encodeHeader(bytes, 'state');
     // A savepoint has no shared directory: everything is its own.
     const shared = scope === 'shared' && o.sharedDir !== undefined;
     const path = join(shared ? o.sharedDir! : o.dir, name);
     if (shared) this.sharedWritten.add(path);
-    const write = writeFileDurably(path, [header, bytes], randomHex(o.random, 8));
+    const write = source.writeFile(path, randomHex(o.random, 8));
     this.inFlight.add(write);
+    let checksum: number;
     try {
-      await write;
+      checksum = await write;
     } catch (e) {
       if (this.state === 'aborted') throw new CheckpointStorageError('io', `${o.label} was aborted while state was being written`, { cause: e });
       throw storageWriteError(e, o.dir, o.role);
     } finally {
       this.inFlight.delete(write);
     }
-    const handle: FileStateHandle = { kind: 'file', scope: shared ? 'shared' : 'exclusive', path: name, sizeBytes: bytes.length, checksum: recordedChecksum(header) };
+    const handle: FileStateHandle = { kind: 'file', scope: shared ? 'shared' : 'exclusive', path: name, sizeBytes: source.sizeBytes, checksum };
     return handle;
   }
 
@@ -136,6 +141,11 @@ export class SnapshotDirectoryWriter {
       }
     }
   }
+}
+
+/** Bytes of this thread as a state file source: the header and the payload go to the file as two chunks (no copy). */
+export function stateFileSourceOf(bytes: Uint8Array): StateFileSource {
+  return { sizeBytes: bytes.length, bytes: async () => bytes, writeFile: (path, randomHex16) => writeChecksummedFileDurably(path, bytes, 'state', randomHex16) };
 }
 
 async function exists(path: string): Promise<boolean> {

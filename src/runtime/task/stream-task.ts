@@ -386,7 +386,7 @@ export abstract class StreamTask implements Schedulable {
         captures.push(async () => ({ operatorUid: uid, keyed: undefined, changelogPosition: await position, operatorState }));
         continue;
       }
-      const keyed = c.keyedBackend?.snapshot({ checkpointId: barrier.checkpointId, incremental });
+      const keyed = c.keyedBackend?.snapshot({ checkpointId: barrier.checkpointId, incremental, hold: cp.responder.acceptsHeldKeyedState === true });
       captures.push(async () => ({ operatorUid: uid, keyed: keyed === undefined ? undefined : await keyed(), operatorState }));
     }
     for (const w of this.writers) {
