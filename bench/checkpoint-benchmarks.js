@@ -52,7 +52,15 @@ const completedCheckpoints = (executor) => executor.checkpointStats.entries().fi
 //    without checkpoints, alternating in the same process (see alternatingStep).
 // ---------------------------------------------------------------------------------------------
 
-const OVERHEAD = { parallelism: 2, intervalMs: 1000 };
+/**
+ * The generator's event time runs at firstEventRate events per second of event time.
+ * Nexmark's default (10M/s) is 15-20 times what one process generates here, so 10 s windows
+ * would take minutes of wall time to fill: state would grow through the whole run and the
+ * first windows fire late in it, measuring a job that never reaches a steady state (the
+ * first firing alone stalled one window to 26k events/s). At 500k/s event time runs at 1-2x
+ * wall time: windows fire every 1-2 s and the state is steady after the warm-up.
+ */
+const OVERHEAD = { parallelism: 2, intervalMs: 1000, firstEventRate: 500_000 };
 
 /**
  * The same job in one process, checkpointing switched on and off in turns: windows of
@@ -62,7 +70,7 @@ const OVERHEAD = { parallelism: 2, intervalMs: 1000 };
  * Separate processes of the same configuration differ by up to 15% here (compilation,
  * memory layout), which hides the checkpoint overhead; within one process they do not.
  */
-const ALTERNATING = { warmupMs: 4000, windowMs: 3000, cycles: 2 };
+const ALTERNATING = { warmupMs: 15000, windowMs: 5000, cycles: 2 };
 
 async function alternatingStep(checkpointMode, incremental) {
   const dir = mkdtempSync(join(tmpdir(), 'sluice-bench-chk-'));
@@ -76,9 +84,9 @@ async function alternatingStep(checkpointMode, incremental) {
     ...JSON.parse(process.env.SLUICE_BENCH_CONFIG ?? '{}'),
   };
   const env = StreamExecutionEnvironment.create(config);
-  queries['nexmark-q5'].build(env, undefined);
+  queries['nexmark-q5'].build(env, undefined, { firstEventRate: OVERHEAD.firstEventRate });
   const logs = [];
-  const executor = new LocalExecutor(env.getJobGraph(), env.config, { log: (m) => logs.push(m) });
+  const executor = new LocalExecutor(env.getJobGraph(), env.config, { log: (m) => { logs.push(m); if (process.env.BENCH_LOG) console.error(new Date().toISOString(), m); } });
   const running = executor.run();
   running.catch(() => {});
   const sample = () => {
@@ -94,6 +102,8 @@ async function alternatingStep(checkpointMode, incremental) {
       failed++;
     }
   };
+  /** Every window in order, for a look at the spread (not a metric). */
+  const sequence = [];
   const windows = { off: { events: 0, ms: 0, cpuMs: 0, processCpuMs: 0 }, on: { events: 0, ms: 0, cpuMs: 0, processCpuMs: 0 } };
   /** Checkpoints as the coordinator triggers them: every intervalMs until `end`, the next not before the previous completed (max-concurrent 1). */
   const checkpointUntil = async (start, end) => {
@@ -113,6 +123,7 @@ async function alternatingStep(checkpointMode, incremental) {
     const last = kind === 'on' ? await checkpointUntil(a.t, a.t + ALTERNATING.windowMs) : await sleep(ALTERNATING.windowMs);
     const b = sample();
     const w = windows[kind];
+    sequence.push({ kind, eventsPerSecond: Math.round(((b.n - a.n) * 1000) / (b.t - a.t)), mainThreadCores: +((b.mainCpuMs - a.mainCpuMs) / (b.t - a.t)).toFixed(2) });
     w.events += b.n - a.n;
     w.ms += b.t - a.t;
     w.cpuMs += b.mainCpuMs - a.mainCpuMs;
@@ -148,6 +159,7 @@ async function alternatingStep(checkpointMode, incremental) {
     cpuCoresUsedOff: windows.off.processCpuMs / windows.off.ms,
     cpuCoresUsedOn: windows.on.processCpuMs / windows.on.ms,
     checkpointsInWindows: durations.length,
+    windows: sequence,
     failedCheckpoints: failed,
     checkpointDurationsMs: done.map((e) => e.endToEndDurationMs).reverse(),
     checkpointTypes: [...new Set(done.map((e) => e.checkpointType))],
@@ -158,7 +170,7 @@ async function alternatingStep(checkpointMode, incremental) {
 function overheadBenchmark(mode) {
   return {
     description:
-      `Nexmark q5 (unbounded nexmarkSource, keyBy auction, sliding 10s/2s windows, max per window), parallelism ${OVERHEAD.parallelism} in one process; ` +
+      `Nexmark q5 (unbounded nexmarkSource with firstEventRate ${OVERHEAD.firstEventRate}, keyBy auction, sliding 10s/2s windows, max per window), parallelism ${OVERHEAD.parallelism} in one process; ` +
       `after ${ALTERNATING.warmupMs / 1000} s, source records/s in ${ALTERNATING.windowMs / 1000} s windows with ${mode} checkpoints every ${OVERHEAD.intervalMs} ms ` +
       `and without, alternating (A B B A x ${ALTERNATING.cycles}) in one process; full checkpoints (headline) and incremental ones, each in its own process`,
     parallelism: OVERHEAD.parallelism,
@@ -168,6 +180,7 @@ function overheadBenchmark(mode) {
       'execution.checkpointing.interval': OVERHEAD.intervalMs,
       checkpointStorage: 'filesystem, a temporary directory under os.tmpdir() (execution.checkpointing.dir)',
       'execution.checkpointing.unaligned.enabled': mode === 'unaligned',
+      nexmarkFirstEventRate: OVERHEAD.firstEventRate,
       ...ALTERNATING,
     },
     // The headline takes full checkpoints (Flink's default); incremental ones

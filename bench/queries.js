@@ -36,9 +36,10 @@ export const queries = {
   },
   'nexmark-q5': {
     events: 4_000_000,
-    build: (env, events) => {
+    // `nexmarkConfig`: generator settings (the checkpoint-overhead benchmarks set firstEventRate).
+    build: (env, events, nexmarkConfig) => {
       const counts = env
-        .fromSource(nexmarkSource({ events }), 'nexmark')
+        .fromSource(nexmarkSource({ events, ...(nexmarkConfig === undefined ? {} : { config: nexmarkConfig }) }), 'nexmark')
         .filter(bidsOnly)
         .assignTimestampsAndWatermarks(watermarks())
         .keyBy((b) => b.auction)
