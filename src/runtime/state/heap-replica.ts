@@ -1,4 +1,5 @@
 import { assert } from '../../util/assert.js';
+import { mergeDeltaGroupBytes } from './group-merge.js';
 import { applyDeltaGroup, applyTimerDelta, decodeFullGroup, packFoldedTimers, TIMER_DELTA_BY_KEY, unfoldTimers, type FoldedTimers } from './keyed-state-delta.js';
 import { packGroup, unpackGroup, type StateSnapshot } from './keyed-state-snapshot.js';
 import type { UnpackedParts } from './snapshot-parts.js';
@@ -15,8 +16,9 @@ interface ReplicaState {
  * snapshot thread: reset from a full snapshot, then moved forward by the delta of every later
  * snapshot (keyed-state-delta.ts's format). Its `snapshot()` is a full snapshot at the
  * position of the last delta, so the task thread only captures what changed and the full
- * snapshot is assembled here, off the task thread. Only the key groups a delta touches are
- * decoded (and packed again); the rest stay bytes.
+ * snapshot is assembled here, off the task thread. Only the key groups a delta touches change,
+ * merged as bytes (group-merge.ts) where their values allow, else decoded and packed again;
+ * the rest stay as they are.
  *
  * Pure: no threads, no I/O (snapshot-thread-main.ts hosts replicas in a worker).
  */
@@ -44,6 +46,12 @@ export class HeapReplica {
       assert(s.kind === st.kind && s.namespaced === st.namespaced, `state '${st.name}' keeps its kind in a replica`);
       for (const [kg, bytes] of st.groups) {
         const previous = s.groups.get(kg);
+        const merged = mergeDeltaGroupBytes(previous, bytes, s.namespaced);
+        if (merged !== 'decode') {
+          if (merged === undefined) s.groups.delete(kg);
+          else s.groups.set(kg, merged);
+          continue;
+        }
         const group = previous === undefined ? new Map<unknown, unknown>() : decodeFullGroup(previous, s.namespaced);
         applyDeltaGroup(group, bytes, s.namespaced);
         if (group.size === 0) s.groups.delete(kg);
