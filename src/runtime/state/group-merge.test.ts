@@ -1,8 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { seededRandom } from '../../testing/seeded-random.js';
-import { mergeDeltaGroupBytes } from './group-merge.js';
-import { applyDeltaGroup, decodeFullGroup, packDeltaGroup, type DeltaGroup } from './keyed-state-delta.js';
-import { packGroup } from './keyed-state-snapshot.js';
+import { forEachEncodedTimer, TimerColumns } from '../task/timer-queue.js';
+import { mergeDeltaGroupBytes, mergeTimerDeltaBytes } from './group-merge.js';
+import type { KeyType } from './key-group.js';
+import { applyDeltaGroup, applyTimerDelta, decodeFullGroup, packDeltaGroup, packFoldedTimers, unfoldTimers, type DeltaGroup, type FoldedTimers } from './keyed-state-delta.js';
+import { packGroup, unpackGroup } from './keyed-state-snapshot.js';
 
 type Group = Map<unknown, unknown>;
 
@@ -116,5 +118,65 @@ describe('mergeDeltaGroupBytes', () => {
     expect(decoded.has(5)).toBe(false);
     expect(decoded.get(70_000)).toBe(1);
     expect(decoded.get(69_999)).toBe(99);
+  });
+});
+
+describe('mergeTimerDeltaBytes', () => {
+  /** Timers of one domain as [timestamp, key, namespace] rows. */
+  type Row = [number, unknown, number];
+
+  function packDomain(rows: readonly Row[]): Uint8Array | null {
+    if (rows.length === 0) return null;
+    const c = new TimerColumns();
+    for (const [t, k, ns] of rows) c.add(t, k as KeyType, ns);
+    return packGroup(c.columns());
+  }
+
+  function packDomainDelta(rows: readonly Row[], replaced: readonly unknown[]): Uint8Array {
+    const c = new TimerColumns();
+    for (const [t, k, ns] of rows) c.add(t, k as KeyType, ns);
+    const keys = replaced.every((k) => typeof k === 'number') ? Float64Array.from(replaced as number[]) : [...replaced];
+    return packGroup([...c.columns(), keys]);
+  }
+
+  function rowsOf(bytes: Uint8Array | undefined): string[][] {
+    if (bytes === undefined) return [[], []];
+    const parts = unpackGroup(bytes) as (Uint8Array | null)[];
+    return [0, 1].map((d) => {
+      const rows: string[] = [];
+      if (parts[d] !== null && parts[d] !== undefined) forEachEncodedTimer(parts[d]!, (t, k, ns) => rows.push(`${t}/${typeof k}:${String(k)}/${ns}`));
+      return rows.sort();
+    });
+  }
+
+  it('gives the timers the folding path gives (seeded chains, numeric and string keys, one or both domains changing)', () => {
+    const seed = 4242;
+    const rnd = seededRandom(seed);
+    for (let chain = 0; chain < 30; chain++) {
+      const strings = chain % 3 === 0;
+      const k = (): unknown => (strings && rnd() < 0.5 ? `k${Math.floor(rnd() * 50)}` : Math.floor(rnd() * 50));
+      const randomRows = (n: number): Row[] => Array.from({ length: n }, () => [Math.floor(rnd() * 10) * 2000, k(), Math.floor(rnd() * 5)] as Row);
+      let full: Uint8Array | undefined = chain % 5 === 0 ? undefined : packGroup([packDomain(randomRows(Math.floor(rnd() * 40))), packDomain(randomRows(Math.floor(rnd() * 10)))]);
+      for (let step = 0; step < 6; step++) {
+        const parts = [0, 1].map(() => {
+          if (rnd() < 0.3) return null;
+          const replaced = [...new Set(Array.from({ length: Math.floor(rnd() * 12) }, k))];
+          const rows = randomRows(Math.floor(rnd() * 20)).filter((r) => replaced.includes(r[1]));
+          return packDomainDelta(rows, replaced);
+        });
+        const folded: FoldedTimers = full === undefined ? [new Map(), new Map()] : unfoldTimers(full);
+        applyTimerDelta(folded, parts);
+        const expected = packFoldedTimers(folded);
+        const merged = mergeTimerDeltaBytes(full, parts);
+        expect(merged, `seed ${seed}, chain ${chain}, step ${step}`).not.toBe('decode');
+        expect(rowsOf(merged as Uint8Array | undefined), `seed ${seed}, chain ${chain}, step ${step}`).toEqual(rowsOf(expected));
+        full = merged as Uint8Array | undefined;
+      }
+    }
+  });
+
+  it('leaves timers in the earlier nested-map format to the folding path', () => {
+    const legacy = packGroup([packGroup(new Map([[2000, new Map([[1, [0]]])]])), null]);
+    expect(mergeTimerDeltaBytes(legacy, [packDomainDelta([], [1]), null])).toBe('decode');
   });
 });

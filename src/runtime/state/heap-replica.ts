@@ -1,5 +1,5 @@
 import { assert } from '../../util/assert.js';
-import { mergeDeltaGroupBytes } from './group-merge.js';
+import { mergeDeltaGroupBytes, mergeTimerDeltaBytes } from './group-merge.js';
 import { applyDeltaGroup, applyTimerDelta, decodeFullGroup, packFoldedTimers, TIMER_DELTA_BY_KEY, unfoldTimers, type FoldedTimers } from './keyed-state-delta.js';
 import { packGroup, unpackGroup, type StateSnapshot } from './keyed-state-snapshot.js';
 import type { UnpackedParts } from './snapshot-parts.js';
@@ -62,6 +62,12 @@ export class HeapReplica {
       const parts = unpackGroup(bytes) as (Uint8Array | null | string)[];
       assert(parts[2] === TIMER_DELTA_BY_KEY, `the timers of key group ${kg} in a delta are per-key replacements`);
       const previous = this.timers.get(kg);
+      const merged = mergeTimerDeltaBytes(previous, parts as (Uint8Array | null)[]);
+      if (merged !== 'decode') {
+        if (merged === undefined) this.timers.delete(kg);
+        else this.timers.set(kg, merged);
+        continue;
+      }
       const folded: FoldedTimers = previous === undefined ? [new Map(), new Map()] : unfoldTimers(previous);
       applyTimerDelta(folded, parts as (Uint8Array | null)[]);
       const packed = packFoldedTimers(folded);
