@@ -2,6 +2,7 @@ import type { KeyGroupRange, KeyType } from './key-group.js';
 import { decodeKey, packGroup, unpackGroup, type KeyedStateSnapshot, type StateSnapshot } from './keyed-state-snapshot.js';
 import type { HeapStateTable } from './heap-state-table.js';
 import type { StateCodec } from './state-codec.js';
+import { writeHeapDeltaGroup } from './delta-group-writer.js';
 import { decodeTimerDelta, forEachEncodedTimer, TimerColumns } from '../task/timer-queue.js';
 
 /**
@@ -251,6 +252,10 @@ export function heapDeltaGroup(
   encode: ((v: unknown) => unknown) | undefined,
 ): Uint8Array | undefined {
   if (changed.size === 0) return undefined;
+  if (encode === undefined) {
+    const written = writeHeapDeltaGroup(group, changed, namespaced);
+    if (written !== null) return written;
+  }
   const upserts = new Map<unknown, unknown>();
   const deletedKeys: unknown[] = [];
   for (const k of changed) {

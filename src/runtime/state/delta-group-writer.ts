@@ -1,0 +1,223 @@
+import type { KeyType } from './key-group.js';
+
+/**
+ * Writes the delta group of a heap table's changed keys (keyed-state-delta.ts's format:
+ * `[upserts, deletedKeys, []]`) straight into msgpack, for keys and values that are numbers,
+ * strings, booleans or null: the common state of counts, sums and flags. Building the
+ * upserts map and handing it to msgpackr was most of the capture cost of an incremental or
+ * snapshot-thread checkpoint on the task thread (q5: msgpackr's pack 4.8% of the thread,
+ * the map 1.4%).
+ *
+ * The bytes decode with the state packer to exactly what msgpackr writes for the same delta:
+ * integers of up to 32 bits as the smallest msgpack integer (never a fixint of 0x40-0x7f,
+ * which the state packer reads as a record reference), every other number as a float64
+ * (-0 as 0, as msgpackr does), strings as UTF-8. Map and array headers whose size is known
+ * only at the end are written in their 32-bit form and filled in last.
+ *
+ * Returns null when a key or value is of another kind (the caller packs the delta with
+ * msgpackr), undefined when nothing changed.
+ */
+export function writeHeapDeltaGroup(group: ReadonlyMap<KeyType, unknown>, changed: ReadonlySet<KeyType>, namespaced: boolean): Uint8Array | undefined | null {
+  if (changed.size === 0) return undefined;
+  const w = writer;
+  w.reset(64 + changed.size * (namespaced ? 64 : 24));
+  w.u8(0x93);
+  const upsertsAt = w.reserveMapHeader();
+  let upserts = 0;
+  const deleted: KeyType[] = [];
+  for (const k of changed) {
+    const v = group.get(k);
+    if (namespaced) deleted.push(k); // a namespaced key is replaced whole
+    if (v === undefined) {
+      if (!namespaced) deleted.push(k);
+      continue;
+    }
+    if (!w.scalar(k)) return null;
+    if (!namespaced) {
+      if (!w.scalar(v)) return null;
+    } else {
+      const byNs = v as Map<number, unknown>;
+      w.mapHeader(byNs.size);
+      for (const [ns, nv] of byNs) if (!w.scalar(ns) || !w.scalar(nv)) return null;
+    }
+    upserts++;
+  }
+  w.fillMapHeader(upsertsAt, upserts);
+  w.arrayHeader(deleted.length);
+  for (const k of deleted) if (!w.scalar(k)) return null;
+  w.u8(0x90); // no single-entry removals
+  return w.take();
+}
+
+/** A growable msgpack buffer for the scalars above. */
+class ScalarWriter {
+  private buf = new Uint8Array(1 << 16);
+  private view = new DataView(this.buf.buffer);
+  private at = 0;
+  private readonly encoder = new TextEncoder();
+
+  reset(expectedBytes: number): void {
+    this.at = 0;
+    this.ensure(expectedBytes);
+  }
+
+  /** The bytes written, copied out (the buffer is reused, unless one huge group grew it past 16 MB). */
+  take(): Uint8Array {
+    const out = this.buf.slice(0, this.at);
+    if (this.buf.length > 1 << 24) {
+      this.buf = new Uint8Array(1 << 16);
+      this.view = new DataView(this.buf.buffer);
+    }
+    return out;
+  }
+
+  u8(b: number): void {
+    this.ensure(1);
+    this.buf[this.at++] = b;
+  }
+
+  mapHeader(n: number): void {
+    this.ensure(5);
+    if (n < 16) this.buf[this.at++] = 0x80 | n;
+    else if (n < 0x10000) {
+      this.buf[this.at] = 0xde;
+      this.view.setUint16(this.at + 1, n);
+      this.at += 3;
+    } else {
+      this.buf[this.at] = 0xdf;
+      this.view.setUint32(this.at + 1, n);
+      this.at += 5;
+    }
+  }
+
+  arrayHeader(n: number): void {
+    this.ensure(5);
+    if (n < 16) this.buf[this.at++] = 0x90 | n;
+    else if (n < 0x10000) {
+      this.buf[this.at] = 0xdc;
+      this.view.setUint16(this.at + 1, n);
+      this.at += 3;
+    } else {
+      this.buf[this.at] = 0xdd;
+      this.view.setUint32(this.at + 1, n);
+      this.at += 5;
+    }
+  }
+
+  /** A map32 header to fill in later; returns where it is. */
+  reserveMapHeader(): number {
+    this.ensure(5);
+    const at = this.at;
+    this.buf[at] = 0xdf;
+    this.at += 5;
+    return at;
+  }
+
+  fillMapHeader(at: number, n: number): void {
+    this.view.setUint32(at + 1, n);
+  }
+
+  /** Writes a number, string, boolean or null; false (nothing written that matters) for anything else. */
+  scalar(v: unknown): boolean {
+    switch (typeof v) {
+      case 'number':
+        this.number(v);
+        return true;
+      case 'string':
+        this.string(v);
+        return true;
+      case 'boolean':
+        this.u8(v ? 0xc3 : 0xc2);
+        return true;
+      case 'object':
+        if (v !== null) return false;
+        this.u8(0xc0);
+        return true;
+      default:
+        return false;
+    }
+  }
+
+  private number(v: number): void {
+    this.ensure(9);
+    const b = this.buf;
+    const at = this.at;
+    if (v >>> 0 === v) {
+      if (v < 0x40) {
+        b[at] = v;
+        this.at = at + 1;
+      } else if (v < 0x100) {
+        b[at] = 0xcc;
+        b[at + 1] = v;
+        this.at = at + 2;
+      } else if (v < 0x10000) {
+        b[at] = 0xcd;
+        this.view.setUint16(at + 1, v);
+        this.at = at + 3;
+      } else {
+        b[at] = 0xce;
+        this.view.setUint32(at + 1, v);
+        this.at = at + 5;
+      }
+    } else if (v >> 0 === v) {
+      if (v >= -0x20) {
+        b[at] = v & 0xff;
+        this.at = at + 1;
+      } else if (v >= -0x80) {
+        b[at] = 0xd0;
+        this.view.setInt8(at + 1, v);
+        this.at = at + 2;
+      } else if (v >= -0x8000) {
+        b[at] = 0xd1;
+        this.view.setInt16(at + 1, v);
+        this.at = at + 3;
+      } else {
+        b[at] = 0xd2;
+        this.view.setInt32(at + 1, v);
+        this.at = at + 5;
+      }
+    } else {
+      b[at] = 0xcb;
+      this.view.setFloat64(at + 1, v);
+      this.at = at + 9;
+    }
+  }
+
+  private string(s: string): void {
+    const max = 3 * s.length;
+    this.ensure(5 + max);
+    // Header sized for the longest encoding, then moved down if the string came out shorter.
+    const headerBytes = max < 32 ? 1 : max < 0x100 ? 2 : max < 0x10000 ? 3 : 5;
+    const start = this.at + headerBytes;
+    const n = this.encoder.encodeInto(s, this.buf.subarray(start, start + max)).written;
+    const fits = n < 32 ? 1 : n < 0x100 ? 2 : n < 0x10000 ? 3 : 5;
+    if (fits !== headerBytes) this.buf.copyWithin(this.at + fits, start, start + n);
+    const b = this.buf;
+    const at = this.at;
+    if (fits === 1) b[at] = 0xa0 | n;
+    else if (fits === 2) {
+      b[at] = 0xd9;
+      b[at + 1] = n;
+    } else if (fits === 3) {
+      b[at] = 0xda;
+      this.view.setUint16(at + 1, n);
+    } else {
+      b[at] = 0xdb;
+      this.view.setUint32(at + 1, n);
+    }
+    this.at = at + fits + n;
+  }
+
+  private ensure(n: number): void {
+    if (this.at + n <= this.buf.length) return;
+    let size = this.buf.length * 2;
+    while (size < this.at + n) size *= 2;
+    const grown = new Uint8Array(size);
+    grown.set(this.buf.subarray(0, this.at));
+    this.buf = grown;
+    this.view = new DataView(grown.buffer);
+  }
+}
+
+/** One writer per thread: a delta group is written at once, never interleaved with another. */
+const writer = new ScalarWriter();
