@@ -77,28 +77,23 @@ class ScalarWriter {
   }
 
   mapHeader(n: number): void {
-    this.ensure(5);
-    if (n < 16) this.buf[this.at++] = 0x80 | n;
-    else if (n < 0x10000) {
-      this.buf[this.at] = 0xde;
-      this.view.setUint16(this.at + 1, n);
-      this.at += 3;
-    } else {
-      this.buf[this.at] = 0xdf;
-      this.view.setUint32(this.at + 1, n);
-      this.at += 5;
-    }
+    this.header(n, 0x80, 0xde);
   }
 
   arrayHeader(n: number): void {
+    this.header(n, 0x90, 0xdc);
+  }
+
+  /** A map or array header: `fix | n` below 16, else `code16` with 16 bits or `code16 + 1` with 32. */
+  private header(n: number, fix: number, code16: number): void {
     this.ensure(5);
-    if (n < 16) this.buf[this.at++] = 0x90 | n;
+    if (n < 16) this.buf[this.at++] = fix | n;
     else if (n < 0x10000) {
-      this.buf[this.at] = 0xdc;
+      this.buf[this.at] = code16;
       this.view.setUint16(this.at + 1, n);
       this.at += 3;
     } else {
-      this.buf[this.at] = 0xdd;
+      this.buf[this.at] = code16 + 1;
       this.view.setUint32(this.at + 1, n);
       this.at += 5;
     }

@@ -1,4 +1,4 @@
-import { msgpackElementEnd, msgpackMapHeader, msgpackNumberAt } from './msgpack-scan.js';
+import { msgpackArrayHeader, msgpackElementEnd, msgpackMapHeader, msgpackNumberAt } from './msgpack-scan.js';
 import { packGroup, unpackGroup } from './keyed-state-snapshot.js';
 
 /**
@@ -36,7 +36,7 @@ export function mergeDeltaGroupBytes(full: Uint8Array | undefined, delta: Uint8A
     if (pos < 0) return 'decode';
   }
   const upsertBytes = delta.subarray(upserts.start, pos);
-  const deleted = arrayHeader(delta, pos);
+  const deleted = msgpackArrayHeader(delta, pos);
   if (deleted === undefined) return 'decode';
   pos = deleted.start;
   for (let i = 0; i < deleted.size; i++) {
@@ -47,7 +47,7 @@ export function mergeDeltaGroupBytes(full: Uint8Array | undefined, delta: Uint8A
     replaced.add(key);
     pos = end;
   }
-  const deletedEntries = arrayHeader(delta, pos);
+  const deletedEntries = msgpackArrayHeader(delta, pos);
   if (deletedEntries === undefined || deletedEntries.size !== 0 || deletedEntries.start !== delta.length) return 'decode';
   // A namespaced upsert adds to the key's namespaces unless the key is deleted first (the heap
   // backend's deltas replace a changed key whole): only then is dropping its entry right.
@@ -103,15 +103,6 @@ function keyAt(b: Uint8Array, start: number, end: number): unknown {
   const n = msgpackNumberAt(b, start);
   if (n !== undefined) return n;
   return unpackGroup(b.subarray(start, end));
-}
-
-function arrayHeader(b: Uint8Array, pos: number): { size: number; start: number } | undefined {
-  const t = b[pos];
-  if (t === undefined) return undefined;
-  if (t >= 0x90 && t < 0xa0) return { size: t & 0x0f, start: pos + 1 };
-  if (t === 0xdc && pos + 3 <= b.length) return { size: (b[pos + 1]! << 8) | b[pos + 2]!, start: pos + 3 };
-  if (t === 0xdd && pos + 5 <= b.length) return { size: b[pos + 1]! * 0x1000000 + ((b[pos + 2]! << 16) | (b[pos + 3]! << 8) | b[pos + 4]!), start: pos + 5 };
-  return undefined;
 }
 
 function mapHeaderSize(count: number): number {

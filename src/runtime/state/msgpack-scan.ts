@@ -115,11 +115,21 @@ export function msgpackElementEnd(b: Uint8Array, pos: number): number {
 
 /** The number of entries of the map whose header starts at `pos` and where they start, or undefined when no map starts there. */
 export function msgpackMapHeader(b: Uint8Array, pos: number): { readonly size: number; readonly start: number } | undefined {
+  return containerHeader(b, pos, 0x80, 0xde);
+}
+
+/** The number of elements of the array whose header starts at `pos` and where they start, or undefined when no array starts there. */
+export function msgpackArrayHeader(b: Uint8Array, pos: number): { readonly size: number; readonly start: number } | undefined {
+  return containerHeader(b, pos, 0x90, 0xdc);
+}
+
+/** A map or array header: fix form `fix | n` (n < 16), then 16-bit `code16` and 32-bit `code16 + 1`. */
+function containerHeader(b: Uint8Array, pos: number, fix: number, code16: number): { readonly size: number; readonly start: number } | undefined {
   const t = b[pos];
   if (t === undefined) return undefined;
-  if (t >= 0x80 && t < 0x90) return { size: t & 0x0f, start: pos + 1 };
-  if (t === 0xde && pos + 3 <= b.length) return { size: (b[pos + 1]! << 8) | b[pos + 2]!, start: pos + 3 };
-  if (t === 0xdf && pos + 5 <= b.length) return { size: b[pos + 1]! * 0x1000000 + ((b[pos + 2]! << 16) | (b[pos + 3]! << 8) | b[pos + 4]!), start: pos + 5 };
+  if (t >= fix && t < fix + 0x10) return { size: t & 0x0f, start: pos + 1 };
+  if (t === code16 && pos + 3 <= b.length) return { size: (b[pos + 1]! << 8) | b[pos + 2]!, start: pos + 3 };
+  if (t === code16 + 1 && pos + 5 <= b.length) return { size: b[pos + 1]! * 0x1000000 + ((b[pos + 2]! << 16) | (b[pos + 3]! << 8) | b[pos + 4]!), start: pos + 5 };
   return undefined;
 }
 
