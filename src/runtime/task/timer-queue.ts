@@ -16,11 +16,6 @@ type TimerGroup = Map<number, Map<KeyType, Namespaces>>;
 /** The nested-map format of timer groups written before the columnar one. */
 type LegacyTimerGroup = Map<number, Map<KeyType, number[]>>;
 
-function forEachNamespace(namespaces: Namespaces, fn: (ns: number) => void): void {
-  if (typeof namespaces === 'number') fn(namespaces);
-  else for (const ns of namespaces) fn(ns);
-}
-
 function namespaceCount(namespaces: Namespaces): number {
   return typeof namespaces === 'number' ? 1 : namespaces.length;
 }
@@ -187,7 +182,7 @@ export class TimerQueue {
     for (const byKey of group.values()) for (const namespaces of byKey.values()) count += namespaceCount(namespaces);
     if (count === 0) return undefined;
     const columns = new TimerColumns(count);
-    for (const [t, byKey] of group) for (const [key, namespaces] of byKey) forEachNamespace(namespaces, (ns) => columns.add(t, key, ns));
+    for (const [t, byKey] of group) byKey.forEach((namespaces, key) => columns.addAll(t, key, namespaces));
     assert(columns.size === count, 'every timer of the group was encoded');
     return packGroup(columns.columns());
   }
@@ -199,14 +194,17 @@ export class TimerQueue {
    */
   encodeGroupDelta(groupIndex: number, changed: ReadonlySet<KeyType>): Uint8Array | undefined {
     if (changed.size === 0) return undefined;
-    const columns = new TimerColumns();
+    const columns = new TimerColumns(changed.size);
     for (const [t, byKey] of this.groups[groupIndex]!) {
+      // Walk the smaller side; no closure per timer (this runs for every changed key at every checkpoint).
       if (byKey.size <= changed.size) {
-        for (const [key, namespaces] of byKey) if (changed.has(key)) forEachNamespace(namespaces, (ns) => columns.add(t, key, ns));
+        byKey.forEach((namespaces, key) => {
+          if (changed.has(key)) columns.addAll(t, key, namespaces);
+        });
       } else {
         for (const key of changed) {
           const namespaces = byKey.get(key);
-          if (namespaces !== undefined) forEachNamespace(namespaces, (ns) => columns.add(t, key, ns));
+          if (namespaces !== undefined) columns.addAll(t, key, namespaces);
         }
       }
     }
@@ -266,6 +264,12 @@ export class TimerColumns {
     if (this.numericKeys !== null) this.numericKeys[i] = key as number;
     else this.keys!.push(key);
     this.count = i + 1;
+  }
+
+  /** Adds a key's timers at one timestamp: one namespace or several. */
+  addAll(timestampMs: number, key: KeyType, namespaces: Namespaces): void {
+    if (typeof namespaces === 'number') this.add(timestampMs, key, namespaces);
+    else for (let i = 0; i < namespaces.length; i++) this.add(timestampMs, key, namespaces[i]!);
   }
 
   columns(): [Float64Array, Float64Array | KeyType[]] {
