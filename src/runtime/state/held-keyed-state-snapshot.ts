@@ -100,8 +100,3 @@ export function keyedSnapshotOfReply(
 
 /** What an operator's keyed backend gives a checkpoint: the snapshot, or a full one the snapshot thread holds. */
 export type KeyedSnapshotResult = KeyedStateSnapshot | HeldKeyedStateSnapshot;
-
-/** The snapshot itself, brought to this thread when held. */
-export async function takeKeyedSnapshot(s: KeyedSnapshotResult): Promise<KeyedStateSnapshot> {
-  return s instanceof HeldKeyedStateSnapshot ? s.take() : s;
-}
