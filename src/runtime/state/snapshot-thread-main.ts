@@ -116,8 +116,9 @@ function handle(m: SnapshotThreadRequest, started: number, transfer: ArrayBuffer
       writeHeld(m, unhold(m.replica, m.position), started);
       return undefined;
     case 'drop':
+      // Its held snapshots stay until written, taken or released: a subtask may end (and
+      // dispose its backend) while the coordinator still writes the state it acknowledged.
       replicas.delete(m.replica);
-      held.delete(m.replica);
       return { request: m.request, ok: true, busyMs: performance.now() - started };
   }
 }

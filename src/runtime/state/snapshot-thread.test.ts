@@ -182,6 +182,16 @@ describe('snapshot thread', () => {
       expect(restoredCounts(await held[2]!.take())).toEqual(KEYS.map((_, i) => i + 4));
     });
 
+    it('outlive their backend: a subtask that ends while its acknowledged state is still being written loses nothing', async () => {
+      const { h } = await startedBackend();
+      writeAll(h, (i) => i + 9);
+      const held = (await h.b.snapshot({ checkpointId: 2, incremental: false, hold: true })()) as HeldKeyedStateSnapshot;
+      h.b.dispose(); // drops the replica once its snapshots went through
+      await new Promise((r) => setTimeout(r, 50));
+      const s = await held.take();
+      expect(restoredCounts(s)).toEqual(KEYS.map((_, i) => i + 9));
+    });
+
     it('a write that fails (no such directory) names the path; the replica goes on', async () => {
       const { h } = await startedBackend();
       writeAll(h, (i) => i + 1);
