@@ -41,14 +41,37 @@ async function bundle() {
   }
 }
 
+/** CPU seconds (user + system) a process has used so far, from /proc (undefined elsewhere). */
+function processCpuSeconds(pid) {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return undefined;
+  }
+}
+
+function taskManagersCpuSeconds(cluster) {
+  let sum = 0;
+  for (const tm of cluster.taskManagers) {
+    const s = processCpuSeconds(tm.process.pid);
+    if (s === undefined) return undefined;
+    sum += s;
+  }
+  return sum;
+}
+
 async function throughputStep(query, events) {
   const code = await bundle();
   return withCluster(1, async (cluster) => {
-    const executor = await cluster.jobManager.submit({ bundle: code, config: [['parallelism.default', TASK_MANAGERS]], args: [query, String(events)], name: query });
+    const cpuBefore = taskManagersCpuSeconds(cluster);
+    const executor = await cluster.jobManager.submit({ bundle: code, config: [['parallelism.default', TASK_MANAGERS], ...JSON.parse(process.env.BENCH_EXTRA ?? '[]')], args: [query, String(events)], name: query });
     const result = await executor.run();
     // From the start of the job to its end, deployment included.
     const seconds = result.durationMs / 1000;
     const cpu = process.cpuUsage();
+    const cpuAfter = taskManagersCpuSeconds(cluster);
+    const taskManagerCpuSeconds = cpuBefore === undefined || cpuAfter === undefined ? undefined : cpuAfter - cpuBefore;
     return {
       events,
       seconds,
@@ -56,6 +79,9 @@ async function throughputStep(query, events) {
       eventsPerSecondPerCore: events / seconds / TASK_MANAGERS,
       jobManagerCpuSeconds: (cpu.user + cpu.system) / 1e6,
       numRestarts: result.numRestarts,
+      // CPU the TaskManager processes used during the job (steadier than wall time on a noisy machine).
+      taskManagerCpuSeconds,
+      eventsPerTaskManagerCpuSecond: taskManagerCpuSeconds === undefined ? undefined : events / taskManagerCpuSeconds,
     };
   });
 }
@@ -73,6 +99,7 @@ function throughputBenchmark(query, events) {
       eventsPerSecondPerCore: Math.round(samples.run.eventsPerSecondPerCore),
       eventsPerSecond: Math.round(samples.run.eventsPerSecond),
       seconds: samples.run.seconds,
+      ...(samples.run.eventsPerTaskManagerCpuSecond === undefined ? {} : { eventsPerTaskManagerCpuSecond: Math.round(samples.run.eventsPerTaskManagerCpuSecond) }),
     }),
   };
 }

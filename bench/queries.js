@@ -45,7 +45,7 @@ export const queries = {
         .keyBy((b) => b.auction)
         .window(SlidingEventTimeWindows.of(10_000, 2_000))
         .aggregate(
-          { createAccumulator: () => 0, add: (_b, n) => n + 1, getResult: (n) => n },
+          { createAccumulator: () => 0, add: (_b, n) => n + 1, getResult: (n) => n, merge: (a, b) => a + b },
           { process: (auction, ctx, c, out) => out.collect({ auction, count: c[0], windowEnd: ctx.window.end }) },
         );
       return sink(counts.keyBy((c) => c.windowEnd).process(maxPerWindow((c) => c.count)));

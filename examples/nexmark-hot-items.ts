@@ -46,7 +46,7 @@ export default defineJob((env, args) => {
     .keyBy((bid) => bid.auction)
     .window(SlidingEventTimeWindows.of(10_000, 2_000))
     .aggregate(
-      { createAccumulator: () => 0, add: (_bid: Bid, n: number) => n + 1, getResult: (n: number) => n },
+      { createAccumulator: () => 0, add: (_bid: Bid, n: number) => n + 1, getResult: (n: number) => n, merge: (a: number, b: number) => a + b },
       windowResult,
     )
     .name('bids per auction')

@@ -191,8 +191,9 @@ function simulate(events: readonly Ev[], spec: Spec, boundMs: number, latenessMs
 // ---------------------------------------------------------------------------------------
 // The window functions under test and what they must produce from a firing.
 
-type Fn = 'reduce' | 'aggregate' | 'process' | 'aggregate+process' | 'reduce+process';
-const FNS: Fn[] = ['reduce', 'aggregate', 'process', 'aggregate+process', 'reduce+process'];
+type Fn = 'reduce' | 'aggregate' | 'process' | 'aggregate+process' | 'reduce+process' | 'sum' | 'sum+process';
+/** `sum`: an aggregate with a number accumulator and merge(), which sliding windows slice (window-slicing.ts). */
+const FNS: Fn[] = ['reduce', 'aggregate', 'process', 'aggregate+process', 'reduce+process', 'sum', 'sum+process'];
 
 type Acc = { n: number; sum: number; minId: number; maxTs: number };
 const accFn: AggregateFunction<Ev, Acc, Acc> = {
@@ -200,6 +201,13 @@ const accFn: AggregateFunction<Ev, Acc, Acc> = {
   add: (e, a) => ({ n: a.n + 1, sum: a.sum + e.v, minId: Math.min(a.minId, e.id), maxTs: Math.max(a.maxTs, e.ts) }),
   getResult: (a) => a,
   merge: (a, b) => ({ n: a.n + b.n, sum: a.sum + b.sum, minId: Math.min(a.minId, b.minId), maxTs: Math.max(a.maxTs, b.maxTs) }),
+};
+/** A number accumulator: sum * 1000 + count (the values are small), so both are checked. */
+const sumFn: AggregateFunction<Ev, number, number> = {
+  createAccumulator: () => 0,
+  add: (e, a) => a + e.v * 1000 + 1,
+  getResult: (a) => a,
+  merge: (a, b) => a + b,
 };
 const reduceFn = (a: Ev, b: Ev): Ev => ({ id: Math.min(a.id, b.id), k: a.k, v: a.v + b.v, ts: Math.max(a.ts, b.ts) });
 
@@ -221,6 +229,10 @@ function expectedRow(fn: Fn, f: Firing): Row {
       return ['aggregate+process', f.k, f.start, f.end, n, sum, minId, maxTs, f.end - 1];
     case 'reduce+process':
       return ['reduce+process', f.k, f.start, f.end, sum, minId, maxTs, f.end - 1];
+    case 'sum':
+      return ['sum', sum * 1000 + n, f.end - 1];
+    case 'sum+process':
+      return ['sum+process', f.k, f.start, f.end, sum * 1000 + n, f.end - 1];
   }
 }
 
@@ -237,7 +249,7 @@ interface WindowJob {
 }
 
 /** Runs the windowed job; returns rows [..., sink timestamp], late side output, dropped count. */
-async function runWindowJob(job: WindowJob): Promise<{ rows: Row[]; late: Ev[]; lateTimestamps: (number | undefined)[]; dropped: number }> {
+async function runWindowJob(job: WindowJob): Promise<{ rows: Row[]; late: Ev[]; lateTimestamps: (number | undefined)[]; dropped: number; sliced: boolean }> {
   const env = StreamExecutionEnvironment.create({ 'parallelism.default': job.parallelism, 'pipeline.auto-watermark-interval': 0 });
   const sink = new CollectSink<Row>();
   const lateSink = new CollectSink<Ev>();
@@ -289,14 +301,33 @@ async function runWindowJob(job: WindowJob): Promise<{ rows: Row[]; late: Ev[]; 
         pwf<Ev>((key, start, end, e) => ['reduce+process', key, start, end, e.v, e.id, e.ts]),
       );
       break;
+    case 'sum': {
+      const w = windowed.aggregate(sumFn);
+      windowOut = w;
+      result = w.map((n): Row => ['sum', n]);
+      break;
+    }
+    case 'sum+process':
+      result = windowed.aggregate(
+        sumFn,
+        pwf<number>((key, start, end, n) => ['sum+process', key, start, end, n]),
+      );
+      break;
   }
   result.sinkTo(sink);
   if (job.lateTag !== undefined) (windowOut ?? result).getSideOutput(job.lateTag).sinkTo(lateSink);
   const executor = new LocalExecutor(env.getJobGraph(), env.config);
   await executor.run();
   let dropped = 0;
-  for (const t of executor.streamTasks) for (const c of t.chain.operators) if (c.operator instanceof WindowOperator) dropped += c.operator.numLateRecordsDropped;
-  return { rows: sink.values.map((r, i) => [...r, sink.timestamps[i]]), late: lateSink.values, lateTimestamps: lateSink.timestamps, dropped };
+  let sliced = false;
+  for (const t of executor.streamTasks) {
+    for (const c of t.chain.operators) {
+      if (!(c.operator instanceof WindowOperator)) continue;
+      dropped += c.operator.numLateRecordsDropped;
+      if (c.operator.sliced) sliced = true;
+    }
+  }
+  return { rows: sink.values.map((r, i) => [...r, sink.timestamps[i]]), late: lateSink.values, lateTimestamps: lateSink.timestamps, dropped, sliced };
 }
 
 function specOf(a: WindowAssigner): Spec {
@@ -334,6 +365,7 @@ describe('event-time windows against the reference (on-time input, several water
     TumblingEventTimeWindows.of(100),
     TumblingEventTimeWindows.of(100, 30),
     SlidingEventTimeWindows.of(100, 50),
+    SlidingEventTimeWindows.of(90, 30, 7), // sliced with an offset
     SlidingEventTimeWindows.of(100, 30), // size not a multiple of the slide
     SlidingEventTimeWindows.of(25, 10, 3),
     EventTimeSessionWindows.withGap(40),
@@ -348,9 +380,10 @@ describe('event-time windows against the reference (on-time input, several water
       expect(ref.firings.length).toBeGreaterThan(20);
     });
     for (const parallelism of [1, 2, 3, 4]) {
-      it(`${describeAssigner(assigner)} at parallelism ${parallelism}: all five window functions`, async () => {
+      it(`${describeAssigner(assigner)} at parallelism ${parallelism}: every window function`, async () => {
         for (const fn of FNS) {
-          const { rows, dropped } = await runWindowJob({ assigner, fn, parallelism, events, boundMs: bound });
+          const { rows, dropped, sliced } = await runWindowJob({ assigner, fn, parallelism, events, boundMs: bound });
+          expect(sliced).toBe(fn.startsWith('sum') && assigner.kind === 'sliding' && assigner.sizeMs > assigner.slideMs && assigner.sizeMs % assigner.slideMs === 0);
           expectSameMultiset(
             rows,
             ref.firings.map((f) => expectedRow(fn, f)),
@@ -455,7 +488,7 @@ describe('late data', () => {
   }
   const events = withLateEvents(3);
   const bound = 5;
-  const assigners: WindowAssigner[] = [TumblingEventTimeWindows.of(50), SlidingEventTimeWindows.of(60, 25), EventTimeSessionWindows.withGap(15)];
+  const assigners: WindowAssigner[] = [TumblingEventTimeWindows.of(50), SlidingEventTimeWindows.of(60, 25), SlidingEventTimeWindows.of(75, 25), EventTimeSessionWindows.withGap(15)];
 
   for (const assigner of assigners) {
     const ref = simulate(events, specOf(assigner), bound, 0);
@@ -463,7 +496,7 @@ describe('late data', () => {
       expect(ref.late.length).toBeGreaterThan(10);
       expect(ref.late.length).toBeLessThan(events.length / 5);
       for (const parallelism of [1, 2, 3, 4]) {
-        for (const fn of ['process', 'aggregate'] as const) {
+        for (const fn of ['process', 'aggregate', 'sum'] as const) {
           const { rows, dropped } = await runWindowJob({ assigner, fn, parallelism, events, boundMs: bound, assignerParallelism: 1 });
           expectSameMultiset(
             rows,
@@ -475,12 +508,12 @@ describe('late data', () => {
     });
 
     it(`${describeAssigner(assigner)}: sideOutputLateData emits exactly the late records, with their timestamps (parallelism 1-4)`, async () => {
-      for (const parallelism of [1, 2, 3, 4]) {
+      for (const [parallelism, fn] of [[1, 'reduce'], [2, 'sum'], [3, 'reduce'], [4, 'sum']] as const) {
         const tag = new OutputTag<Ev>('late');
-        const { rows, late, lateTimestamps, dropped } = await runWindowJob({ assigner, fn: 'reduce', parallelism, events, boundMs: bound, assignerParallelism: 1, lateTag: tag });
+        const { rows, late, lateTimestamps, dropped } = await runWindowJob({ assigner, fn, parallelism, events, boundMs: bound, assignerParallelism: 1, lateTag: tag });
         expectSameMultiset(
           rows,
-          ref.firings.map((f) => expectedRow('reduce', f)),
+          ref.firings.map((f) => expectedRow(fn, f)),
         );
         expectSameMultiset(late, ref.late);
         expect(lateTimestamps).toEqual(late.map((e) => e.ts));
@@ -499,7 +532,7 @@ describe('late data', () => {
       expect([...perWindow.values()].some((n) => n > 1)).toBe(true);
       expect(ref.late.length).toBeGreaterThan(0);
       for (const parallelism of [1, 2, 3, 4]) {
-        for (const fn of ['process', 'aggregate+process'] as const) {
+        for (const fn of ['process', 'aggregate+process', 'sum+process'] as const) {
           const tag = new OutputTag<Ev>('too-late');
           const { rows, late } = await runWindowJob({ assigner, fn, parallelism, events, boundMs: bound, assignerParallelism: 1, latenessMs: lateness, lateTag: tag });
           expectSameMultiset(

@@ -43,7 +43,7 @@ export default defineJob((env, args) => {
         .keyBy((b) => b.auction)
         .window(SlidingEventTimeWindows.of(10_000, 2_000))
         .aggregate(
-          { createAccumulator: () => 0, add: (_b, n) => n + 1, getResult: (n) => n },
+          { createAccumulator: () => 0, add: (_b, n) => n + 1, getResult: (n) => n, merge: (a, b) => a + b },
           { process: (auction, ctx, c, out) => out.collect({ auction, count: c[0], windowEnd: ctx.window.end }) },
         )
         .keyBy((c) => c.windowEnd)

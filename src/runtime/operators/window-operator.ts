@@ -17,6 +17,12 @@ import type { AddingInternalState } from '../state/state-handles.js';
 import { keyedRuntimeContext } from './contexts.js';
 import { KeyedOperator, perSubtask } from './keyed-operator.js';
 import { TimestampedCollector } from './timestamped-collector.js';
+import { slicingPlan, type SlicingPlan } from './window-slicing.js';
+
+/** Keyed state of window contents: one entry per (key, window start). */
+const WINDOW_CONTENTS = '_window-contents';
+/** Keyed state of sliced sliding windows: one accumulator per (key, slice start); see window-slicing.ts. */
+const WINDOW_SLICES = '_window-slices';
 
 export interface WindowOperatorOptions {
   readonly assigner: WindowAssigner;
@@ -30,7 +36,9 @@ type Contents = ReducingState<unknown> | AggregatingState<unknown, unknown> | Li
 /**
  * Keyed windows. Window contents live in keyed state with the window's start as namespace;
  * a timer at the window's last timestamp (namespace = start) fires it. Session windows keep,
- * per key, the set of active windows in a value state and merge their contents.
+ * per key, the set of active windows in a value state and merge their contents. Sliding
+ * windows that an aggregate function with a primitive accumulator can slice keep one
+ * accumulator per slide instead of one per window (window-slicing.ts); timers stay per window.
  */
 export class WindowOperator extends KeyedOperator<unknown> {
   private contents!: Contents & { setCurrentNamespace(ns: number): void };
@@ -39,7 +47,14 @@ export class WindowOperator extends KeyedOperator<unknown> {
   private readonly eventTime: boolean;
   private collector!: TimestampedCollector<unknown>;
   private windowCtx!: MutableWindowContext;
+  /** Set when the sliding windows share slices; undefined: one accumulator per window. */
+  private slicing: SlicingPlan | undefined;
   numLateRecordsDropped = 0;
+
+  /** Whether the windows share slices (decided when the operator opens). */
+  get sliced(): boolean {
+    return this.slicing !== undefined;
+  }
 
   private readonly o: WindowOperatorOptions;
 
@@ -55,12 +70,32 @@ export class WindowOperator extends KeyedOperator<unknown> {
 
   protected override openKeyed(): void | Promise<void> {
     const fn = this.o.fn;
+    let slicing = slicingPlan(this.o.assigner, fn);
+    // Entries of a layout in restored state (registering it loads them; aggregate functions only).
+    const restoredEntries = (name: string): number => {
+      if (!this.backend.hasState(name)) return 0;
+      if (fn.kind !== 'aggregate') return 1;
+      this.backend.getOrCreateState(aggregatingState(name, fn.aggregate), true);
+      return this.backend.numEntries(name);
+    };
+    // State restored from a checkpoint taken without slices keeps its layout (one accumulator
+    // per window cannot be split into slices); a job restored from one keeps it from then on.
+    if (slicing !== undefined && restoredEntries(WINDOW_CONTENTS) > 0) slicing = undefined;
+    if (slicing === undefined && restoredEntries(WINDOW_SLICES) > 0) {
+      throw new Error(
+        `window operator '${this.runtime.name}': the restored state keeps its windows as slices (an aggregate function with ` +
+          'merge() and a number, string, bigint or boolean accumulator, size a multiple of the slide), but this job\'s window ' +
+          'cannot use them: restore with the same window assigner and aggregate function',
+      );
+    }
+    this.slicing = slicing;
+    const name = slicing === undefined ? WINDOW_CONTENTS : WINDOW_SLICES;
     const desc =
       fn.kind === 'reduce'
-        ? reducingState('_window-contents', fn.reduce)
+        ? reducingState(name, fn.reduce)
         : fn.kind === 'aggregate'
-          ? aggregatingState('_window-contents', fn.aggregate)
-          : listState<unknown>('_window-contents');
+          ? aggregatingState(name, fn.aggregate)
+          : listState<unknown>(name);
     this.contents = this.backend.getOrCreateState(desc, true) as Contents & InternalState;
     if (this.o.assigner.kind === 'session') {
       this.sessions = this.backend.getOrCreateState(valueState<number[]>('_window-sessions'), false) as ValueState<number[]>;
@@ -80,7 +115,9 @@ export class WindowOperator extends KeyedOperator<unknown> {
           'assignTimestampsAndWatermarks(...) before an event-time window, or use a processing-time window',
       );
     }
-    if (a.kind === 'sliding') {
+    if (a.kind === 'sliding' && this.slicing !== undefined) {
+      this.addToSlice(value, timestampMs, t, a.sizeMs, a.slideMs, a.offsetMs);
+    } else if (a.kind === 'sliding') {
       let assigned = false;
       const last = windowStartWithOffset(t, a.offsetMs, a.slideMs);
       for (let start = last; start > t - a.sizeMs; start -= a.slideMs) {
@@ -128,6 +165,36 @@ export class WindowOperator extends KeyedOperator<unknown> {
       if (this.o.allowedLatenessMs > 0 && (first || !fixedWindows)) this.timers.registerEventTimeTimer(end - 1 + this.o.allowedLatenessMs, key, start);
     } else if (first || !fixedWindows) {
       this.timers.registerProcessingTimeTimer(end - 1, key, start);
+    }
+  }
+
+  /**
+   * Sliced sliding windows: `value` goes into its slice's accumulator; when the slice got its
+   * first element, the timers of every window containing it are registered (a window fires
+   * when its timer does, whichever of its slices registered it). A window already fired but
+   * within the allowed lateness fires again at once.
+   */
+  private addToSlice(value: unknown, timestampMs: number, t: number, sizeMs: number, slideMs: number, offsetMs: number): void {
+    const sliceStart = windowStartWithOffset(t, offsetMs, slideMs);
+    // The last window holding the slice starts with it: when that one is late, all are.
+    if (this.isLate(sliceStart + sizeMs)) {
+      this.late(value, timestampMs);
+      return;
+    }
+    this.contents.setCurrentNamespace(sliceStart);
+    const first = (this.contents as unknown as AddingInternalState).add(value);
+    const key = this.backend.getCurrentKey();
+    const lateness = this.o.allowedLatenessMs;
+    for (let start = sliceStart; start > sliceStart - sizeMs; start -= slideMs) {
+      const end = start + sizeMs;
+      if (this.isLate(end)) break; // earlier windows end earlier: late too
+      if (this.eventTime) {
+        if (end - 1 <= this.currentWatermark) this.emitWindow(key, start, end);
+        else if (first) this.timers.registerEventTimeTimer(end - 1, key, start);
+        if (lateness > 0 && first) this.timers.registerEventTimeTimer(end - 1 + lateness, key, start);
+      } else if (first) {
+        this.timers.registerProcessingTimeTimer(end - 1, key, start);
+      }
     }
   }
 
@@ -228,6 +295,7 @@ export class WindowOperator extends KeyedOperator<unknown> {
   }
 
   private clearWindow(start: number): void {
+    // Sliced: the window starting at a slice is the last one that holds it.
     this.contents.setCurrentNamespace(start);
     this.contents.clear();
     if (this.sessions !== undefined) {
@@ -249,7 +317,7 @@ export class WindowOperator extends KeyedOperator<unknown> {
       fn.process.process(key, this.windowCtx, elements, this.collector);
       return;
     }
-    const result = (this.contents as ReducingState<unknown>).get();
+    const result = this.slicing === undefined ? (this.contents as ReducingState<unknown>).get() : this.mergeSlices(start, end, this.slicing);
     if (result === undefined) return;
     if (fn.process === undefined) {
       this.output.collect(result, end - 1);
@@ -257,6 +325,19 @@ export class WindowOperator extends KeyedOperator<unknown> {
       this.windowCtx.window = { start, end };
       fn.process.process(key, this.windowCtx, [result], this.collector);
     }
+  }
+
+  /** The result of a sliced window: its slices' accumulators merged (primitives: none is modified). */
+  private mergeSlices(start: number, end: number, slicing: SlicingPlan): unknown {
+    const c = this.contents as Contents & InternalState;
+    let acc: unknown = undefined;
+    for (let s = start; s < end; s += slicing.sliceMs) {
+      c.setCurrentNamespace(s);
+      const v = c.getInternal();
+      if (v !== undefined) acc = acc === undefined ? v : slicing.merge(acc, v);
+    }
+    if (acc === undefined) return undefined;
+    return (this.o.fn as Extract<WindowFunctionSpec, { kind: 'aggregate' }>).aggregate.getResult(acc);
   }
 
   currentWatermarkMs(): number {

@@ -252,6 +252,10 @@ export class HeapKeyedStateBackend implements KeyedStateBackend {
     return this.tables.get(stateName)?.numEntries() ?? 0;
   }
 
+  hasState(stateName: string): boolean {
+    return this.states.has(stateName) || this.restored.has(stateName);
+  }
+
   dispose(): void {
     this.replica?.drop();
     this.tables.clear();

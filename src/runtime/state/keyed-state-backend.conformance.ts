@@ -219,6 +219,9 @@ class ChainedSnapshots implements KeyedStateBackend {
   numEntries(stateName: string): number {
     return this.inner.numEntries(stateName);
   }
+  hasState(stateName: string): boolean {
+    return this.inner.hasState(stateName);
+  }
   dispose(): void {
     this.inner.dispose();
   }
@@ -709,7 +712,9 @@ export function describeKeyedStateBackend(subject: BackendUnderTest, others: rea
       const b = make();
       fillFixture([b]);
       const r = restoreAt(1, await snapshotAll([b]))[0]!;
+      expect([r.hasState(counts.name), r.hasState('never-written')]).toEqual([true, false]);
       r.getOrCreateState(counts, false); // only one of the four states is registered
+      expect(r.hasState(counts.name)).toBe(true);
       checkFixture(restoreAt(1, await snapshotAll([r])));
     });
 

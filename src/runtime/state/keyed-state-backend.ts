@@ -52,8 +52,10 @@ export interface KeyedStateBackend {
   notifyCheckpointAborted(checkpointId: number): void;
   /** Takes this subtask's key groups from snapshots of any parallelism; before any state or timer is registered. */
   restore(snapshots: readonly import('./keyed-state-snapshot.js').KeyedStateSnapshot[]): void;
-  /** Number of (key, namespace) entries of a state; for tests and metrics. */
+  /** Number of (key, namespace) entries of a registered state; for tests and metrics. */
   numEntries(stateName: string): number;
+  /** Whether a state of this name is registered or was restored (restored entries count once it is registered). */
+  hasState(stateName: string): boolean;
   dispose(): void;
 }
 

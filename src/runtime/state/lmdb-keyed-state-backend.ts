@@ -393,6 +393,10 @@ export class LmdbKeyedStateBackend implements KeyedStateBackend {
     return entries.length;
   }
 
+  hasState(stateName: string): boolean {
+    return this.stored.has(stateName);
+  }
+
   numEntries(stateName: string): number {
     const st = this.stored.get(stateName);
     if (st === undefined) return 0;
