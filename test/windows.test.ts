@@ -717,6 +717,33 @@ describe('processing-time windows', () => {
     expect([...count.values()].every((n) => n === 2)).toBe(true);
   });
 
+  it('sliding with sliced accumulators (chained processing-time timers): every record is counted in exactly size/slide windows', async () => {
+    const env = StreamExecutionEnvironment.create({ 'parallelism.default': 2 });
+    const sink = new CollectSink<[string, number, number, number]>();
+    const ids: AggregateFunction<Item, number, number> = { createAccumulator: () => 0, add: (e, a) => a + 2 ** (e.id % 20), getResult: (a) => a, merge: (a, b) => a + b };
+    env
+      .fromSource(new PacedSource(items, 60, 10, 150), 'paced')
+      .setParallelism(1)
+      .keyBy((e) => e.k)
+      .window(SlidingProcessingTimeWindows.of(60, 20))
+      .aggregate(ids, {
+        process(key, ctx, sums, out) {
+          out.collect([key, ctx.window.start, ctx.window.end, sums[0]!]);
+        },
+      })
+      .sinkTo(sink);
+    await env.execute();
+    let total = 0;
+    for (const [, start, end, sum] of sink.values) {
+      expect(end - start).toBe(60);
+      expect(start % 20).toBe(0);
+      total += sum;
+    }
+    expect(total).toBe(3 * items.reduce((s, e) => s + 2 ** (e.id % 20), 0));
+    // one result per key and window
+    expect(new Set(sink.values.map(([k, start]) => `${k}/${start}`)).size).toBe(sink.values.length);
+  });
+
   it('sessions: every record is in exactly one session; reduce counts add up', async () => {
     const env = StreamExecutionEnvironment.create({ 'parallelism.default': 2 });
     const sink = new CollectSink<{ k: string; n: number }>();

@@ -169,10 +169,15 @@ export class WindowOperator extends KeyedOperator<unknown> {
   }
 
   /**
-   * Sliced sliding windows: `value` goes into its slice's accumulator; when the slice got its
-   * first element, the timers of every window containing it are registered (a window fires
-   * when its timer does, whichever of its slices registered it). A window already fired but
-   * within the allowed lateness fires again at once.
+   * Sliced sliding windows: `value` goes into its slice's accumulator. Timers are chained:
+   * when a slice gets its first element, the timer of the earliest window holding it that has
+   * not fired is registered; a window that fires registers the next window's timer when one
+   * of its slices other than the first has contents (those are in the next window too). So a
+   * key holds one pending timer per run of slices with contents, not one per window, and a
+   * checkpoint captures a fifth of the timers (size 10 s, slide 2 s). Every window with contents
+   * still fires: the chain from the earliest window of any of its slices reaches it. With an
+   * allowed lateness the windows' timers are registered as without slices (a late element
+   * fires again at once the windows that fired but are kept).
    */
   private addToSlice(value: unknown, timestampMs: number, t: number, sizeMs: number, slideMs: number, offsetMs: number): void {
     const sliceStart = windowStartWithOffset(t, offsetMs, slideMs);
@@ -183,19 +188,33 @@ export class WindowOperator extends KeyedOperator<unknown> {
     }
     this.contents.setCurrentNamespace(sliceStart);
     const first = (this.contents as unknown as AddingInternalState).add(value);
+    const lateness = this.eventTime ? this.o.allowedLatenessMs : 0;
+    if (lateness === 0) {
+      if (!first) return;
+      // The earliest window holding the slice ends with it; those that fired are behind the watermark.
+      let end = sliceStart + slideMs;
+      if (this.eventTime) while (end - 1 <= this.currentWatermark) end += slideMs;
+      this.registerWindowTimer(this.backend.getCurrentKey(), end - sizeMs, end, 0);
+      return;
+    }
     const key = this.backend.getCurrentKey();
-    const lateness = this.o.allowedLatenessMs;
     for (let start = sliceStart; start > sliceStart - sizeMs; start -= slideMs) {
       const end = start + sizeMs;
       if (this.isLate(end)) break; // earlier windows end earlier: late too
-      if (this.eventTime) {
-        if (end - 1 <= this.currentWatermark) this.emitWindow(key, start, end);
-        else if (first) this.timers.registerEventTimeTimer(end - 1, key, start);
-        if (lateness > 0 && first) this.timers.registerEventTimeTimer(end - 1 + lateness, key, start);
-      } else if (first) {
-        this.timers.registerProcessingTimeTimer(end - 1, key, start);
-      }
+      if (end - 1 <= this.currentWatermark) this.emitWindow(key, start, end);
+      else if (first) this.timers.registerEventTimeTimer(end - 1, key, start);
+      if (first) this.timers.registerEventTimeTimer(end - 1 + lateness, key, start);
     }
+  }
+
+  /** The firing timer of window [start, end) and, with an allowed lateness, its cleanup timer. */
+  private registerWindowTimer(key: KeyType, start: number, end: number, lateness: number): void {
+    if (!this.eventTime) {
+      this.timers.registerProcessingTimeTimer(end - 1, key, start);
+      return;
+    }
+    this.timers.registerEventTimeTimer(end - 1, key, start);
+    if (lateness > 0) this.timers.registerEventTimeTimer(end - 1 + lateness, key, start);
   }
 
   private addToSession(value: unknown, timestampMs: number, t: number, gapMs: number): void {
@@ -282,8 +301,27 @@ export class WindowOperator extends KeyedOperator<unknown> {
     const end = this.windowEnd(start);
     if (end === undefined) return; // window was merged away
     const lateness = this.eventTime ? this.o.allowedLatenessMs : 0;
-    if (timestampMs === end - 1) this.emitWindow(key, start, end);
+    if (timestampMs === end - 1) {
+      this.emitWindow(key, start, end);
+      // Sliced: the chain goes on while a slice after the first has contents (always, also
+      // with an allowed lateness, where the timer is there already, so that state restored
+      // from a job without lateness keeps firing).
+      const slicing = this.slicing;
+      if (slicing !== undefined && this.laterSlicesHold(start + slicing.sliceMs, end, slicing.sliceMs)) {
+        this.registerWindowTimer(key, start + slicing.sliceMs, end + slicing.sliceMs, lateness);
+      }
+    }
     if (timestampMs === end - 1 + lateness) this.clearWindow(start);
+  }
+
+  /** Whether a slice in [from, end) has contents (the current key's). */
+  private laterSlicesHold(from: number, end: number, sliceMs: number): boolean {
+    const c = this.contents as Contents & InternalState;
+    for (let s = from; s < end; s += sliceMs) {
+      c.setCurrentNamespace(s);
+      if (c.getInternal() !== undefined) return true;
+    }
+    return false;
   }
 
   private windowEnd(start: number): number | undefined {
