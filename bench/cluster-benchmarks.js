@@ -61,6 +61,7 @@ function taskManagersCpuSeconds(cluster) {
   return sum;
 }
 
+// BENCH_EXTRA='[["key", value], ...]' adds job configuration (for experiments: buffer sizes, batch sizes).
 async function throughputStep(query, events) {
   const code = await bundle();
   return withCluster(1, async (cluster) => {

@@ -52,6 +52,30 @@ describe('record batch codec', () => {
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
   });
 
+  it('frames handed out stay intact while later ones are written (slabs fill, a large frame gets its own)', () => {
+    const codec = pair();
+    const random = seededRandom(5);
+    const batches: RecordBatch[] = [];
+    const frames: Buffer[] = [];
+    for (let f = 0; f < 300; f++) {
+      // Mostly small frames, some near a slab's size, one far larger, some failing midway.
+      const n = f === 150 ? 40_000 : f % 37 === 0 ? 9_000 : 1 + Math.floor(random() * 200);
+      const values = Array.from({ length: n }, (_, i) => ({ f, i, s: 'x'.repeat(Math.floor(random() * 90)), u: random() < 0.01 ? 'é' : 'e' }));
+      if (f % 53 === 0) {
+        expect(() => codec.encoder.encodeFrame(1, batchOf([...values, { bad: () => 1 }]))).toThrow(/cannot be sent/);
+      }
+      const batch = batchOf(values, values.map((_, i) => (f * 1000 + i) * 1.5));
+      batches.push(batch);
+      frames.push(codec.encoder.encodeFrame(f, batch));
+    }
+    for (const [f, frame] of frames.entries()) {
+      expect(frame.readUInt32BE(0)).toBe(frame.length - 4);
+      const { channel, batch } = codec.decoder.decode(frame.subarray(4));
+      expect(channel).toBe(f);
+      expect(batch).toEqual(batches[f]);
+    }
+  });
+
   it('keeps timestamps, and sends none when no record has one', () => {
     const timed = roundTrip(['a', 'b', 'c'], [5, NO_TIMESTAMP, -1.5]);
     expect(timed.timestamps).toEqual([5, NO_TIMESTAMP, -1.5]);

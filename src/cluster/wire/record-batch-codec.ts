@@ -73,13 +73,23 @@ interface EncoderShape {
   readonly write: (o: Record<string, unknown>, e: RecordBatchEncoder, depth: number) => void;
 }
 
+/** Bytes of a slab the encoder writes frames into (a frame larger than this gets a slab of its own). */
+const SLAB_BYTES = 1024 * 1024;
+
 /**
  * Writes record batches of one direction of one connection (shape ids are per connection:
  * frames must reach the decoder in the order they were encoded).
+ *
+ * Frames are written one after another into a slab and handed out as views of it, so a frame
+ * is never copied: the bytes of a frame handed out are never written again, and a slab that
+ * is full is replaced and left to the frames that still reference it (the socket releases
+ * them once written).
  */
 export class RecordBatchEncoder {
-  private buffer = Buffer.allocUnsafeSlow(64 * 1024) as FastBuffer;
+  private buffer = Buffer.allocUnsafeSlow(SLAB_BYTES) as FastBuffer;
   private view = new DataView(this.buffer.buffer, this.buffer.byteOffset, this.buffer.byteLength);
+  /** Where the frame being written starts in `buffer`. */
+  private frameStart = 0;
   private position = 0;
   private readonly shapes: EncoderShape[] = [];
   private readonly shapesByKeys = new Map<string, EncoderShape>();
@@ -97,21 +107,6 @@ export class RecordBatchEncoder {
   encodeFrame(channel: number, batch: RecordBatch): Buffer {
     const { values, timestamps } = batch;
     const count = values.length;
-    const shapesBefore = this.shapes.length;
-    this.position = 0;
-    let i = 0;
-    try {
-      for (; i < count; i++) this.value(values[i], 0);
-    } catch (e) {
-      // Shapes defined in a frame that is not sent must not be referenced later.
-      this.forgetShapesFrom(shapesBefore);
-      throw new RecordEncodeError(
-        `record ${i} of a batch for another TaskManager cannot be sent: ${(e as Error).message}. Records that cross ` +
-          'TaskManagers carry data (plain objects, arrays, strings, numbers, booleans, null, undefined, Map, Set, Date, ' +
-          'bigint, typed arrays; class instances arrive as plain objects): create functions and symbols in the operator that uses them',
-        { cause: e },
-      );
-    }
     let timed = false;
     for (let j = 0; j < count; j++) {
       if (timestamps[j] !== NO_TIMESTAMP) {
@@ -119,22 +114,55 @@ export class RecordBatchEncoder {
         break;
       }
     }
-    const payload = 1 + 4 + 4 + 1 + (timed ? 8 * count : 0) + this.position;
-    const frame = Buffer.allocUnsafe(FRAME_HEADER_BYTES + payload);
-    frame.writeUInt32BE(payload, 0);
-    let at = FRAME_HEADER_BYTES;
-    frame[at++] = RECORD_BATCH_MARKER;
-    frame.writeUInt32LE(channel, at);
-    frame.writeUInt32LE(count, at + 4);
-    frame[at + 8] = timed ? 1 : 0;
+    const head = FRAME_HEADER_BYTES + 1 + 4 + 4 + 1 + (timed ? 8 * count : 0);
+    // A slab grown for a large frame is not kept for the small ones after it.
+    if (this.position + head > this.buffer.byteLength || this.buffer.byteLength > 4 * SLAB_BYTES) this.newSlab(head);
+    const start = this.position;
+    this.frameStart = start;
+    const buffer = this.buffer;
+    const view = this.view;
+    let at = start + FRAME_HEADER_BYTES;
+    buffer[at++] = RECORD_BATCH_MARKER;
+    view.setUint32(at, channel, true);
+    view.setUint32(at + 4, count, true);
+    buffer[at + 8] = timed ? 1 : 0;
     at += 9;
     if (timed) {
-      for (let j = 0; j < count; j++) frame.writeDoubleLE(timestamps[j]!, at + 8 * j);
+      for (let j = 0; j < count; j++) view.setFloat64(at + 8 * j, timestamps[j]!, true);
       at += 8 * count;
     }
-    this.buffer.copy(frame, at, 0, this.position);
-    if (this.buffer.byteLength > 4 * 1024 * 1024 && this.position < 256 * 1024) this.resize(64 * 1024);
+    this.position = at;
+    const shapesBefore = this.shapes.length;
+    let i = 0;
+    try {
+      for (; i < count; i++) this.value(values[i], 0);
+    } catch (e) {
+      // Shapes defined in a frame that is not sent must not be referenced later.
+      this.forgetShapesFrom(shapesBefore);
+      this.position = this.frameStart;
+      throw new RecordEncodeError(
+        `record ${i} of a batch for another TaskManager cannot be sent: ${(e as Error).message}. Records that cross ` +
+          'TaskManagers carry data (plain objects, arrays, strings, numbers, booleans, null, undefined, Map, Set, Date, ' +
+          'bigint, typed arrays; class instances arrive as plain objects): create functions and symbols in the operator that uses them',
+        { cause: e },
+      );
+    }
+    // The values may have moved the frame to a larger slab.
+    const frameStart = this.frameStart;
+    const end = this.position;
+    this.buffer.writeUInt32BE(end - frameStart - FRAME_HEADER_BYTES, frameStart);
+    const frame = this.buffer.subarray(frameStart, end);
+    // The next frame starts 8-byte aligned (its timestamps are float64s).
+    this.position = Math.min((end + 7) & ~7, this.buffer.byteLength);
     return frame;
+  }
+
+  /** Starts a fresh slab with room for at least `bytes` (the frame being written, if any, is not moved). */
+  private newSlab(bytes: number): void {
+    this.buffer = Buffer.allocUnsafeSlow(Math.max(SLAB_BYTES, bytes)) as FastBuffer;
+    this.view = new DataView(this.buffer.buffer, this.buffer.byteOffset, this.buffer.byteLength);
+    this.position = 0;
+    this.frameStart = 0;
   }
 
   /** Writes one value; `depth` guards against cycles. Called by the generated shape writers. */
@@ -292,15 +320,15 @@ export class RecordBatchEncoder {
     if (this.position + bytes > this.buffer.byteLength) this.grow(bytes);
   }
 
+  /** Moves the frame being written to a new slab with room for `bytes` more. */
   private grow(bytes: number): void {
-    this.resize(Math.max(this.buffer.byteLength * 2, this.position + bytes));
-  }
-
-  private resize(size: number): void {
-    const next = Buffer.allocUnsafeSlow(size) as FastBuffer;
-    this.buffer.copy(next, 0, 0, Math.min(this.position, size));
+    const written = this.position - this.frameStart;
+    const next = Buffer.allocUnsafeSlow(Math.max(SLAB_BYTES, 2 * (written + bytes))) as FastBuffer;
+    this.buffer.copy(next, 0, this.frameStart, this.position);
     this.buffer = next;
     this.view = new DataView(next.buffer, next.byteOffset, next.byteLength);
+    this.frameStart = 0;
+    this.position = written;
   }
 }
 
