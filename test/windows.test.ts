@@ -16,6 +16,8 @@ import {
   type ValueState,
   type WatermarkGenerator,
   type WindowAssigner,
+  type WindowContext,
+  type Collector,
 } from '../src/index.js';
 import { CollectSink } from '../src/connectors/collect-sink.js';
 import { LocalExecutor } from '../src/runtime/local-executor.js';
@@ -727,7 +729,7 @@ describe('processing-time windows', () => {
       .keyBy((e) => e.k)
       .window(SlidingProcessingTimeWindows.of(60, 20))
       .aggregate(ids, {
-        process(key, ctx, sums, out) {
+        process(key: string, ctx: WindowContext, sums: readonly number[], out: Collector<[string, number, number, number]>) {
           out.collect([key, ctx.window.start, ctx.window.end, sums[0]!]);
         },
       })

@@ -108,7 +108,7 @@ export class WindowOperator extends KeyedOperator<unknown> {
   processElement(value: unknown, timestampMs: number): void {
     this.setKeyOf(value);
     const a = this.o.assigner;
-    const t = this.eventTime ? timestampMs : this.runtime.processingTime.nowMs();
+    const t = this.eventTime ? timestampMs : this.processingTimeOfRecord();
     if (this.eventTime && !Number.isFinite(t)) {
       throw new Error(
         `window operator '${this.runtime.name}' got a record without an event timestamp: assign timestamps with ` +
@@ -294,7 +294,22 @@ export class WindowOperator extends KeyedOperator<unknown> {
   }
 
   override onProcessingTime(timestampMs: number, key: KeyType, namespace: number): void {
+    if (timestampMs > this.processingTimersFiredUpToMs) this.processingTimersFiredUpToMs = timestampMs;
     this.onTimer(timestampMs, key, namespace);
+  }
+
+  /** The latest processing-time timer that fired (timers fire in time order, every key's at once). */
+  private processingTimersFiredUpToMs = Number.NEGATIVE_INFINITY;
+
+  /**
+   * A record's processing time. Sliced windows put a record that comes after the timer of a
+   * window it would belong to (the clock can read the timer's millisecond) into the next
+   * slice: the window has fired and dropped its first slice, so it cannot take the record
+   * any more (one accumulator per window fires such a window again with the record alone).
+   */
+  private processingTimeOfRecord(): number {
+    const now = this.runtime.processingTime.nowMs();
+    return this.slicing !== undefined && now <= this.processingTimersFiredUpToMs ? this.processingTimersFiredUpToMs + 1 : now;
   }
 
   private onTimer(timestampMs: number, key: KeyType, start: number): void {
@@ -307,21 +322,11 @@ export class WindowOperator extends KeyedOperator<unknown> {
       // with an allowed lateness, where the timer is there already, so that state restored
       // from a job without lateness keeps firing).
       const slicing = this.slicing;
-      if (slicing !== undefined && this.laterSlicesHold(start + slicing.sliceMs, end, slicing.sliceMs)) {
+      if (slicing !== undefined && this.laterSlicesHeld) {
         this.registerWindowTimer(key, start + slicing.sliceMs, end + slicing.sliceMs, lateness);
       }
     }
     if (timestampMs === end - 1 + lateness) this.clearWindow(start);
-  }
-
-  /** Whether a slice in [from, end) has contents (the current key's). */
-  private laterSlicesHold(from: number, end: number, sliceMs: number): boolean {
-    const c = this.contents as Contents & InternalState;
-    for (let s = from; s < end; s += sliceMs) {
-      c.setCurrentNamespace(s);
-      if (c.getInternal() !== undefined) return true;
-    }
-    return false;
   }
 
   private windowEnd(start: number): number | undefined {
@@ -365,15 +370,22 @@ export class WindowOperator extends KeyedOperator<unknown> {
     }
   }
 
+  /** Set by `mergeSlices`: whether a slice after the window's first had contents (they are in the next window too). */
+  private laterSlicesHeld = false;
+
   /** The result of a sliced window: its slices' accumulators merged (primitives: none is modified). */
   private mergeSlices(start: number, end: number, slicing: SlicingPlan): unknown {
     const c = this.contents as Contents & InternalState;
     let acc: unknown = undefined;
+    let later = false;
     for (let s = start; s < end; s += slicing.sliceMs) {
       c.setCurrentNamespace(s);
       const v = c.getInternal();
-      if (v !== undefined) acc = acc === undefined ? v : slicing.merge(acc, v);
+      if (v === undefined) continue;
+      acc = acc === undefined ? v : slicing.merge(acc, v);
+      if (s !== start) later = true;
     }
+    this.laterSlicesHeld = later;
     if (acc === undefined) return undefined;
     return (this.o.fn as Extract<WindowFunctionSpec, { kind: 'aggregate' }>).aggregate.getResult(acc);
   }
