@@ -157,7 +157,7 @@ export class RecordBatchEncoder {
     return frame;
   }
 
-  /** Starts a fresh slab with room for at least `bytes` (the frame being written, if any, is not moved). */
+  /** Starts a fresh slab with room for at least `bytes`, before a frame is written. */
   private newSlab(bytes: number): void {
     this.buffer = Buffer.allocUnsafeSlow(Math.max(SLAB_BYTES, bytes)) as FastBuffer;
     this.view = new DataView(this.buffer.buffer, this.buffer.byteOffset, this.buffer.byteLength);

@@ -38,7 +38,8 @@ type Contents = ReducingState<unknown> | AggregatingState<unknown, unknown> | Li
  * a timer at the window's last timestamp (namespace = start) fires it. Session windows keep,
  * per key, the set of active windows in a value state and merge their contents. Sliding
  * windows that an aggregate function with a primitive accumulator can slice keep one
- * accumulator per slide instead of one per window (window-slicing.ts); timers stay per window.
+ * accumulator per slide instead of one per window (window-slicing.ts) and chain their timers
+ * (one pending per key and run of slices with contents; see `addToSlice`).
  */
 export class WindowOperator extends KeyedOperator<unknown> {
   private contents!: Contents & { setCurrentNamespace(ns: number): void };

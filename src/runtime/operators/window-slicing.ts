@@ -20,12 +20,10 @@ import type { WindowAssigner } from '../../api/windows.js';
  */
 export interface SlicingPlan {
   readonly sliceMs: number;
-  /** Windows per slice (size / slide). */
-  readonly windowsPerSlice: number;
   readonly merge: (a: unknown, b: unknown) => unknown;
 }
 
-/** Why a window operator keeps one accumulator per window; undefined when it slices. */
+/** How a window operator slices its windows; undefined when it keeps one accumulator per window. */
 export function slicingPlan(assigner: WindowAssigner, fn: WindowFunctionSpec): SlicingPlan | undefined {
   if (assigner.kind !== 'sliding') return undefined;
   const { sizeMs, slideMs } = assigner;
@@ -36,5 +34,5 @@ export function slicingPlan(assigner: WindowAssigner, fn: WindowFunctionSpec): S
   const sample = fn.aggregate.createAccumulator();
   const t = typeof sample;
   if (t !== 'number' && t !== 'string' && t !== 'bigint' && t !== 'boolean') return undefined;
-  return { sliceMs: slideMs, windowsPerSlice: sizeMs / slideMs, merge: merge.bind(fn.aggregate) as (a: unknown, b: unknown) => unknown };
+  return { sliceMs: slideMs, merge: merge.bind(fn.aggregate) as (a: unknown, b: unknown) => unknown };
 }
