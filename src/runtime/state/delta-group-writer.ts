@@ -1,4 +1,6 @@
+import { assert } from '../../util/assert.js';
 import type { KeyType } from './key-group.js';
+import type { NumericEntries } from './numeric-entries.js';
 
 /**
  * Writes the delta group of a heap table's changed keys (keyed-state-delta.ts's format:
@@ -47,6 +49,87 @@ export function writeHeapDeltaGroup(group: ReadonlyMap<KeyType, unknown>, change
   for (const k of deleted) if (!w.scalar(k)) return null;
   w.u8(0x90); // no single-entry removals
   return w.take();
+}
+
+/**
+ * A numeric key group (numeric-entries.ts) as a full group: the bytes a full snapshot holds
+ * for it, `key -> value` or `key -> namespace -> value`, as msgpackr would pack the maps (see
+ * above), keys in the order they first occur. `columns` holds (key, namespace, value)
+ * triples from index `at`. Undefined when the group is empty.
+ */
+export function writeFullGroupOfColumns(columns: Float64Array, at: number, count: number, namespaced: boolean): Uint8Array | undefined {
+  if (count === 0) return undefined;
+  const w = writer;
+  w.reset(16 + count * (namespaced ? 24 : 16));
+  const end = at + 3 * count;
+  if (!namespaced) {
+    w.mapHeader(count);
+    for (let i = at; i < end; i += 3) {
+      w.scalar(columns[i]!);
+      w.scalar(columns[i + 2]!);
+    }
+    return w.take();
+  }
+  // Entries of one key are spread over the table: chain them per key (first and next entry).
+  const first = new Map<number, number>();
+  const next = new Int32Array(count).fill(-1);
+  const last = new Int32Array(count);
+  for (let e = 0; e < count; e++) {
+    const key = columns[at + 3 * e]!;
+    const head = first.get(key);
+    if (head === undefined) {
+      first.set(key, e);
+      last[e] = e;
+    } else {
+      next[last[head]!] = e;
+      last[head] = e;
+    }
+  }
+  w.mapHeader(first.size);
+  for (const [key, head] of first) {
+    w.scalar(key);
+    let n = 0;
+    for (let e = head; e >= 0; e = next[e]!) n++;
+    w.mapHeader(n);
+    for (let e = head; e >= 0; e = next[e]!) {
+      w.scalar(columns[at + 3 * e + 1]!);
+      w.scalar(columns[at + 3 * e + 2]!);
+    }
+  }
+  return w.take();
+}
+
+/**
+ * First byte of a numeric key group sent whole to the snapshot thread as raw columns (0xc1
+ * is never used in msgpack, so no full or delta group starts with it). The bytes are an
+ * 8-byte header (the marker, then 1 when namespaced) and (key, namespace, value) float64
+ * triples. Only the snapshot thread's replica reads them (`fullGroupOfColumns`); they never
+ * reach checkpoint storage.
+ */
+export const COLUMNS_GROUP_MARKER = 0xc1;
+
+/** A numeric key group as a columns group; an empty group too (it tells the replica the group is empty now). */
+export function columnsGroupBytes(entries: NumericEntries | undefined, namespaced: boolean): Uint8Array {
+  const count = entries?.size ?? 0;
+  const columns = new Float64Array(1 + 3 * count);
+  const bytes = new Uint8Array(columns.buffer);
+  bytes[0] = COLUMNS_GROUP_MARKER;
+  bytes[1] = namespaced ? 1 : 0;
+  entries?.writeColumns(columns, 1);
+  return bytes;
+}
+
+export function isColumnsGroup(bytes: Uint8Array): boolean {
+  return bytes.length >= 8 && bytes[0] === COLUMNS_GROUP_MARKER;
+}
+
+/** The full group of a columns group (undefined when it is empty). */
+export function fullGroupOfColumns(bytes: Uint8Array): Uint8Array | undefined {
+  assert(isColumnsGroup(bytes) && bytes.length % 8 === 0, `a columns group is an 8-byte header and float64 triples (got ${bytes.length} bytes)`);
+  const columns = bytes.byteOffset % 8 === 0 ? new Float64Array(bytes.buffer, bytes.byteOffset, bytes.length / 8) : new Float64Array(new Uint8Array(bytes).buffer); // a copy (a Buffer's slice is a view)
+  const count = (columns.length - 1) / 3;
+  assert(Number.isInteger(count), 'a columns group holds whole (key, namespace, value) triples');
+  return writeFullGroupOfColumns(columns, 1, count, bytes[1] === 1);
 }
 
 /** A growable msgpack buffer for the scalars above. */

@@ -1,8 +1,9 @@
 import type { KeyedStateDescriptor } from '../../api/state-descriptors.js';
 import { GroupCapture, decodeTableGroupInto } from './heap-snapshot.js';
 import { BackendIncrements, type SnapshotPlan } from './incremental-snapshots.js';
-import { applyDeltaGroupToTable, foldGroupChains, heapDeltaGroup, restoredChains, type RestoredChains } from './keyed-state-delta.js';
+import { applyDeltaGroupToTable, foldGroupChain, foldGroupChains, heapDeltaGroup, restoredChains, type RestoredChains } from './keyed-state-delta.js';
 import { captureTimers } from './timer-snapshot.js';
+import { columnsGroupBytes } from './delta-group-writer.js';
 import { HeapStateTable } from './heap-state-table.js';
 import { keyGroupRangeSize, ownedKeyGroup, type KeyGroupRange, type KeyType } from './key-group.js';
 import { decodeTimerGroup, snapshotBytes, type KeyedStateSnapshot, type StateSnapshot } from './keyed-state-snapshot.js';
@@ -71,7 +72,8 @@ export class HeapKeyedStateBackend implements KeyedStateBackend {
       }
       return existing.handle;
     }
-    const table = new HeapStateTable(descriptor.name, this.keyGroupRange, namespaced);
+    const codec = stateCodec(descriptor);
+    const table = new HeapStateTable(descriptor.name, this.keyGroupRange, namespaced, codec.passthrough);
     const restored = this.restored.get(descriptor.name);
     if (restored !== undefined) {
       if (restored.kind !== descriptor.kind || restored.namespaced !== namespaced) {
@@ -80,9 +82,14 @@ export class HeapKeyedStateBackend implements KeyedStateBackend {
             'a state keeps its kind across job versions (give the new state another name)',
         );
       }
-      const codec = stateCodec(descriptor);
       for (const [kg, chain] of restored.groups) {
         const groupIndex = kg - this.keyGroupRange.startKeyGroup;
+        if (table.isNumeric && chain.deltas.length > 0) {
+          // A numeric group removes a whole key by a walk over it: fold the chain first (values as stored, which is how a numeric table keeps them).
+          const full = foldGroupChain(chain, namespaced);
+          if (full !== undefined) decodeTableGroupInto(table, groupIndex, full, codec);
+          continue;
+        }
         if (chain.full !== undefined) decodeTableGroupInto(table, groupIndex, chain.full, codec);
         for (const delta of chain.deltas) applyDeltaGroupToTable(table, groupIndex, delta, codec);
       }
@@ -150,7 +157,7 @@ export class HeapKeyedStateBackend implements KeyedStateBackend {
     const increments = this.increments ?? this.startTracking();
     const delta = replica.readyFor(base);
     increments.beginSegment(position, !delta);
-    const finish = this.capture(delta ? { base, upto: position } : undefined);
+    const finish = this.capture(delta ? { base, upto: position } : undefined, true);
     const turn = replica.turn(delta ? base : undefined, position);
     // Started now, not when the caller asks: later snapshots wait for this one's turn.
     const result = (async () => {
@@ -177,7 +184,12 @@ export class HeapKeyedStateBackend implements KeyedStateBackend {
   }
 
   /** The synchronous part of a full snapshot (`delta` undefined) or of the changes between two positions; returns the asynchronous part. */
-  private capture(delta: { base: number; upto: number } | undefined): () => Promise<KeyedStateSnapshot> {
+  /**
+   * With `forThread` (a delta for the snapshot thread's replica), a numeric table's key groups
+   * go whole, as raw columns (delta-group-writer.ts's columns groups): copying typed arrays
+   * costs this thread far less than visiting every changed key, and the thread packs them.
+   */
+  private capture(delta: { base: number; upto: number } | undefined, forThread = false): () => Promise<KeyedStateSnapshot> {
     const captures: { name: string; kind: string; namespaced: boolean; capture: GroupCapture }[] = [];
     for (const [name, { descriptor }] of this.states) {
       const table = this.tables.get(name)!;
@@ -188,7 +200,11 @@ export class HeapKeyedStateBackend implements KeyedStateBackend {
       else {
         const changed = table.changes.since(delta.base, delta.upto);
         const encode = codec.passthrough ? undefined : (v: unknown): unknown => codec.encode(v);
-        capture = new GroupCapture(table, this.keyGroupRange.startKeyGroup, (i) => heapDeltaGroup(table.groups[i]!, changed(i), table.namespaced, encode));
+        capture = new GroupCapture(table, this.keyGroupRange.startKeyGroup, (i) => {
+          const keys = changed(i);
+          if (table.isNumeric && forThread) return columnsGroupBytes(table.numericGroup(i), table.namespaced);
+          return keys.size === 0 ? undefined : heapDeltaGroup(table.groupMap(i, keys), keys, table.namespaced, encode);
+        });
       }
       table.capture = capture;
       captures.push({ name, kind: descriptor.kind, namespaced: table.namespaced, capture });

@@ -1,4 +1,5 @@
 import { assert } from '../../util/assert.js';
+import { fullGroupOfColumns, isColumnsGroup } from './delta-group-writer.js';
 import { mergeDeltaGroupBytes, mergeTimerDeltaBytes } from './group-merge.js';
 import { applyDeltaGroup, applyTimerDelta, decodeFullGroup, packFoldedTimers, TIMER_DELTA_BY_KEY, unfoldTimers, type FoldedTimers } from './keyed-state-delta.js';
 import { packGroup, unpackGroup, type StateSnapshot } from './keyed-state-snapshot.js';
@@ -17,8 +18,9 @@ interface ReplicaState {
  * snapshot (keyed-state-delta.ts's format). Its `snapshot()` is a full snapshot at the
  * position of the last delta, so the task thread only captures what changed and the full
  * snapshot is assembled here, off the task thread. Only the key groups a delta touches change,
- * merged as bytes (group-merge.ts) where their values allow, else decoded and packed again;
- * the rest stay as they are.
+ * merged as bytes (group-merge.ts) where their values allow, else decoded and packed again,
+ * or replaced whole by a numeric table's columns group (packed here); the rest stay as they
+ * are.
  *
  * Pure: no threads, no I/O (snapshot-thread-main.ts hosts replicas in a worker).
  */
@@ -45,6 +47,13 @@ export class HeapReplica {
       if (s === undefined) this.states.set(st.name, (s = { kind: st.kind, namespaced: st.namespaced, groups: new Map() }));
       assert(s.kind === st.kind && s.namespaced === st.namespaced, `state '${st.name}' keeps its kind in a replica`);
       for (const [kg, bytes] of st.groups) {
+        if (isColumnsGroup(bytes)) {
+          // A numeric key group sent whole.
+          const full = fullGroupOfColumns(bytes);
+          if (full === undefined) s.groups.delete(kg);
+          else s.groups.set(kg, full);
+          continue;
+        }
         const previous = s.groups.get(kg);
         const merged = mergeDeltaGroupBytes(previous, bytes, s.namespaced);
         if (merged !== 'decode') {

@@ -1,3 +1,4 @@
+import { writeFullGroupOfColumns } from './delta-group-writer.js';
 import type { HeapStateTable } from './heap-state-table.js';
 import { decodeKey, encodeKey, packGroup, unpackGroup } from './keyed-state-snapshot.js';
 import type { KeyType } from './key-group.js';
@@ -5,7 +6,7 @@ import type { StateCodec } from './state-codec.js';
 
 /** Something kept per key group that a snapshot captures group by group: a state table or a timer queue. */
 export interface CapturedGroups {
-  readonly groups: readonly unknown[];
+  readonly groupCount: number;
   /** Set while a snapshot still has groups to serialize; every access to a group calls `touch` first. */
   capture: GroupCapture | null;
 }
@@ -28,7 +29,7 @@ export class GroupCapture {
     private readonly startKeyGroup: number,
     private readonly encode: (groupIndex: number) => Uint8Array | undefined,
   ) {
-    this.pending = target.groups.map(() => true);
+    this.pending = new Array<boolean>(target.groupCount).fill(true);
     this.remaining = this.pending.length;
   }
 
@@ -69,7 +70,13 @@ export class GroupCapture {
  * without building anything first; a declared serializer's values are encoded into a copy.
  */
 export function encodeTableGroup(table: HeapStateTable, groupIndex: number, codec: StateCodec): Uint8Array | undefined {
-  const group = table.groups[groupIndex]!;
+  const numeric = table.numericGroup(groupIndex);
+  if (numeric !== undefined) {
+    const columns = new Float64Array(3 * numeric.size);
+    numeric.writeColumns(columns, 0);
+    return writeFullGroupOfColumns(columns, 0, numeric.size, table.namespaced);
+  }
+  const group = table.groupMap(groupIndex);
   if (group.size === 0) return undefined;
   if (codec.passthrough) return packGroup(group);
   const encoded = new Map<unknown, unknown>();

@@ -1,14 +1,23 @@
 import type { ChangedEntries } from './changed-entries.js';
 import type { GroupCapture } from './heap-snapshot.js';
 import { keyGroupRangeSize, type KeyGroupRange, type KeyType } from './key-group.js';
+import { NumericEntries } from './numeric-entries.js';
 
 /**
- * The entries of one keyed state on the heap: one map per key group of the subtask's range,
- * so a snapshot, a restore or a rescale works key group by key group. In a namespaced table
- * each key maps to a map from namespace to value.
+ * The entries of one keyed state on the heap, per key group of the subtask's range, so a
+ * snapshot, a restore or a rescale works key group by key group.
+ *
+ * Two layouts. A table whose values the default serializer writes starts numeric: while every
+ * key, namespace and value is a number, each key group is a NumericEntries (typed arrays,
+ * no object per entry). The first other key or value turns the table, for good, into one map
+ * per key group (key -> value, or in a namespaced table key -> namespace -> value).
  */
 export class HeapStateTable {
-  readonly groups: Map<KeyType, unknown>[];
+  /** The map layout's groups (empty while the table is numeric). */
+  private readonly maps: Map<KeyType, unknown>[];
+  /** The numeric layout's groups; null once the table holds maps. */
+  private numeric: NumericEntries[] | null;
+  readonly groupCount: number;
   /** Set while a snapshot still has groups of this table to serialize. */
   capture: GroupCapture | null = null;
   /** Set when checkpoints are incremental: the keys written or removed, per key group. */
@@ -18,10 +27,67 @@ export class HeapStateTable {
     readonly name: string,
     readonly range: KeyGroupRange,
     readonly namespaced: boolean,
+    /** Whether values may be kept in the numeric layout (they are snapshotted as they are). */
+    numericValues = false,
   ) {
     const n = keyGroupRangeSize(range);
-    this.groups = new Array<Map<KeyType, unknown>>(n);
-    for (let i = 0; i < n; i++) this.groups[i] = new Map();
+    this.groupCount = n;
+    this.maps = new Array<Map<KeyType, unknown>>(n);
+    for (let i = 0; i < n; i++) this.maps[i] = new Map();
+    this.numeric = null;
+    if (numericValues) {
+      this.numeric = new Array<NumericEntries>(n);
+      for (let i = 0; i < n; i++) this.numeric[i] = new NumericEntries();
+    }
+  }
+
+  /** Whether the table is in the numeric layout. */
+  get isNumeric(): boolean {
+    return this.numeric !== null;
+  }
+
+  /** A numeric table's key group (undefined in the map layout). */
+  numericGroup(groupIndex: number): NumericEntries | undefined {
+    return this.numeric?.[groupIndex];
+  }
+
+  /**
+   * A key group as a map (key -> value, or key -> namespace -> value): the group itself in the
+   * map layout, a copy in the numeric one (for snapshots: do not write to it); with
+   * `onlyKeys`, a numeric group's copy holds only those keys.
+   */
+  groupMap(groupIndex: number, onlyKeys?: ReadonlySet<KeyType>): ReadonlyMap<KeyType, unknown> {
+    const numeric = this.numeric?.[groupIndex];
+    if (numeric === undefined) return this.maps[groupIndex]!;
+    const out = new Map<KeyType, unknown>();
+    if (!this.namespaced) numeric.forEach((k, _ns, v) => (onlyKeys === undefined || onlyKeys.has(k)) && out.set(k, v));
+    else
+      numeric.forEach((k, ns, v) => {
+        if (onlyKeys !== undefined && !onlyKeys.has(k)) return;
+        let byNs = out.get(k) as Map<number, unknown> | undefined;
+        if (byNs === undefined) out.set(k, (byNs = new Map()));
+        byNs.set(ns, v);
+      });
+    return out;
+  }
+
+  /** Moves every numeric group into maps (a key or value that is not a number arrived). */
+  private toMaps(): void {
+    this.capture?.completeNow(); // a pending group's capture reads the layout it was taken in
+    const numeric = this.numeric!;
+    this.numeric = null;
+    for (let g = 0; g < numeric.length; g++) {
+      const group = this.maps[g]!;
+      if (!this.namespaced) numeric[g]!.forEach((k, _ns, v) => group.set(k, v));
+      else
+        numeric[g]!.forEach((k, ns, v) => {
+          let byNs = group.get(k) as Map<number, unknown> | undefined;
+          if (byNs === undefined) group.set(k, (byNs = new Map()));
+          byNs.set(ns, v);
+          this.namespacedEntries++;
+        });
+    }
+    this.forgetLast();
   }
 
   /**
@@ -38,7 +104,7 @@ export class HeapStateTable {
 
   private namespacesOf(groupIndex: number, key: KeyType): Map<number, unknown> | undefined {
     if (key === this.lastKey && groupIndex === this.lastGroupIndex) return this.lastByNs;
-    const byNs = this.groups[groupIndex]!.get(key) as Map<number, unknown> | undefined;
+    const byNs = this.maps[groupIndex]!.get(key) as Map<number, unknown> | undefined;
     if (byNs !== undefined) this.remember(groupIndex, key, byNs);
     return byNs;
   }
@@ -57,7 +123,8 @@ export class HeapStateTable {
 
   get(groupIndex: number, key: KeyType, namespace: number): unknown {
     if (this.capture !== null) this.capture.touch(groupIndex);
-    if (!this.namespaced) return this.groups[groupIndex]!.get(key);
+    if (this.numeric !== null) return NumericEntries.accepts(key, namespace) ? this.numeric[groupIndex]!.get(key, this.namespaced ? namespace : 0) : undefined;
+    if (!this.namespaced) return this.maps[groupIndex]!.get(key);
     const byNs = this.namespacesOf(groupIndex, key);
     return byNs === undefined ? undefined : byNs.get(namespace);
   }
@@ -65,14 +132,21 @@ export class HeapStateTable {
   put(groupIndex: number, key: KeyType, namespace: number, value: unknown): void {
     if (this.capture !== null) this.capture.touch(groupIndex);
     if (this.changes !== null) this.changes.mark(groupIndex, key);
+    if (this.numeric !== null) {
+      if (typeof value === 'number' && NumericEntries.accepts(key, namespace)) {
+        this.numeric[groupIndex]!.set(key, this.namespaced ? namespace : 0, value);
+        return;
+      }
+      this.toMaps();
+    }
     if (!this.namespaced) {
-      this.groups[groupIndex]!.set(key, value);
+      this.maps[groupIndex]!.set(key, value);
       return;
     }
     let byNs = this.namespacesOf(groupIndex, key);
     if (byNs === undefined) {
       byNs = new Map();
-      this.groups[groupIndex]!.set(key, byNs);
+      this.maps[groupIndex]!.set(key, byNs);
       this.remember(groupIndex, key, byNs);
     }
     const before = byNs.size;
@@ -83,7 +157,11 @@ export class HeapStateTable {
   remove(groupIndex: number, key: KeyType, namespace: number): void {
     if (this.capture !== null) this.capture.touch(groupIndex);
     if (this.changes !== null) this.changes.mark(groupIndex, key);
-    const group = this.groups[groupIndex]!;
+    if (this.numeric !== null) {
+      if (NumericEntries.accepts(key, namespace)) this.numeric[groupIndex]!.delete(key, this.namespaced ? namespace : 0);
+      return;
+    }
+    const group = this.maps[groupIndex]!;
     if (!this.namespaced) {
       group.delete(key);
       return;
@@ -101,7 +179,11 @@ export class HeapStateTable {
   removeKey(groupIndex: number, key: KeyType): void {
     if (this.capture !== null) this.capture.touch(groupIndex);
     if (this.changes !== null) this.changes.mark(groupIndex, key);
-    const group = this.groups[groupIndex]!;
+    if (this.numeric !== null) {
+      if (NumericEntries.accepts(key, 0)) this.numeric[groupIndex]!.deleteKey(key);
+      return;
+    }
+    const group = this.maps[groupIndex]!;
     if (this.namespaced) this.namespacedEntries -= (group.get(key) as Map<number, unknown> | undefined)?.size ?? 0;
     group.delete(key);
     this.forgetLast();
@@ -109,9 +191,14 @@ export class HeapStateTable {
 
   /** Entries (key and namespace pairs in a namespaced table): cheap, asked at a checkpoint's barrier. */
   numEntries(): number {
+    if (this.numeric !== null) {
+      let n = 0;
+      for (const group of this.numeric) n += group.size;
+      return n;
+    }
     if (this.namespaced) return this.namespacedEntries;
     let n = 0;
-    for (const group of this.groups) n += group.size;
+    for (const group of this.maps) n += group.size;
     return n;
   }
 }

@@ -246,7 +246,7 @@ export function resolveDeltas(snapshots: readonly KeyedStateSnapshot[]): KeyedSt
 
 /** The changed (key, value) pairs of a non-namespaced key group of a heap table, as a delta group. */
 export function heapDeltaGroup(
-  group: Map<KeyType, unknown>,
+  group: ReadonlyMap<KeyType, unknown>,
   changed: ReadonlySet<KeyType>,
   namespaced: boolean,
   encode: ((v: unknown) => unknown) | undefined,

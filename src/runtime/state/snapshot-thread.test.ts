@@ -6,6 +6,7 @@ import { packKeyGroups, packedKeyGroupsOf } from './packed-key-groups.js';
 import { SnapshotThread } from './snapshot-thread.js';
 import { HeldKeyedStateSnapshot } from './held-keyed-state-snapshot.js';
 import { decode } from '../storage/checksummed-file.js';
+import { seededRandom } from '../../testing/seeded-random.js';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -79,6 +80,71 @@ describe('snapshot thread', () => {
       expect(packed!.offsets).toEqual(mine.offsets);
     }
   });
+
+  for (const turnsIntoMaps of [false, true]) {
+    it(`numeric tables go to the thread as whole key groups (columns); its full snapshots equal the state at each position${turnsIntoMaps ? ', also after a table turned into maps' : ''}`, async () => {
+      const seed = turnsIntoMaps ? 99 : 98;
+      const random = seededRandom(seed);
+      const thread = new SnapshotThread();
+      threads.push(thread);
+      type Slices = ValueState<number | string> & { setCurrentNamespace(n: number): void };
+      const make = (t?: SnapshotThread, restoreFrom?: KeyedStateSnapshot) => {
+        const b = new HeapKeyedStateBackend(RANGE, 128, Date.now, t);
+        if (restoreFrom !== undefined) b.restore([decodeKeyedStateSnapshot(encodeKeyedStateSnapshot(restoreFrom))]);
+        return { b, count: b.getOrCreateState(valueState<number>('count'), false) as unknown as ValueState<number>, slices: b.getOrCreateState(valueState<number | string>('slices'), true) as unknown as Slices };
+      };
+      const threaded = make(thread);
+      // The model: what a restore of each snapshot must read back (-0 is written as 0, as msgpack does).
+      const counts = new Map<number, number>();
+      const slices = new Map<string, number | string>();
+      // Numeric keys (auction ids), namespaces beyond 32 bits (slice timestamps), values of every sort of number.
+      const keys = Array.from({ length: 300 }, (_, i) => i * 7919);
+      const namespaces = Array.from({ length: 6 }, (_, i) => 1.7e12 + 2000 * i);
+      const values = [0, -0, 1, 255, 65536, 2 ** 40, -3, 1.5, NaN, Infinity];
+      for (let position = 1; position <= 10; position++) {
+        for (let op = 0; op < 600; op++) {
+          const k = keys[Math.floor(random() * keys.length)]!;
+          const ns = namespaces[Math.floor(random() * namespaces.length)]!;
+          const v = values[Math.floor(random() * values.length)]!;
+          const r = random();
+          threaded.b.setCurrentKey(k);
+          threaded.slices.setCurrentNamespace(ns);
+          if (r < 0.3) {
+            threaded.count.update(v);
+            counts.set(k, v + 0);
+          } else if (r < 0.4) {
+            threaded.count.clear();
+            counts.delete(k);
+          } else if (r < 0.8) {
+            const value = turnsIntoMaps && position === 6 && op === 300 ? 'not a number' : v;
+            threaded.slices.update(value);
+            slices.set(`${k}|${ns}`, typeof value === 'number' ? value + 0 : value);
+          } else {
+            threaded.slices.clear();
+            slices.delete(`${k}|${ns}`);
+          }
+        }
+        const full = await threaded.b.snapshot({ checkpointId: position, incremental: false })();
+        expect(full.baseCheckpointId).toBeUndefined();
+        const restored = make(undefined, full);
+        const readCounts = new Map<number, number>();
+        const readSlices = new Map<string, number | string>();
+        for (const k of keys) {
+          restored.b.setCurrentKey(k);
+          const c = restored.count.value();
+          if (c !== null && c !== undefined) readCounts.set(k, c);
+          for (const ns of namespaces) {
+            restored.slices.setCurrentNamespace(ns);
+            const v = restored.slices.value();
+            if (v !== null && v !== undefined) readSlices.set(`${k}|${ns}`, v);
+          }
+        }
+        expect(readCounts, `seed ${seed}, position ${position}`).toEqual(counts);
+        expect(readSlices, `seed ${seed}, position ${position}`).toEqual(slices);
+      }
+      expect(thread.busyMs).toBeGreaterThan(0);
+    });
+  }
 
   it('a snapshot thread that dies fails the snapshots in flight with a clear error; the next snapshot resets the replica in a new thread', async () => {
     const { thread, h } = await startedBackend();
@@ -215,3 +281,4 @@ describe('snapshot thread', () => {
     });
   });
 });
+

@@ -58,6 +58,10 @@ export class TimerQueue {
     return this.count;
   }
 
+  get groupCount(): number {
+    return this.groups.length;
+  }
+
   /** The earliest timestamp that may hold a timer (a deleted one may linger). */
   peekTime(): number | undefined {
     return this.times.peek();
