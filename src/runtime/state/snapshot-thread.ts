@@ -3,7 +3,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { assert } from '../../util/assert.js';
 import type { KeyedStateSnapshot } from './keyed-state-snapshot.js';
-import { toSnapshotParts } from './snapshot-parts.js';
+import { toSnapshotParts, transferListOf } from './snapshot-parts.js';
 import type { SnapshotThreadMessage, SnapshotThreadReply } from './snapshot-thread-protocol.js';
 import { HeldKeyedStateSnapshot, keyedSnapshotOfReply, type KeyedSnapshotResult, type SnapshotHolder } from './held-keyed-state-snapshot.js';
 
@@ -156,17 +156,17 @@ export class HeapSnapshotReplica {
           if (base === undefined) {
             assert(captured.baseCheckpointId === undefined, 'a reset sends a full snapshot');
             const parts = toSnapshotParts(captured.states, captured.timers);
-            this.thread.send({ op: 'reset', replica: this.id, position, parts }, [parts.buffer]);
+            this.thread.send({ op: 'reset', replica: this.id, position, parts }, transferListOf(parts));
             this.sent = position;
             return captured;
           }
           if (this.sent !== base || this.generation !== this.thread.generation) {
             throw new Error(`the snapshot thread's replica is not at position ${base} (an earlier snapshot failed or the thread restarted); the next checkpoint resets it`);
           }
-          const parts = toSnapshotParts(captured.states, captured.timers);
+          const parts = toSnapshotParts(captured.states, captured.timers, true); // the delta is not read again here
           this.sent = position;
           const { keyGroupRange, maxParallelism } = captured;
-          const reply = await this.thread.request({ op: 'apply', replica: this.id, base, position, parts, keyGroupRange, maxParallelism, hold }, [parts.buffer]);
+          const reply = await this.thread.request({ op: 'apply', replica: this.id, base, position, parts, keyGroupRange, maxParallelism, hold }, transferListOf(parts));
           assert(reply.keyGroupOffsets !== undefined, 'the snapshot thread answers a delta with the layout of the full snapshot');
           if (hold) {
             assert(reply.sizeBytes !== undefined, 'the snapshot thread answers a held snapshot with its size');
