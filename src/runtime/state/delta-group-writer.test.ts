@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { seededRandom } from '../../testing/seeded-random.js';
-import { writeHeapDeltaGroup } from './delta-group-writer.js';
+import { columnsGroupBytes, fullGroupOfColumns, writeHeapDeltaGroup, writeNumericDeltaGroup } from './delta-group-writer.js';
+import { NumericEntries } from './numeric-entries.js';
 import type { KeyType } from './key-group.js';
 import { packDeltaGroup } from './keyed-state-delta.js';
 import { packGroup, unpackGroup } from './keyed-state-snapshot.js';
@@ -82,4 +83,60 @@ describe('writeHeapDeltaGroup', () => {
     expect(writeHeapDeltaGroup(new Map([[1, new Map([[0, new Date(0)]])]]), new Set([1]), true)).toBeNull();
     expect(writeHeapDeltaGroup(new Map([[1, undefined]]), new Set<KeyType>(), false)).toBeUndefined();
   });
+});
+
+describe('numeric key groups (numeric-entries.ts)', () => {
+  const numbers = edgeNumbers.filter((n) => !Number.isNaN(n));
+  /** A random numeric group, and the same entries as the map a map-layout table would hold. */
+  function randomGroup(rnd: () => number, namespaced: boolean, size: number): { entries: NumericEntries; map: Map<KeyType, unknown> } {
+    const entries = new NumericEntries();
+    const map = new Map<KeyType, unknown>();
+    for (let i = 0; i < size; i++) {
+      const k = numbers[Math.floor(rnd() * numbers.length)]! + Math.floor(rnd() * 50) * 1e6 + 0;
+      const value = edgeNumbers[Math.floor(rnd() * edgeNumbers.length)]!;
+      const ns = namespaced ? [0, 1.7e12, -3, 2.5][Math.floor(rnd() * 4)]! : 0;
+      entries.set(k, ns, value);
+      if (!namespaced) map.set(k, value);
+      else {
+        let byNs = map.get(k) as Map<number, unknown> | undefined;
+        if (byNs === undefined) map.set(k, (byNs = new Map()));
+        byNs.set(ns, value);
+      }
+    }
+    return { entries, map };
+  }
+
+  for (const namespaced of [false, true]) {
+    it(`a delta written from the columns decodes to what msgpackr's delta decodes to (${namespaced ? 'namespaced' : 'plain'}, seeded)`, () => {
+      const seed = 31 + (namespaced ? 1 : 0);
+      const rnd = seededRandom(seed);
+      for (let round = 0; round < 40; round++) {
+        const { entries, map } = randomGroup(rnd, namespaced, round === 0 ? 30_000 : Math.floor(rnd() * 200));
+        const changed = new Set<KeyType>();
+        for (const k of map.keys()) if (rnd() < 0.6) changed.add(k);
+        changed.add(123.5e9); // a key with no entry (removed)
+        if (round % 2 === 0) changed.add('a removed string key');
+        const written = writeNumericDeltaGroup(entries, changed, namespaced);
+        expect(written, `seed ${seed}, round ${round}`).toBeInstanceOf(Uint8Array);
+        expect(unpackGroup(written as Uint8Array), `seed ${seed}, round ${round}`).toEqual(unpackGroup(reference(map, changed, namespaced)));
+      }
+      expect(writeNumericDeltaGroup(new NumericEntries(), new Set(), namespaced)).toBeUndefined();
+      expect(writeNumericDeltaGroup(new NumericEntries(), new Set([1n]), namespaced)).toBeNull();
+    });
+
+    it(`a columns group becomes the full group msgpackr packs for the same entries, at any byte offset (${namespaced ? 'namespaced' : 'plain'}, seeded)`, () => {
+      const rnd = seededRandom(51 + (namespaced ? 1 : 0));
+      for (let round = 0; round < 20; round++) {
+        const { entries, map } = randomGroup(rnd, namespaced, round === 0 ? 0 : Math.floor(rnd() * 300));
+        const bytes = columnsGroupBytes(entries, namespaced);
+        const shifted = new Uint8Array(bytes.length + 3).subarray(3); // not 8-byte aligned
+        shifted.set(bytes);
+        for (const b of [bytes, shifted]) {
+          const full = fullGroupOfColumns(b);
+          if (map.size === 0) expect(full).toBeUndefined();
+          else expect(unpackGroup(full as Uint8Array)).toEqual(unpackGroup(packGroup(map)));
+        }
+      }
+    });
+  }
 });

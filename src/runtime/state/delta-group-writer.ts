@@ -59,8 +59,37 @@ export function writeHeapDeltaGroup(group: ReadonlyMap<KeyType, unknown>, change
  */
 export function writeFullGroupOfColumns(columns: Float64Array, at: number, count: number, namespaced: boolean): Uint8Array | undefined {
   if (count === 0) return undefined;
+  writer.reset(16 + count * (namespaced ? 24 : 16));
+  writeColumnsMap(columns, at, count, namespaced);
+  return writer.take();
+}
+
+/**
+ * The delta group (the format above) of a numeric key group's changed keys: the entries of
+ * the changed keys straight from the columns, then the deleted keys (in a namespaced table
+ * every changed key, which the upserts replace whole; else the changed keys without a value).
+ * Null when a changed key is not a number, string, boolean or null (the caller takes the
+ * general path).
+ */
+export function writeNumericDeltaGroup(entries: NumericEntries, changed: ReadonlySet<KeyType>, namespaced: boolean): Uint8Array | undefined | null {
+  if (changed.size === 0) return undefined;
+  const columns = new Float64Array(3 * entries.size);
+  const count = entries.writeColumnsOf(changed, columns, 0) / 3;
   const w = writer;
-  w.reset(16 + count * (namespaced ? 24 : 16));
+  w.reset(64 + count * (namespaced ? 24 : 16) + changed.size * 9);
+  w.u8(0x93);
+  writeColumnsMap(columns, 0, count, namespaced);
+  const deleted: KeyType[] = [];
+  for (const k of changed) if (namespaced || typeof k !== 'number' || entries.get(k, 0) === undefined) deleted.push(k);
+  w.arrayHeader(deleted.length);
+  for (const k of deleted) if (!w.scalar(k)) return null; // a key of another kind (only removed: a numeric table holds numbers)
+  w.u8(0x90); // no single-entry removals
+  return w.take();
+}
+
+/** Writes (key, namespace, value) triples as a map, `key -> value` or `key -> namespace -> value`, keys in the order they first occur. */
+function writeColumnsMap(columns: Float64Array, at: number, count: number, namespaced: boolean): void {
+  const w = writer;
   const end = at + 3 * count;
   if (!namespaced) {
     w.mapHeader(count);
@@ -68,7 +97,7 @@ export function writeFullGroupOfColumns(columns: Float64Array, at: number, count
       w.scalar(columns[i]!);
       w.scalar(columns[i + 2]!);
     }
-    return w.take();
+    return;
   }
   // Entries of one key are spread over the table: chain them per key (first and next entry).
   const first = new Map<number, number>();
@@ -96,7 +125,6 @@ export function writeFullGroupOfColumns(columns: Float64Array, at: number, count
       w.scalar(columns[at + 3 * e + 2]!);
     }
   }
-  return w.take();
 }
 
 /**

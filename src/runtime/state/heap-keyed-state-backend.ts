@@ -3,7 +3,7 @@ import { GroupCapture, decodeTableGroupInto } from './heap-snapshot.js';
 import { BackendIncrements, type SnapshotPlan } from './incremental-snapshots.js';
 import { applyDeltaGroupToTable, foldGroupChain, foldGroupChains, heapDeltaGroup, restoredChains, type RestoredChains } from './keyed-state-delta.js';
 import { captureTimers } from './timer-snapshot.js';
-import { columnsGroupBytes } from './delta-group-writer.js';
+import { columnsGroupBytes, writeNumericDeltaGroup } from './delta-group-writer.js';
 import { HeapStateTable } from './heap-state-table.js';
 import { keyGroupRangeSize, ownedKeyGroup, type KeyGroupRange, type KeyType } from './key-group.js';
 import { decodeTimerGroup, snapshotBytes, type KeyedStateSnapshot, type StateSnapshot } from './keyed-state-snapshot.js';
@@ -202,7 +202,12 @@ export class HeapKeyedStateBackend implements KeyedStateBackend {
         const encode = codec.passthrough ? undefined : (v: unknown): unknown => codec.encode(v);
         capture = new GroupCapture(table, this.keyGroupRange.startKeyGroup, (i) => {
           const keys = changed(i);
-          if (table.isNumeric && forThread) return columnsGroupBytes(table.numericGroup(i), table.namespaced);
+          const numeric = table.numericGroup(i);
+          if (numeric !== undefined) {
+            if (forThread) return columnsGroupBytes(numeric, table.namespaced);
+            const written = writeNumericDeltaGroup(numeric, keys, table.namespaced);
+            if (written !== null) return written;
+          }
           return keys.size === 0 ? undefined : heapDeltaGroup(table.groupMap(i, keys), keys, table.namespaced, encode);
         });
       }

@@ -104,6 +104,20 @@ export class NumericEntries {
     return at;
   }
 
+  /** As writeColumns, only the entries whose key is in `keys`; returns the index after the last. */
+  writeColumnsOf(keys: ReadonlySet<unknown>, out: Float64Array, at: number): number {
+    assert(out.length - at >= 3 * this.size, 'the columns have room for every entry');
+    const { hashes, keys: ks, namespaces, values } = this;
+    for (let i = 0; i <= this.mask; i++) {
+      if (hashes[i] === 0 || !keys.has(ks[i]!)) continue;
+      out[at] = ks[i]!;
+      out[at + 1] = namespaces[i]!;
+      out[at + 2] = values[i]!;
+      at += 3;
+    }
+    return at;
+  }
+
   private find(key: number, namespace: number, h: number): number {
     const { hashes, keys, namespaces, mask } = this;
     for (let i = h & mask; ; i = (i + 1) & mask) {
