@@ -136,11 +136,12 @@ function writeColumnsMap(columns: Float64Array, at: number, count: number, names
  */
 export const COLUMNS_GROUP_MARKER = 0xc1;
 
-/** A numeric key group as a columns group; an empty group too (it tells the replica the group is empty now). */
-export function columnsGroupBytes(entries: NumericEntries | undefined, namespaced: boolean): Uint8Array {
+/** A numeric key group as a columns group (in `arena` when given); an empty group too (it tells the replica the group is empty now). */
+export function columnsGroupBytes(entries: NumericEntries | undefined, namespaced: boolean, arena?: { alloc(n: number): Uint8Array }): Uint8Array {
   const count = entries?.size ?? 0;
-  const columns = new Float64Array(1 + 3 * count);
-  const bytes = new Uint8Array(columns.buffer);
+  const bytes = arena === undefined ? new Uint8Array(8 * (1 + 3 * count)) : arena.alloc(8 * (1 + 3 * count));
+  assert(bytes.byteOffset % 8 === 0, 'a columns group starts at an 8-byte aligned offset');
+  const columns = new Float64Array(bytes.buffer, bytes.byteOffset, 1 + 3 * count);
   bytes[0] = COLUMNS_GROUP_MARKER;
   bytes[1] = namespaced ? 1 : 0;
   entries?.writeColumns(columns, 1);

@@ -12,6 +12,7 @@ import { stateCodec } from './state-codec.js';
 import type { InternalState, KeyedStateBackend, SnapshotRequest } from './keyed-state-backend.js';
 import { createStateHandle } from './state-handles.js';
 import type { HeapSnapshotReplica, SnapshotThread } from './snapshot-thread.js';
+import type { TransferArena } from './snapshot-parts.js';
 import type { KeyedSnapshotResult } from './held-keyed-state-snapshot.js';
 
 /** Keyed state held as objects on the JavaScript heap (Flink's HashMapStateBackend). */
@@ -157,7 +158,9 @@ export class HeapKeyedStateBackend implements KeyedStateBackend {
     const increments = this.increments ?? this.startTracking();
     const delta = replica.readyFor(base);
     increments.beginSegment(position, !delta);
-    const finish = this.capture(delta ? { base, upto: position } : undefined, true);
+    // A delta's groups are written into an arena whose buffers go to the thread and come back (a reset's stay in the replica).
+    const arena = delta ? thread.arena() : undefined;
+    const finish = this.capture(delta ? { base, upto: position } : undefined, arena);
     const turn = replica.turn(delta ? base : undefined, position);
     // Started now, not when the caller asks: later snapshots wait for this one's turn.
     const result = (async () => {
@@ -169,7 +172,7 @@ export class HeapKeyedStateBackend implements KeyedStateBackend {
         turn.abandon();
         throw e;
       }
-      return turn.complete(captured, hold);
+      return turn.complete(captured, hold, arena);
     })();
     result.catch(() => {}); // the caller sees the failure when it asks
     return () => result;
@@ -185,11 +188,12 @@ export class HeapKeyedStateBackend implements KeyedStateBackend {
 
   /** The synchronous part of a full snapshot (`delta` undefined) or of the changes between two positions; returns the asynchronous part. */
   /**
-   * With `forThread` (a delta for the snapshot thread's replica), a numeric table's key groups
-   * go whole, as raw columns (delta-group-writer.ts's columns groups): copying typed arrays
-   * costs this thread far less than visiting every changed key, and the thread packs them.
+   * With `arena` (a delta for the snapshot thread's replica), a numeric table's key groups go
+   * whole, as raw columns written into the arena (delta-group-writer.ts's columns groups):
+   * copying typed arrays costs this thread far less than visiting every changed key, and the
+   * thread packs them.
    */
-  private capture(delta: { base: number; upto: number } | undefined, forThread = false): () => Promise<KeyedStateSnapshot> {
+  private capture(delta: { base: number; upto: number } | undefined, arena?: TransferArena): () => Promise<KeyedStateSnapshot> {
     const captures: { name: string; kind: string; namespaced: boolean; capture: GroupCapture }[] = [];
     for (const [name, { descriptor }] of this.states) {
       const table = this.tables.get(name)!;
@@ -204,7 +208,7 @@ export class HeapKeyedStateBackend implements KeyedStateBackend {
           const keys = changed(i);
           const numeric = table.numericGroup(i);
           if (numeric !== undefined) {
-            if (forThread) return columnsGroupBytes(numeric, table.namespaced);
+            if (arena !== undefined) return columnsGroupBytes(numeric, table.namespaced, arena);
             const written = writeNumericDeltaGroup(numeric, keys, table.namespaced);
             if (written !== null) return written;
           }

@@ -94,7 +94,8 @@ export function keyedSnapshotOfReply(
 ): KeyedStateSnapshot {
   const full = fromSnapshotParts(parts);
   const snapshot: KeyedStateSnapshot = { formatVersion: 1, maxParallelism, keyGroupRange, states: full.states, timers: full.timers };
-  attachPackedKeyGroups(snapshot, { data: new Uint8Array(parts.buffer), offsets: keyGroupOffsets });
+  assert(parts.buffers.length === 1, 'a full snapshot from the snapshot thread is one payload');
+  attachPackedKeyGroups(snapshot, { data: new Uint8Array(parts.buffers[0]!), offsets: keyGroupOffsets });
   return snapshot;
 }
 

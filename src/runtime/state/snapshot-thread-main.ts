@@ -74,9 +74,9 @@ function assemble(r: HeapReplica, keyGroupRange: KeyGroupRange, maxParallelism: 
   const groups = full.states.map((): number[] => []);
   const timers: number[] = [];
   const snapshot = { formatVersion: 1 as const, maxParallelism, keyGroupRange, states: full.states, timers: full.timers };
-  const { data, offsets } = packKeyGroups(snapshot, (state, kg, offset, length) => (state < 0 ? timers : groups[state]!).push(kg, offset, length));
+  const { data, offsets } = packKeyGroups(snapshot, (state, kg, offset, length) => (state < 0 ? timers : groups[state]!).push(kg, 0, offset, length));
   const parts: SnapshotParts = {
-    buffer: data.buffer as ArrayBuffer,
+    buffers: [data.buffer as ArrayBuffer],
     states: full.states.map((st, i) => ({ name: st.name, kind: st.kind, namespaced: st.namespaced, groups: groups[i]! })),
     timers,
   };
@@ -96,17 +96,20 @@ function handle(m: SnapshotThreadRequest, started: number, transfer: ArrayBuffer
       const r = replicas.get(m.replica);
       if (r === undefined) throw new Error(`replica ${m.replica} is not here (not reset, or dropped after a failure)`);
       r.apply(m.base, m.position, fromSnapshotParts(m.parts));
+      // The replica keeps nothing of a delta's buffers (merged groups are new bytes): they go back to be written again.
+      const recycled = [...m.parts.buffers];
+      transfer.push(...recycled);
       const h = assemble(r, m.keyGroupRange, m.maxParallelism);
       if (m.hold) {
         hold(m.replica, m.position, h);
-        return { request: m.request, ok: true, sizeBytes: h.parts.buffer.byteLength, keyGroupOffsets: h.keyGroupOffsets, busyMs: performance.now() - started };
+        return { request: m.request, ok: true, sizeBytes: h.parts.buffers[0]!.byteLength, keyGroupOffsets: h.keyGroupOffsets, recycled, busyMs: performance.now() - started };
       }
-      transfer.push(h.parts.buffer);
-      return { request: m.request, ok: true, parts: h.parts, keyGroupOffsets: h.keyGroupOffsets, busyMs: performance.now() - started };
+      transfer.push(h.parts.buffers[0]!);
+      return { request: m.request, ok: true, parts: h.parts, keyGroupOffsets: h.keyGroupOffsets, recycled, busyMs: performance.now() - started };
     }
     case 'take': {
       const h = unhold(m.replica, m.position);
-      transfer.push(h.parts.buffer);
+      transfer.push(h.parts.buffers[0]!);
       return { request: m.request, ok: true, parts: h.parts, keyGroupOffsets: h.keyGroupOffsets, busyMs: performance.now() - started };
     }
     case 'release':
@@ -125,7 +128,7 @@ function handle(m: SnapshotThreadRequest, started: number, transfer: ArrayBuffer
 
 /** Writes a held snapshot's state file; the answer follows when it is durable. */
 function writeHeld(m: SnapshotThreadRequest & { op: 'write' }, h: Held, started: number): void {
-  writeChecksummedFileDurably(m.path, new Uint8Array(h.parts.buffer), 'state', m.randomHex16).then(
+  writeChecksummedFileDurably(m.path, new Uint8Array(h.parts.buffers[0]!), 'state', m.randomHex16).then(
     (checksum) => port!.postMessage({ request: m.request, ok: true, checksum, busyMs: performance.now() - started } satisfies SnapshotThreadReply),
     (e: unknown) => port!.postMessage({ request: m.request, ok: false, error: errorMessage(e) } satisfies SnapshotThreadReply),
   );

@@ -42,6 +42,8 @@ export type SnapshotThreadReply =
       readonly keyGroupOffsets?: number[] | undefined;
       /** For `apply` with `hold`: the payload's size. */
       readonly sizeBytes?: number | undefined;
+      /** For `apply`: the delta's buffers, given back to be written again (snapshot-parts.ts's BufferPool). */
+      readonly recycled?: ArrayBuffer[] | undefined;
       /** For `write`: the CRC-32C of the payload written. */
       readonly checksum?: number | undefined;
       readonly busyMs: number;

@@ -142,6 +142,8 @@ describe('snapshot thread', () => {
         expect(readCounts, `seed ${seed}, position ${position}`).toEqual(counts);
         expect(readSlices, `seed ${seed}, position ${position}`).toEqual(slices);
       }
+      // The deltas' buffers came back and were written again (stale bytes in them must not leak into snapshots).
+      expect(thread.pool.freeBytes).toBeGreaterThan(0);
       expect(thread.busyMs).toBeGreaterThan(0);
     });
   }

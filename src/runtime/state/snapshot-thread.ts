@@ -3,7 +3,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { assert } from '../../util/assert.js';
 import type { KeyedStateSnapshot } from './keyed-state-snapshot.js';
-import { toSnapshotParts, transferListOf } from './snapshot-parts.js';
+import { BufferPool, toSnapshotParts, TransferArena } from './snapshot-parts.js';
 import type { SnapshotThreadMessage, SnapshotThreadReply } from './snapshot-thread-protocol.js';
 import { HeldKeyedStateSnapshot, keyedSnapshotOfReply, type KeyedSnapshotResult, type SnapshotHolder } from './held-keyed-state-snapshot.js';
 
@@ -34,6 +34,13 @@ export class SnapshotThread implements SnapshotHolder {
   private readonly pending = new Map<number, { resolve: (reply: SnapshotThreadReply & { ok: true }) => void; reject: (e: Error) => void }>();
   /** Time the worker spent on requests (for statistics and benchmarks). */
   busyMs = 0;
+  /** Buffers of deltas the worker gave back. */
+  readonly pool = new BufferPool();
+
+  /** Where a delta's groups are written for the worker. */
+  arena(): TransferArena {
+    return new TransferArena(this.pool);
+  }
 
   /** A replica for one backend. */
   replica(): HeapSnapshotReplica {
@@ -71,6 +78,7 @@ export class SnapshotThread implements SnapshotHolder {
       if (this.pending.size === 0) worker.unref();
       if (reply.ok) {
         this.busyMs += reply.busyMs;
+        if (reply.recycled !== undefined) this.pool.give(reply.recycled);
         p.resolve(reply);
       } else p.reject(new Error(`the snapshot thread failed: ${reply.error}`));
     });
@@ -138,7 +146,7 @@ export class HeapSnapshotReplica {
    * in the snapshot thread (a HeldKeyedStateSnapshot); `abandon` gives the turn up when the
    * capture failed (the replica then needs a reset).
    */
-  turn(base: number | undefined, position: number): { complete(captured: KeyedStateSnapshot, hold: boolean): Promise<KeyedSnapshotResult>; abandon(): void } {
+  turn(base: number | undefined, position: number): { complete(captured: KeyedStateSnapshot, hold: boolean, arena?: TransferArena): Promise<KeyedSnapshotResult>; abandon(): void } {
     assert(base === undefined || this.readyFor(base), `a delta turn from position ${base} starts where the replica will be`);
     const previous = this.tail;
     let release!: () => void;
@@ -150,23 +158,23 @@ export class HeapSnapshotReplica {
       if (this.expected === position) this.expected = undefined;
     };
     return {
-      complete: async (captured, hold) => {
+      complete: async (captured, hold, arena) => {
         await previous;
         try {
           if (base === undefined) {
             assert(captured.baseCheckpointId === undefined, 'a reset sends a full snapshot');
             const parts = toSnapshotParts(captured.states, captured.timers);
-            this.thread.send({ op: 'reset', replica: this.id, position, parts }, transferListOf(parts));
+            this.thread.send({ op: 'reset', replica: this.id, position, parts }, [...parts.buffers]);
             this.sent = position;
             return captured;
           }
           if (this.sent !== base || this.generation !== this.thread.generation) {
             throw new Error(`the snapshot thread's replica is not at position ${base} (an earlier snapshot failed or the thread restarted); the next checkpoint resets it`);
           }
-          const parts = toSnapshotParts(captured.states, captured.timers, true); // the delta is not read again here
+          const parts = toSnapshotParts(captured.states, captured.timers, arena); // the delta is not read again here
           this.sent = position;
           const { keyGroupRange, maxParallelism } = captured;
-          const reply = await this.thread.request({ op: 'apply', replica: this.id, base, position, parts, keyGroupRange, maxParallelism, hold }, transferListOf(parts));
+          const reply = await this.thread.request({ op: 'apply', replica: this.id, base, position, parts, keyGroupRange, maxParallelism, hold }, [...parts.buffers]);
           assert(reply.keyGroupOffsets !== undefined, 'the snapshot thread answers a delta with the layout of the full snapshot');
           if (hold) {
             assert(reply.sizeBytes !== undefined, 'the snapshot thread answers a held snapshot with its size');
