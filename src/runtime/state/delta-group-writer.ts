@@ -148,12 +148,27 @@ export function columnsGroupBytes(entries: NumericEntries | undefined, namespace
   return bytes;
 }
 
+/**
+ * A key group sent whole to the snapshot thread as its full group's bytes (`full` undefined:
+ * the group is empty): the columns marker with flag 2, then the bytes from offset 8.
+ */
+export function wholeGroupBytes(full: Uint8Array | undefined, arena?: { alloc(n: number): Uint8Array }): Uint8Array {
+  const n = 8 + (full?.length ?? 0);
+  const bytes = arena === undefined ? new Uint8Array(n) : arena.alloc(n);
+  bytes.fill(0, 0, 8);
+  bytes[0] = COLUMNS_GROUP_MARKER;
+  bytes[1] = 2;
+  if (full !== undefined) bytes.set(full, 8);
+  return bytes;
+}
+
 export function isColumnsGroup(bytes: Uint8Array): boolean {
   return bytes.length >= 8 && bytes[0] === COLUMNS_GROUP_MARKER;
 }
 
-/** The full group of a columns group (undefined when it is empty). */
+/** The full group of a columns group or of a whole group (undefined when it is empty). */
 export function fullGroupOfColumns(bytes: Uint8Array): Uint8Array | undefined {
+  if (isColumnsGroup(bytes) && bytes[1] === 2) return bytes.length > 8 ? Uint8Array.prototype.slice.call(bytes, 8) : undefined; // a copy: the buffer goes back to be written again
   assert(isColumnsGroup(bytes) && bytes.length % 8 === 0, `a columns group is an 8-byte header and float64 triples (got ${bytes.length} bytes)`);
   const columns = bytes.byteOffset % 8 === 0 ? new Float64Array(bytes.buffer, bytes.byteOffset, bytes.length / 8) : new Float64Array(new Uint8Array(bytes).buffer); // a copy (a Buffer's slice is a view)
   const count = (columns.length - 1) / 3;

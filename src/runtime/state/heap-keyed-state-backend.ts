@@ -1,9 +1,9 @@
 import type { KeyedStateDescriptor } from '../../api/state-descriptors.js';
-import { GroupCapture, decodeTableGroupInto } from './heap-snapshot.js';
+import { GroupCapture, decodeTableGroupInto, encodeTableGroup } from './heap-snapshot.js';
 import { BackendIncrements, type SnapshotPlan } from './incremental-snapshots.js';
 import { applyDeltaGroupToTable, foldGroupChain, foldGroupChains, heapDeltaGroup, restoredChains, type RestoredChains } from './keyed-state-delta.js';
 import { captureTimers } from './timer-snapshot.js';
-import { columnsGroupBytes, writeNumericDeltaGroup } from './delta-group-writer.js';
+import { columnsGroupBytes, wholeGroupBytes, writeNumericDeltaGroup } from './delta-group-writer.js';
 import { HeapStateTable } from './heap-state-table.js';
 import { keyGroupRangeSize, ownedKeyGroup, type KeyGroupRange, type KeyType } from './key-group.js';
 import { decodeTimerGroup, snapshotBytes, type KeyedStateSnapshot, type StateSnapshot } from './keyed-state-snapshot.js';
@@ -98,6 +98,7 @@ export class HeapKeyedStateBackend implements KeyedStateBackend {
     }
     // Restored entries were in the snapshots already (carried over): only later writes are changes.
     if (this.increments !== undefined) table.changes = this.increments.track();
+    table.wholeGroupsWhileNumeric = this.replica !== undefined;
     this.tables.set(descriptor.name, table);
     const handle = createStateHandle(this, table, descriptor);
     this.states.set(descriptor.name, { descriptor, handle });
@@ -156,6 +157,7 @@ export class HeapKeyedStateBackend implements KeyedStateBackend {
     const position = ++this.replicaPosition;
     const base = position - 1;
     const increments = this.increments ?? this.startTracking();
+    for (const t of this.tables.values()) t.wholeGroupsWhileNumeric = true;
     const delta = replica.readyFor(base);
     increments.beginSegment(position, !delta);
     // A delta's groups are written into an arena whose buffers go to the thread and come back (a reset's stay in the replica).
@@ -186,12 +188,13 @@ export class HeapKeyedStateBackend implements KeyedStateBackend {
     return inc;
   }
 
-  /** The synchronous part of a full snapshot (`delta` undefined) or of the changes between two positions; returns the asynchronous part. */
   /**
-   * With `arena` (a delta for the snapshot thread's replica), a numeric table's key groups go
-   * whole, as raw columns written into the arena (delta-group-writer.ts's columns groups):
-   * copying typed arrays costs this thread far less than visiting every changed key, and the
-   * thread packs them.
+   * The synchronous part of a full snapshot (`delta` undefined) or of the changes between two
+   * positions; returns the asynchronous part. With `arena` (a delta for the snapshot thread's
+   * replica), a numeric table's key groups go whole, as raw columns written into the arena
+   * (delta-group-writer.ts's columns groups): copying typed arrays costs this thread far less
+   * than visiting every changed key, and the thread packs them. So do, once, the groups of a
+   * table that turned into maps while its keys were not tracked.
    */
   private capture(delta: { base: number; upto: number } | undefined, arena?: TransferArena): () => Promise<KeyedStateSnapshot> {
     const captures: { name: string; kind: string; namespaced: boolean; capture: GroupCapture }[] = [];
@@ -200,11 +203,14 @@ export class HeapKeyedStateBackend implements KeyedStateBackend {
       table.capture?.completeNow(); // an older snapshot still capturing finishes first
       const codec = stateCodec(descriptor);
       let capture: GroupCapture;
+      const whole = table.wholeGroupsOnce;
+      if (delta === undefined || arena !== undefined) table.wholeGroupsOnce = false; // a full capture, or the one that sends them
       if (delta === undefined || table.changes === null) capture = GroupCapture.ofTable(table, codec);
       else {
         const changed = table.changes.since(delta.base, delta.upto);
         const encode = codec.passthrough ? undefined : (v: unknown): unknown => codec.encode(v);
         capture = new GroupCapture(table, this.keyGroupRange.startKeyGroup, (i) => {
+          if (whole && arena !== undefined) return wholeGroupBytes(encodeTableGroup(table, i, codec), arena);
           const keys = changed(i);
           const numeric = table.numericGroup(i);
           if (numeric !== undefined) {

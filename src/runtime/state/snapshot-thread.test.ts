@@ -106,7 +106,8 @@ describe('snapshot thread', () => {
           const k = keys[Math.floor(random() * keys.length)]!;
           const ns = namespaces[Math.floor(random() * namespaces.length)]!;
           const v = values[Math.floor(random() * values.length)]!;
-          const r = random();
+          const convert = turnsIntoMaps && position === 6 && op === 300;
+          const r = convert ? 0.5 : random();
           threaded.b.setCurrentKey(k);
           threaded.slices.setCurrentNamespace(ns);
           if (r < 0.3) {
@@ -116,7 +117,7 @@ describe('snapshot thread', () => {
             threaded.count.clear();
             counts.delete(k);
           } else if (r < 0.8) {
-            const value = turnsIntoMaps && position === 6 && op === 300 ? 'not a number' : v;
+            const value = convert ? 'not a number' : v;
             threaded.slices.update(value);
             slices.set(`${k}|${ns}`, typeof value === 'number' ? value + 0 : value);
           } else {
