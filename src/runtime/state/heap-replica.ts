@@ -19,8 +19,8 @@ interface ReplicaState {
  * position of the last delta, so the task thread only captures what changed and the full
  * snapshot is assembled here, off the task thread. Only the key groups a delta touches change,
  * merged as bytes (group-merge.ts) where their values allow, else decoded and packed again,
- * or replaced whole by a numeric table's columns group (packed here); the rest stay as they
- * are.
+ * or replaced whole by a numeric table's columns group (packed here) or a whole group's bytes
+ * (a table that turned into maps while its keys were not tracked); the rest stay as they are.
  *
  * Pure: no threads, no I/O (snapshot-thread-main.ts hosts replicas in a worker).
  */
@@ -48,7 +48,7 @@ export class HeapReplica {
       assert(s.kind === st.kind && s.namespaced === st.namespaced, `state '${st.name}' keeps its kind in a replica`);
       for (const [kg, bytes] of st.groups) {
         if (isColumnsGroup(bytes)) {
-          // A numeric key group sent whole.
+          // A key group sent whole (columns of a numeric table, or a whole group's bytes).
           const full = fullGroupOfColumns(bytes);
           if (full === undefined) s.groups.delete(kg);
           else s.groups.set(kg, full);
