@@ -30,6 +30,8 @@ export class HeapKeyedStateBackend implements KeyedStateBackend {
   private restoredTimers = new Map<number, Uint8Array>();
   /** Event-time (0) and processing-time (1) timers of the operator, per key group. */
   private readonly timerQueues: [TimerQueue | undefined, TimerQueue | undefined] = [undefined, undefined];
+  /** Whether the timer queues' changes are tracked along with the states' (not on the snapshot thread's path). */
+  private timersTracked = true;
   /** Set from the first incremental checkpoint (or changelog segment) on. */
   increments: BackendIncrements | undefined;
 
@@ -116,7 +118,7 @@ export class HeapKeyedStateBackend implements KeyedStateBackend {
     });
     this.timerQueues[domain] = q;
     for (const bytes of this.restoredTimers.values()) decodeTimerGroup(bytes, domain, q);
-    if (this.increments !== undefined) q.changes = this.increments.track();
+    if (this.increments !== undefined && this.timersTracked) q.changes = this.increments.track();
     return q;
   }
 
@@ -156,7 +158,7 @@ export class HeapKeyedStateBackend implements KeyedStateBackend {
     const replica = (this.replica ??= thread.replica());
     const position = ++this.replicaPosition;
     const base = position - 1;
-    const increments = this.increments ?? this.startTracking();
+    const increments = this.increments ?? this.startTracking(undefined, false);
     for (const t of this.tables.values()) t.wholeGroupsWhileNumeric = true;
     const delta = replica.readyFor(base);
     increments.beginSegment(position, !delta);
@@ -180,11 +182,15 @@ export class HeapKeyedStateBackend implements KeyedStateBackend {
     return () => result;
   }
 
-  /** Tracks the changes of every state and timer queue from now on. */
-  private startTracking(inc = new BackendIncrements(keyGroupRangeSize(this.keyGroupRange))): BackendIncrements {
+  /**
+   * Tracks the changes of every state and timer queue from now on; timer queues not when
+   * `timers` is false (the snapshot thread's path sends their key groups whole).
+   */
+  private startTracking(inc = new BackendIncrements(keyGroupRangeSize(this.keyGroupRange)), timers = true): BackendIncrements {
     this.increments = inc;
+    this.timersTracked = timers;
     for (const t of this.tables.values()) t.changes = inc.track();
-    for (const q of [this.timerQueue(0), this.timerQueue(1)]) q.changes = inc.track();
+    if (timers) for (const q of [this.timerQueue(0), this.timerQueue(1)]) q.changes = inc.track();
     return inc;
   }
 
@@ -227,7 +233,8 @@ export class HeapKeyedStateBackend implements KeyedStateBackend {
     const timers = captureTimers(
       [this.timerQueue(0), this.timerQueue(1)],
       this.keyGroupRange.startKeyGroup,
-      delta === undefined ? undefined : (c) => c.since(delta.base, delta.upto),
+      // For the snapshot thread, every key group's timers go whole (their changes are not tracked on that path).
+      delta === undefined ? { kind: 'full' } : arena !== undefined ? { kind: 'whole', arena } : { kind: 'delta', since: (c) => c.since(delta.base, delta.upto) },
     );
     // Restored state nobody registered (yet) is carried over unchanged (a delta has no changes of it).
     const carried: StateSnapshot[] = delta !== undefined ? [] : [...this.restored].map(([name, r]) => ({ name, kind: r.kind, namespaced: r.namespaced, groups: foldGroupChains(r.groups, r.namespaced) }));

@@ -4,6 +4,7 @@ import { mergeDeltaGroupBytes, mergeTimerDeltaBytes } from './group-merge.js';
 import { applyDeltaGroup, applyTimerDelta, decodeFullGroup, packFoldedTimers, TIMER_DELTA_BY_KEY, unfoldTimers, type FoldedTimers } from './keyed-state-delta.js';
 import { packGroup, unpackGroup, type StateSnapshot } from './keyed-state-snapshot.js';
 import type { UnpackedParts } from './snapshot-parts.js';
+import { fullTimerGroupOfWhole, isWholeTimerGroup } from './whole-timer-groups.js';
 
 interface ReplicaState {
   readonly kind: string;
@@ -20,7 +21,8 @@ interface ReplicaState {
  * snapshot is assembled here, off the task thread. Only the key groups a delta touches change,
  * merged as bytes (group-merge.ts) where their values allow, else decoded and packed again,
  * or replaced whole by a numeric table's columns group (packed here) or a whole group's bytes
- * (a table that turned into maps while its keys were not tracked); the rest stay as they are.
+ * (a table that turned into maps while its keys were not tracked), and timer groups sent
+ * whole (whole-timer-groups.ts); the rest stay as they are.
  *
  * Pure: no threads, no I/O (snapshot-thread-main.ts hosts replicas in a worker).
  */
@@ -68,6 +70,12 @@ export class HeapReplica {
       }
     }
     for (const [kg, bytes] of delta.timers) {
+      if (isWholeTimerGroup(bytes)) {
+        const full = fullTimerGroupOfWhole(bytes);
+        if (full === undefined) this.timers.delete(kg);
+        else this.timers.set(kg, full);
+        continue;
+      }
       const parts = unpackGroup(bytes) as (Uint8Array | null | string)[];
       assert(parts[2] === TIMER_DELTA_BY_KEY, `the timers of key group ${kg} in a delta are per-key replacements`);
       const previous = this.timers.get(kg);

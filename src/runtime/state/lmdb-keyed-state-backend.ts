@@ -184,7 +184,7 @@ export class LmdbKeyedStateBackend implements KeyedStateBackend {
     const timers = captureTimers(
       [this.timerQueue(0), this.timerQueue(1)],
       this.keyGroupRange.startKeyGroup,
-      delta === undefined ? undefined : (c) => c.since(delta.base, delta.upto),
+      delta === undefined ? { kind: 'full' } : { kind: 'delta', since: (c) => c.since(delta.base, delta.upto) },
     );
     return async () => {
       let out: StateSnapshot[] = [];

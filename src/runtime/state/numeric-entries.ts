@@ -38,7 +38,7 @@ export class NumericEntries {
   }
 
   get(key: number, namespace: number): number | undefined {
-    const i = this.find(key + 0, namespace + 0, hashOf(key + 0, namespace + 0));
+    const i = this.find(key + 0, namespace + 0, numericPairHash(key + 0, namespace + 0));
     return i < 0 ? undefined : this.values[i];
   }
 
@@ -46,7 +46,7 @@ export class NumericEntries {
   set(key: number, namespace: number, value: number): boolean {
     key += 0;
     namespace += 0;
-    const h = hashOf(key, namespace);
+    const h = numericPairHash(key, namespace);
     const i = this.find(key, namespace, h);
     if (i >= 0) {
       this.values[i] = value;
@@ -65,7 +65,7 @@ export class NumericEntries {
 
   /** Removes an entry; true when it was there. */
   delete(key: number, namespace: number): boolean {
-    const i = this.find(key + 0, namespace + 0, hashOf(key + 0, namespace + 0));
+    const i = this.find(key + 0, namespace + 0, numericPairHash(key + 0, namespace + 0));
     if (i < 0) return false;
     this.removeAt(i);
     return true;
@@ -170,8 +170,8 @@ export class NumericEntries {
 const scratch = new Float64Array(1);
 const words = new Int32Array(scratch.buffer);
 
-/** A non-zero 32-bit hash of (key, namespace): both doubles' bits, mixed (murmur3's finalizer). */
-function hashOf(key: number, namespace: number): number {
+/** A non-zero 32-bit hash of (key, namespace): both doubles' bits, mixed (murmur3's finalizer). -0 must be folded into 0 first. */
+export function numericPairHash(key: number, namespace: number): number {
   let h: number;
   if ((key | 0) === key) h = Math.imul(key, 0x9e3779b1);
   else {

@@ -149,6 +149,56 @@ describe('snapshot thread', () => {
     });
   }
 
+  for (const mixedKeys of [false, true]) {
+    it(`timers go to the thread as whole key groups; its full snapshots hold exactly the timers of each synchronous point${mixedKeys ? ' (number and string keys)' : ''}`, async () => {
+      const seed = mixedKeys ? 71 : 70;
+      const random = seededRandom(seed);
+      const thread = new SnapshotThread();
+      threads.push(thread);
+      const b = new HeapKeyedStateBackend(RANGE, 128, Date.now, thread);
+      const queues = [b.timerQueue(0), b.timerQueue(1)] as const;
+      // The model: "domain|timestamp|key|namespace" of every live timer.
+      const id = (d: number, t: number, k: unknown, ns: number): string => `${d}|${t}|${typeof k}:${String(k)}|${ns}`;
+      const model = new Set<string>();
+      const keys: (number | string)[] = Array.from({ length: 200 }, (_, i) => (i % 7 === 0 ? 2 ** 40 + i : i % 11 === 0 ? i + 0.5 : i * 31));
+      if (mixedKeys) for (let i = 0; i < 20; i++) keys.push(`key-${i}`);
+      let now = 1.7e12;
+      const readBack = (s: KeyedStateSnapshot): Set<string> => {
+        const r = new HeapKeyedStateBackend(RANGE, 128);
+        r.restore([decodeKeyedStateSnapshot(encodeKeyedStateSnapshot(s))]);
+        return new Set(([0, 1] as const).flatMap((d) => [...r.timerQueue(d).entries()].map(([t, k, ns]) => id(d, t, k, ns))));
+      };
+      const step = (): void => {
+        const d = random() < 0.7 ? 0 : 1;
+        const k = keys[Math.floor(random() * keys.length)]!;
+        const t = now + 2000 * Math.floor(random() * 5);
+        const ns = t - 9999 + Math.floor(random() * 2);
+        const r = random();
+        if (r < 0.7) {
+          queues[d].add(t, k, ns);
+          model.add(id(d, t, k, ns));
+        } else if (r < 0.85) {
+          queues[d].delete(t, k, ns);
+          model.delete(id(d, t, k, ns));
+        } else if (r < 0.87) {
+          now += 2000; // a window fires: every timer of both domains up to now
+          for (const dd of [0, 1] as const) queues[dd].fireUpTo(now, (ft, fk, fns) => expect(model.delete(id(dd, ft, fk, fns)), `seed ${seed}: fired a live timer`).toBe(true));
+        }
+      };
+      for (let position = 1; position <= 10; position++) {
+        for (let op = 0; op < 800; op++) step();
+        const atSync = new Set(model);
+        const finish = b.snapshot({ checkpointId: position, incremental: false });
+        // Timers change while the asynchronous part runs: the snapshot keeps those of the synchronous point.
+        for (let op = 0; op < 200; op++) step();
+        const full = await finish();
+        expect(full.baseCheckpointId).toBeUndefined();
+        expect(readBack(full), `seed ${seed}, position ${position}`).toEqual(atSync);
+      }
+      expect(thread.busyMs).toBeGreaterThan(0); // deltas went through the thread
+    });
+  }
+
   it('a snapshot thread that dies fails the snapshots in flight with a clear error; the next snapshot resets the replica in a new thread', async () => {
     const { thread, h } = await startedBackend();
     writeAll(h, (i) => i + 1);

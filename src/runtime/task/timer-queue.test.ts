@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { seededRandom } from '../../testing/seeded-random.js';
-import { TimerQueue } from './timer-queue.js';
+import { decodeTimerDelta, forEachEncodedTimer, TimerQueue } from './timer-queue.js';
 import type { KeyType } from '../state/key-group.js';
 
 /** The reference: a set of "t|key|ns" strings; fired in timestamp order. */
@@ -54,5 +54,46 @@ describe('timer queue', () => {
       }
       expect(q.size, `seed ${seed} step ${step}`).toBe(model.timers.size);
     }
+  });
+
+  it('packs each key group, whole and as a delta of changed keys, to exactly its timers (number and other keys)', () => {
+    const seed = 4242;
+    const random = seededRandom(seed);
+    const groupOf = (k: KeyType): number => (typeof k === 'number' ? Math.abs(Math.trunc(k)) % 4 : String(k).length % 4);
+    const q = new TimerQueue(4, groupOf);
+    const id = (t: number, k: KeyType, ns: number): string => `${t}|${typeof k}:${k}|${ns}`;
+    const model = new Map<string, [number, KeyType, number]>();
+    for (let step = 0; step < 5000; step++) {
+      const t = Math.floor(random() * 30) * 100;
+      const k = random() < 0.85 ? Math.floor(random() * 300) + (random() < 0.1 ? 0.5 : 0) : `key-${Math.floor(random() * 20)}`;
+      const ns = Math.floor(random() * 3);
+      if (random() < 0.8) {
+        q.add(t, k, ns);
+        model.set(id(t, k, ns), [t, k, ns]);
+      } else {
+        q.delete(t, k, ns);
+        model.delete(id(t, k, ns));
+      }
+    }
+    const restored = new TimerQueue(4, groupOf);
+    for (let g = 0; g < 4; g++) {
+      const inGroup = [...model.values()].filter(([, k]) => groupOf(k) === g);
+      const bytes = q.encodeGroup(g);
+      const decoded: string[] = [];
+      if (bytes !== undefined) forEachEncodedTimer(bytes, (t, k, ns) => decoded.push(id(t, k, ns)));
+      expect(decoded.sort(), `seed ${seed} group ${g}`).toEqual(inGroup.map((x) => id(...x)).sort());
+      if (bytes !== undefined) restored.addEncodedGroup(bytes);
+      // A delta of some keys holds exactly their timers.
+      const changed = new Set<KeyType>([7, 8, 9.5, 'key-3', 'key-11', 250].filter((k) => groupOf(k) === g));
+      const delta = q.encodeGroupDelta(g, changed);
+      if (changed.size === 0) continue;
+      const d = decodeTimerDelta(delta!);
+      expect(new Set(Array.from(d.replacedKeys)), `seed ${seed} group ${g}`).toEqual(changed);
+      const inDelta: string[] = [];
+      d.forEach((t, k, ns) => inDelta.push(id(t, k, ns)));
+      expect(inDelta.sort(), `seed ${seed} group ${g}`).toEqual(inGroup.filter(([, k]) => changed.has(k)).map((x) => id(...x)).sort());
+    }
+    expect([...restored.entries()].map((x) => id(...x)).sort(), `seed ${seed}`).toEqual([...model.keys()].sort());
+    expect(restored.size).toBe(model.size);
   });
 });

@@ -4,9 +4,10 @@ import type { KeyType } from '../state/key-group.js';
 import { packGroup, unpackGroup } from '../state/keyed-state-snapshot.js';
 import { assert } from '../../util/assert.js';
 import { MinHeap } from './min-heap.js';
+import { NumericTimerBucket } from './numeric-timer-bucket.js';
 
 /**
- * The timers of one key group: timestamp -> key -> namespaces, in registration order. One
+ * The timers of one key group whose keys are not numbers: timestamp -> key -> namespaces, in registration order. One
  * namespace (the common case: a window's timestamp implies its namespace) is kept as the
  * number itself, two or more as an array: a timer costs no array of its own.
  */
@@ -23,20 +24,27 @@ function namespaceCount(namespaces: Namespaces): number {
 /**
  * Timers of one keyed operator in one time domain, deduplicated per (timestamp, key,
  * namespace), fired in timestamp order and, within a timestamp, key group by key group in
- * registration order (Flink's order within a timestamp is not defined either).
+ * registration order, timers of number keys before the others (Flink's order within a
+ * timestamp is not defined either).
  *
  * Timers are kept per key group (Flink's KeyGroupPartitionedPriorityQueue), so a snapshot
  * captures them the way heap state is captured: copy on access per key group, the rest
- * serialized in the asynchronous phase, nothing copied at the synchronous point.
+ * serialized in the asynchronous phase, nothing copied at the synchronous point. Within a
+ * key group, per timestamp: timers of number keys in a `NumericTimerBucket` (arrays of
+ * doubles), the others in a map of keys to namespaces.
  */
 export class TimerQueue {
-  /** Per key group index of the operator's range. */
-  readonly groups: TimerGroup[];
+  /** Per key group index of the operator's range: timestamp -> timers of number keys. */
+  private readonly numeric: Map<number, NumericTimerBucket>[];
+  /** Per key group index: timestamp -> timers of other keys. */
+  private readonly general: TimerGroup[];
   /** Timestamps that may hold a timer (a fired or deleted one may linger until popped). */
   private readonly times = new MinHeap();
   /** Per timestamp in `times`: the key groups that got a timer at it (may repeat or be stale). */
   private readonly groupsAt = new Map<number, number[]>();
   private count = 0;
+  /** Per key group index: how many timers its last numeric bucket held when it fired (the next one likely holds as many). */
+  private readonly lastFiredSize: Int32Array;
   /** Set while a snapshot still has groups of this queue to serialize. */
   capture: GroupCapture | null = null;
   /** Set when checkpoints are incremental: the keys whose timers changed, per key group. */
@@ -51,7 +59,9 @@ export class TimerQueue {
     private readonly groupIndexOf: (key: KeyType) => number = () => 0,
   ) {
     assert(groupCount >= 1, 'a timer queue has at least one key group');
-    this.groups = Array.from({ length: groupCount }, () => new Map());
+    this.numeric = Array.from({ length: groupCount }, () => new Map());
+    this.general = Array.from({ length: groupCount }, () => new Map());
+    this.lastFiredSize = new Int32Array(groupCount);
   }
 
   get size(): number {
@@ -59,7 +69,7 @@ export class TimerQueue {
   }
 
   get groupCount(): number {
-    return this.groups.length;
+    return this.numeric.length;
   }
 
   /** The earliest timestamp that may hold a timer (a deleted one may linger). */
@@ -69,24 +79,30 @@ export class TimerQueue {
 
   add(timestampMs: number, key: KeyType, namespace: number): boolean {
     const g = this.groupIndexOf(key);
-    const group = this.groups[g]!;
-    let byKey = group.get(timestampMs);
-    const namespaces = byKey?.get(key);
     // Many registrations repeat a timer that exists (a process function that registers one per
     // element, a session window): nothing changes, so the snapshot capture and the change
     // tracking are not bothered.
-    if (namespaces !== undefined && (namespaces === namespace || (typeof namespaces !== 'number' && namespaces.includes(namespace)))) return false;
-    if (this.capture !== null) this.capture.touch(g);
-    if (this.changes !== null) this.changes.mark(g, key);
-    if (byKey === undefined) {
-      byKey = new Map();
-      group.set(timestampMs, byKey);
-      let at = this.groupsAt.get(timestampMs);
-      if (at === undefined) {
-        this.groupsAt.set(timestampMs, (at = []));
-        this.times.push(timestampMs);
+    if (NumericTimerBucket.accepts(key, namespace)) {
+      const buckets = this.numeric[g]!;
+      let bucket = buckets.get(timestampMs);
+      if (bucket !== undefined && bucket.has(key, namespace)) return false;
+      this.changing(g, key);
+      if (bucket === undefined) {
+        buckets.set(timestampMs, (bucket = new NumericTimerBucket(this.lastFiredSize[g])));
+        this.noteGroupAt(timestampMs, g);
       }
-      at.push(g);
+      bucket.append(key, namespace);
+      this.count++;
+      return true;
+    }
+    const group = this.general[g]!;
+    let byKey = group.get(timestampMs);
+    const namespaces = byKey?.get(key);
+    if (namespaces !== undefined && (namespaces === namespace || (typeof namespaces !== 'number' && namespaces.includes(namespace)))) return false;
+    this.changing(g, key);
+    if (byKey === undefined) {
+      group.set(timestampMs, (byKey = new Map()));
+      this.noteGroupAt(timestampMs, g);
     }
     if (namespaces === undefined) byKey.set(key, namespace);
     else if (typeof namespaces === 'number') byKey.set(key, [namespaces, namespace]);
@@ -97,13 +113,20 @@ export class TimerQueue {
 
   delete(timestampMs: number, key: KeyType, namespace: number): boolean {
     const g = this.groupIndexOf(key);
-    const byKey = this.groups[g]!.get(timestampMs);
+    if (NumericTimerBucket.accepts(key, namespace)) {
+      const bucket = this.numeric[g]!.get(timestampMs);
+      if (bucket === undefined || !bucket.has(key, namespace)) return false;
+      this.changing(g, key);
+      bucket.delete(key, namespace);
+      this.count--;
+      return true;
+    }
+    const byKey = this.general[g]!.get(timestampMs);
     const namespaces = byKey?.get(key);
     if (namespaces === undefined) return false;
     const i = typeof namespaces === 'number' ? (namespaces === namespace ? 0 : -1) : namespaces.indexOf(namespace);
     if (i < 0) return false;
-    if (this.capture !== null) this.capture.touch(g);
-    if (this.changes !== null) this.changes.mark(g, key);
+    this.changing(g, key);
     if (typeof namespaces === 'number') {
       byKey!.delete(key);
     } else {
@@ -112,6 +135,22 @@ export class TimerQueue {
     }
     this.count--;
     return true;
+  }
+
+  /** Before a change of a key's timers in key group `g`: the capture and the change tracking learn of it. */
+  private changing(g: number, key: KeyType): void {
+    if (this.capture !== null) this.capture.touch(g);
+    if (this.changes !== null) this.changes.mark(g, key);
+  }
+
+  /** A key group got its first timer at a timestamp (of one kind of key). */
+  private noteGroupAt(timestampMs: number, g: number): void {
+    let at = this.groupsAt.get(timestampMs);
+    if (at === undefined) {
+      this.groupsAt.set(timestampMs, (at = []));
+      this.times.push(timestampMs);
+    }
+    at.push(g);
   }
 
   /**
@@ -128,32 +167,21 @@ export class TimerQueue {
       // `at` grows while firing when a timer at t lands in a group that had none left at t.
       for (let i = 0; at !== undefined && i < at.length; i++) {
         const g = at[i]!;
-        const group = this.groups[g]!;
-        const byKey = group.get(t);
-        if (byKey === undefined) continue;
-        if (this.capture !== null) this.capture.touch(g);
-        const changes = this.changes;
-        const it = byKey.entries();
-        for (let r = it.next(); !r.done; r = it.next()) {
-          const key = r.value[0];
-          if (changes !== null) changes.mark(g, key);
-          // One at a time, re-read after each: the timer fired may add or delete timers of this key at t.
-          for (let namespaces = byKey.get(key); namespaces !== undefined; namespaces = byKey.get(key)) {
-            let ns: number;
-            if (typeof namespaces === 'number') {
-              ns = namespaces;
-              byKey.delete(key);
-            } else {
-              ns = namespaces.shift()!;
-              if (namespaces.length === 1) byKey.set(key, namespaces[0]!);
-              else if (namespaces.length === 0) byKey.delete(key);
-            }
+        const buckets = this.numeric[g]!;
+        const bucket = buckets.get(t);
+        if (bucket !== undefined) {
+          if (this.capture !== null) this.capture.touch(g);
+          const changes = this.changes;
+          this.lastFiredSize[g] = bucket.size;
+          bucket.fire((key, ns) => {
+            if (changes !== null) changes.mark(g, key);
             this.count--;
             fire(t, key, ns);
-          }
+          });
+          // Every timer of the bucket fired or was deleted; one registered later at t gets a new bucket (and a visit).
+          if (buckets.get(t) === bucket) buckets.delete(t);
         }
-        // Every timer of (t, g) fired or was deleted (new ones were visited above).
-        if (group.get(t) === byKey) group.delete(t);
+        this.fireGeneral(t, g, fire);
       }
       this.groupsAt.delete(t);
       // A timer registered while firing may be earlier than t (event time in the past): it
@@ -162,16 +190,78 @@ export class TimerQueue {
     }
   }
 
-  /** Every timer: [timestamp, key, namespace]. */
-  *entries(): IterableIterator<[number, KeyType, number]> {
-    for (const group of this.groups) {
-      for (const [t, byKey] of group) {
-        for (const [k, nss] of byKey) {
-          if (typeof nss === 'number') yield [t, k, nss];
-          else for (const ns of nss) yield [t, k, ns];
+  /** Fires the timers of keys that are not numbers at `t` in key group `g`. */
+  private fireGeneral(t: number, g: number, fire: (timestampMs: number, key: KeyType, namespace: number) => void): void {
+    const group = this.general[g]!;
+    const byKey = group.get(t);
+    if (byKey === undefined) return;
+    if (this.capture !== null) this.capture.touch(g);
+    const changes = this.changes;
+    const it = byKey.entries();
+    for (let r = it.next(); !r.done; r = it.next()) {
+      const key = r.value[0];
+      if (changes !== null) changes.mark(g, key);
+      // One at a time, re-read after each: the timer fired may add or delete timers of this key at t.
+      for (let namespaces = byKey.get(key); namespaces !== undefined; namespaces = byKey.get(key)) {
+        let ns: number;
+        if (typeof namespaces === 'number') {
+          ns = namespaces;
+          byKey.delete(key);
+        } else {
+          ns = namespaces.shift()!;
+          if (namespaces.length === 1) byKey.set(key, namespaces[0]!);
+          else if (namespaces.length === 0) byKey.delete(key);
         }
+        this.count--;
+        fire(t, key, ns);
       }
     }
+    // Every timer of (t, g) fired or was deleted (new ones were visited above).
+    if (group.get(t) === byKey) group.delete(t);
+  }
+
+  /** Every timer: [timestamp, key, namespace]. */
+  *entries(): IterableIterator<[number, KeyType, number]> {
+    for (let g = 0; g < this.numeric.length; g++) {
+      const timers = new TimerColumns();
+      this.collectGroup(g, (t, key, namespaces) => timers.addAll(t, key, namespaces));
+      const [timesAndNamespaces, keys] = timers.columns();
+      for (let i = 0; i < keys.length; i++) yield [timesAndNamespaces[2 * i]!, keys[i]!, timesAndNamespaces[2 * i + 1]!];
+    }
+  }
+
+  /** Calls `fn` for the timers of key group `g`: per timestamp, its number keys' one by one, then the other keys' with their namespaces. */
+  private collectGroup(g: number, fn: (timestampMs: number, key: KeyType, namespaces: Namespaces) => void): void {
+    for (const [t, bucket] of this.numeric[g]!) bucket.forEach((key, ns) => fn(t, key, ns));
+    for (const [t, byKey] of this.general[g]!) byKey.forEach((namespaces, key) => fn(t, key, namespaces));
+  }
+
+  /** How many timers key group `g` holds when every key is a number; -1 when some key is not. */
+  numericGroupSize(g: number): number {
+    for (const byKey of this.general[g]!.values()) if (byKey.size > 0) return -1;
+    let count = 0;
+    for (const bucket of this.numeric[g]!.values()) count += bucket.size;
+    return count;
+  }
+
+  /**
+   * Writes the timers of key group `g` (every key a number: `numericGroupSize` >= 0) as the
+   * columns of `encodeGroup`, into `out` from `at`: (timestamp, namespace) pairs, then the keys.
+   */
+  writeNumericGroup(g: number, out: Float64Array, at: number): void {
+    const count = this.numericGroupSize(g);
+    assert(count >= 0 && out.length - at >= 3 * count, 'the columns have room for the timers of a group of number keys');
+    let n = 0;
+    for (const [t, bucket] of this.numeric[g]!) n += bucket.writeColumns(t, out, at + 2 * n, at + 2 * count + n);
+    assert(n === count, 'every timer of the group was written');
+  }
+
+  /** How many timers key group `g` holds. */
+  private groupSize(g: number): number {
+    let count = 0;
+    for (const bucket of this.numeric[g]!.values()) count += bucket.size;
+    for (const byKey of this.general[g]!.values()) for (const namespaces of byKey.values()) count += namespaceCount(namespaces);
+    return count;
   }
 
   /**
@@ -181,12 +271,10 @@ export class TimerQueue {
    * are took 8x longer, which made timers most of a q5 checkpoint's cost.
    */
   encodeGroup(groupIndex: number): Uint8Array | undefined {
-    const group = this.groups[groupIndex]!;
-    let count = 0;
-    for (const byKey of group.values()) for (const namespaces of byKey.values()) count += namespaceCount(namespaces);
+    const count = this.groupSize(groupIndex);
     if (count === 0) return undefined;
     const columns = new TimerColumns(count);
-    for (const [t, byKey] of group) byKey.forEach((namespaces, key) => columns.addAll(t, key, namespaces));
+    this.collectGroup(groupIndex, (t, key, namespaces) => columns.addAll(t, key, namespaces));
     assert(columns.size === count, 'every timer of the group was encoded');
     return packGroup(columns.columns());
   }
@@ -199,7 +287,12 @@ export class TimerQueue {
   encodeGroupDelta(groupIndex: number, changed: ReadonlySet<KeyType>): Uint8Array | undefined {
     if (changed.size === 0) return undefined;
     const columns = new TimerColumns(changed.size);
-    for (const [t, byKey] of this.groups[groupIndex]!) {
+    for (const [t, bucket] of this.numeric[groupIndex]!) {
+      bucket.forEach((key, ns) => {
+        if (changed.has(key)) columns.add(t, key, ns);
+      });
+    }
+    for (const [t, byKey] of this.general[groupIndex]!) {
       // Walk the smaller side; no closure per timer (this runs for every changed key at every checkpoint).
       if (byKey.size <= changed.size) {
         byKey.forEach((namespaces, key) => {
