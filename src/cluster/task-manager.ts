@@ -241,7 +241,9 @@ export class TaskManager {
         if (a !== undefined) this.cancelAttempt(a);
         const d = this.deploying.get(key(m.jobId, m.attempt));
         if (d !== undefined) d.canceled = true;
-        this.send({ t: 'canceled', jobId: m.jobId, attempt: m.attempt });
+        // Only once the tasks closed their operators: the JobManager starts the next attempt on this answer.
+        const closed = a === undefined ? Promise.resolve() : Promise.all(a.tasks.map((t) => t.closed));
+        void closed.then(() => this.send({ t: 'canceled', jobId: m.jobId, attempt: m.attempt }));
         return;
       }
     }

@@ -1,5 +1,6 @@
 import { isRetriable, kafkaErrorIds, type KafkaCluster } from './kafka-cluster.js';
 import { kafka } from './kafka-protocol.js';
+import { explainUncommittableTransaction } from './uncommittable-transaction.js';
 
 /**
  * A transaction pre-committed at a barrier, as kept in the checkpoint: enough to finish it
@@ -68,13 +69,7 @@ export async function endTransaction(cluster: KafkaCluster, txn: PreparedTransac
       throw e;
     }
     if (ids.some((id) => ['INVALID_PRODUCER_EPOCH', 'PRODUCER_FENCED', 'INVALID_TXN_STATE', 'INVALID_PRODUCER_ID_MAPPING'].includes(id))) {
-      throw new TransactionCommitError(
-        `kafka sink: transaction '${txn.transactionalId}' (producer id ${txn.producerId}, epoch ${txn.producerEpoch}) cannot be committed: ${ids.join(', ')}. ` +
-          `The broker has ended it without a commit, most likely because it stayed open longer than transaction.timeout.ms ` +
-          `(${transactionTimeoutMs} ms) before its checkpoint completed and the job recovered, so its records are lost. ` +
-          `Raise transactionTimeoutMs (and the broker's transaction.max.timeout.ms) above the longest checkpoint plus restart time.`,
-        { cause: e },
-      );
+      throw new TransactionCommitError(explainUncommittableTransaction(txn, ids, transactionTimeoutMs), { cause: e });
     }
     throw e;
   }

@@ -38,7 +38,11 @@ export interface DeployedAttempt {
   start(): void;
   /** Resolves when every task has finished; rejects with the first failure. */
   readonly done: Promise<void>;
-  /** Cancels every task; resolves when all have stopped. */
+  /**
+   * Cancels every task; resolves when all have stopped and closed their operators (a sink
+   * writer's requests to an external system are over), as Flink restarts a job only once every
+   * task of the failed attempt is terminal: the next attempt's operators must not overlap them.
+   */
   cancel(): Promise<void>;
   triggerSources(barrier: CheckpointBarrier): void;
   notifyComplete(checkpointId: number, final: boolean): void;

@@ -61,9 +61,10 @@ export class InProcessAttempt implements DeployedAttempt {
     for (const t of this.tasks) t.start();
   }
 
+  /** Resolves when every task ended and closed its operators: only then may the next attempt open its own. */
   async cancel(): Promise<void> {
     for (const t of this.tasks) t.cancel();
-    await Promise.allSettled(this.tasks.map((t) => t.done));
+    await Promise.all(this.tasks.map((t) => t.closed));
   }
 
   triggerSources(barrier: import('../channel/stream-element.js').CheckpointBarrier): void {

@@ -92,6 +92,20 @@ export abstract class StreamTask implements Schedulable {
   private rejectDone!: (e: Error) => void;
   /** Settles when the task is finished, failed or canceled. */
   readonly done: Promise<void>;
+  /**
+   * Resolves once the task ended (as `done`) and its operators and input are closed, with
+   * whatever they still had running (an open that was under way, checkpoint commits). `done`
+   * settles at once on a failure or cancel; a new attempt of the job must wait for this
+   * instead, or the old attempt's operators act on external systems alongside the new one's
+   * (a Kafka sink writer's late InitProducerId fences the new attempt's pre-committed
+   * transaction of the same transactional id, which its completed checkpoint then cannot commit).
+   */
+  readonly closed: Promise<void>;
+  private resolveClosed!: () => void;
+  /** The operators' open (initialize) while it runs: closing waits for it, so nothing opens after the close. */
+  private opening: Promise<void> = Promise.resolve();
+  private chainClosing: Promise<void> | undefined;
+  private inputClosing: Promise<void> | undefined;
   recordsIn = 0;
   /** Time waiting for room in a full output channel (Flink's backPressuredTime) and for input (idleTime). */
   private readonly backPressuredTime: WaitTimer;
@@ -110,6 +124,7 @@ export abstract class StreamTask implements Schedulable {
       this.rejectDone = reject;
     });
     this.done.catch(() => {});
+    this.closed = new Promise<void>((resolve) => (this.resolveClosed = resolve));
     this.processingTime = new ProcessingTimeService(d.clock, (mail) => this.enqueueMail(mail));
     this.backPressuredTime = new WaitTimer(d.clock);
     this.idleTime = new WaitTimer(d.clock);
@@ -185,6 +200,15 @@ export abstract class StreamTask implements Schedulable {
   /** Opens operators (and the source reader); the task does not run yet. */
   async initialize(): Promise<void> {
     this.transition('initializing');
+    const initializing = this.initializeOperators();
+    this.opening = initializing.then(
+      () => {},
+      () => {},
+    );
+    await initializing;
+  }
+
+  private async initializeOperators(): Promise<void> {
     await this.chain.open();
     await this.initializeInput();
     const cp = this.d.checkpointing;
@@ -341,12 +365,13 @@ export abstract class StreamTask implements Schedulable {
       await this.notifications;
       if (this.state !== 'running') return;
       for (const w of this.writers) w.broadcastEvent(this.suspended ? SUSPEND_PARTITION : END_OF_PARTITION);
-      await this.closeInput();
-      await this.chain.close();
+      await this.closeInputOnce();
+      await this.closeChainOnce();
       this.processingTime.quiesce();
       if (this.state !== 'running') return;
       this.transition('finished');
       this.resolveDone();
+      this.resolveClosed();
     } catch (e) {
       this.fail(e);
     }
@@ -357,6 +382,27 @@ export abstract class StreamTask implements Schedulable {
   }
 
   protected async closeInput(): Promise<void> {}
+
+  /**
+   * Closes the operators once (an end of input, a failure and a cancel may each ask), after
+   * their open and the checkpoint notifications still running: a commit is not cut off
+   * half-way, and an operator still opening (a sink writer aborting lingering transactions)
+   * is closed when it is open, not left running.
+   */
+  private closeChainOnce(): Promise<void> {
+    this.chainClosing ??= Promise.all([this.opening, this.notifications]).then(() => this.chain.close());
+    return this.chainClosing;
+  }
+
+  private closeInputOnce(): Promise<void> {
+    this.inputClosing ??= this.opening.then(() => this.closeInput());
+    return this.inputClosing;
+  }
+
+  /** A failure or cancel: closes operators and input in the background; `closed` resolves when both are done, either way. */
+  private closeAfterEnd(): void {
+    void Promise.allSettled([this.closeChainOnce(), this.closeInputOnce()]).then(() => this.resolveClosed());
+  }
 
   /**
    * Takes this subtask's part of a checkpoint: the synchronous capture of every operator's
@@ -492,8 +538,7 @@ export abstract class StreamTask implements Schedulable {
     this.failureCause = new Error(`${where}task ${this.name} failed: ${error.message}`, { cause: error });
     this.transition('failed');
     this.processingTime.quiesce();
-    void this.chain.close().catch(() => {});
-    void this.closeInput().catch(() => {});
+    this.closeAfterEnd();
     this.rejectDone(this.failureCause);
   }
 
@@ -501,8 +546,7 @@ export abstract class StreamTask implements Schedulable {
     if (isTerminal(this.state)) return;
     this.transition('canceled');
     this.processingTime.quiesce();
-    void this.chain.close().catch(() => {});
-    void this.closeInput().catch(() => {});
+    this.closeAfterEnd();
     this.resolveDone();
   }
 }

@@ -1,0 +1,133 @@
+import { describe, expect, inject, it, vi } from 'vitest';
+import { StreamExecutionEnvironment } from '../src/index.js';
+import type { Sink, SinkWriter } from '../src/api/sink.js';
+import { numberSource } from '../src/connectors/generator/sources.js';
+import { KafkaSink } from '../src/connectors/kafka/kafka-sink.js';
+import { CountPerKey, countReference } from './support/counting-job.js';
+import { compareMultisets } from './support/txn-store-sink.js';
+import { readTopicWithJavaConsumer } from './services/kafka-broker.js';
+import { createTopics, uniqueTopic } from './services/kafka-test-client.js';
+
+/**
+ * The interleaving behind a job that could never recover: a failed attempt's sink writer was
+ * still opening its transaction (InitProducerId of `<prefix>-0-1`, first after a fresh start)
+ * when the next attempt, also from scratch, opened, filled and pre-committed its own transaction
+ * of that same id, and its checkpoint completed. The old writer's InitProducerId then landed and
+ * fenced it: every restore of that checkpoint got PRODUCER_FENCED committing it. Here the old
+ * writer's InitProducerId is held (the mocked function below) until the next attempt has
+ * pre-committed, if the runtime lets that attempt start at all before the old one closed.
+ */
+const held = vi.hoisted(() => {
+  const s = {
+    /** The transactional id whose first InitProducerId is held. */
+    id: undefined as string | undefined,
+    release: () => {},
+    released: undefined as Promise<void> | undefined,
+    /** Resolves when the held InitProducerId got its answer. */
+    done: undefined as Promise<void> | undefined,
+  };
+  s.released = new Promise<void>((r) => (s.release = r));
+  return s;
+});
+
+vi.mock(import('../src/connectors/kafka/kafka-transactions.js'), async (importOriginal) => {
+  const original = await importOriginal();
+  return {
+    ...original,
+    initTransactionalProducer: (cluster, transactionalId, transactionTimeoutMs) => {
+      if (transactionalId !== held.id || held.done !== undefined) return original.initTransactionalProducer(cluster, transactionalId, transactionTimeoutMs);
+      // Long enough that without the fix the next attempt pre-commits meanwhile; short enough
+      // for the test when the runtime rightly waits for this writer to close.
+      setTimeout(() => held.release(), 2_000);
+      const p = held.released!.then(() => original.initTransactionalProducer(cluster, transactionalId, transactionTimeoutMs));
+      held.done = p.then(
+        () => {},
+        () => {},
+      );
+      return p;
+    },
+  };
+});
+
+const brokers = inject('kafka');
+const KEYS = 5;
+
+/** The sink, except that a later attempt's first pre-commit with records lets the held InitProducerId go and waits for its answer. */
+function releasingAtPreCommit<T>(inner: Sink<T>): Sink<T> {
+  return {
+    createWriter: async (ctx, restored) => {
+      const w = await inner.createWriter(ctx, restored);
+      let wrote = false;
+      const out: SinkWriter<T> = {
+        write: (v, t) => {
+          wrote = true;
+          return w.write(v, t);
+        },
+        prepareCommit: async (id) => {
+          await w.prepareCommit?.(id);
+          if (ctx.attemptNumber > 0 && wrote && held.done !== undefined) {
+            held.release();
+            await held.done;
+          }
+        },
+        snapshotState: (id) => w.snapshotState?.(id) ?? [],
+        notifyCheckpointComplete: (id) => w.notifyCheckpointComplete?.(id),
+        close: () => w.close?.(),
+      };
+      return out;
+    },
+  };
+}
+
+describe('Kafka sink: a failed attempt cannot fence the next attempt', () => {
+  it("an old writer's late InitProducerId does not abort the next attempt's pre-committed transaction: the read_committed output equals the reference", async () => {
+    const records = 600;
+    const topic = uniqueTopic('fence');
+    await createTopics(brokers.bootstrap, [{ name: topic, partitions: 2 }]);
+    held.id = `${topic}-0-1`;
+    // Attempt 0 fails once its sink writer waits for the held InitProducerId.
+    let attempt = 0;
+    const logs: string[] = [];
+    const env = StreamExecutionEnvironment.create({
+      'parallelism.default': 1,
+      'execution.checkpointing.interval': 50,
+      'restart-strategy.type': 'fixed-delay',
+      'restart-strategy.fixed-delay.attempts': 4,
+      'restart-strategy.fixed-delay.delay': 10,
+    });
+    env
+      .fromSource(numberSource({ count: records, eventsPerSecond: 1_000 }), 'numbers')
+      .process<number>({
+        open: (ctx) => {
+          attempt = ctx.attemptNumber;
+        },
+        processElement: (n, _ctx, out) => {
+          if (attempt === 0 && held.done !== undefined) throw new Error('injected failure while the sink opens its transaction');
+          out.collect(n);
+        },
+      })
+      .keyBy((n) => n % KEYS)
+      .process(new CountPerKey())
+      .uid('count')
+      .sinkTo(
+        releasingAtPreCommit(
+          new KafkaSink<string, string>({
+            bootstrapServers: brokers.bootstrap,
+            topic,
+            deliveryGuarantee: 'exactly-once',
+            transactionalIdPrefix: topic,
+            key: (s) => s.split(':')[0]!,
+            log: (m) => logs.push(m),
+          }),
+        ),
+      )
+      .uid('kafka-out');
+    const result = await env.executeAsync(undefined, { log: (m) => logs.push(m) }).result.catch((e: unknown) => {
+      throw new Error(`${(e as Error).message}\n${logs.join('\n')}`);
+    });
+    expect(held.done, 'the old writer opened its transaction').toBeDefined();
+    expect(result.numRestarts, logs.join('\n')).toBe(1);
+    const committed = await readTopicWithJavaConsumer(brokers.bootstrap, topic);
+    expect(compareMultisets(committed, countReference(records, KEYS))).toEqual({ duplicates: 0, missing: 0, unexpected: 0 });
+  });
+});
