@@ -100,4 +100,40 @@ describe('restarts wait for the failed attempt to close', () => {
     expect(events).toContain('close-end a0s0');
     expect(overlaps(events), events.join('\n')).toEqual([]);
   });
+
+  it('a writer whose close does not end within task.cancellation.timeout fails the job instead of restarting alongside it', async () => {
+    const events: string[] = [];
+    const plan = new FaultPlan(0, [{ kind: 'record', afterRecords: 30 }]);
+    const env = StreamExecutionEnvironment.create({
+      'parallelism.default': 1,
+      'execution.checkpointing.interval': 20,
+      'restart-strategy.type': 'fixed-delay',
+      'restart-strategy.fixed-delay.attempts': 3,
+      'restart-strategy.fixed-delay.delay': 1,
+      'task.cancellation.timeout': 300,
+    });
+    env
+      .fromSource(numberSource({ count: 200, eventsPerSecond: 2_000 }), 'numbers')
+      .process(plan.failingProcess<number>())
+      .sinkTo({
+        createWriter: (ctx) => {
+          events.push(`create-start a${ctx.attemptNumber}s${ctx.subtaskIndex}`);
+          return { write: () => {}, close: () => stuckClose };
+        },
+      });
+    let release!: () => void;
+    const stuckClose = new Promise<void>((r) => (release = r));
+    const started = Date.now();
+    const failure = await env.executeAsync(undefined, { log: () => {} }).result.then(
+      () => undefined,
+      (e: unknown) => e as Error,
+    );
+    expect(failure?.message).toMatch(/not restarted: task\(s\) .+ did not close within task\.cancellation\.timeout \(300 ms\)/);
+    expect(failure?.message).toMatch(/injected/); // the failure that started it is named too
+    expect(Date.now() - started).toBeLessThan(30_000); // did not wait for the close (it never ends)
+    // No writer of a second attempt was created.
+    expect(events.filter((e) => e.startsWith('create-start a1'))).toEqual([]);
+    expect(events).toContain('create-start a0s0');
+    release();
+  });
 });

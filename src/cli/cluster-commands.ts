@@ -112,6 +112,8 @@ export async function taskManagerCommand(argv: readonly string[]): Promise<numbe
     dataPort: p.config.getNumber('taskmanager.data.port'),
     metricsPort: p.config.getNumber('metrics.reporter.prom.port'),
     secret: p.config.getString('cluster.secret'),
+    cancellationTimeoutMs: p.config.getNumber('task.cancellation.timeout'),
+    onFatalError: () => process.exit(1),
     ...(id === undefined ? {} : { id }),
     ...(quiet ? { quiet: true } : {}),
   });

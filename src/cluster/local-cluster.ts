@@ -78,7 +78,7 @@ export class LocalCluster {
 
   private spawn(tm: TaskManagerProcess): void {
     const args = [sluiceBin(), 'taskmanager', '--jobmanager', `127.0.0.1:${this.jobManager.rpcPort}`, '--slots', String(this.o.slotsPerTaskManager), '--id', tm.id, ...(this.o.quietTaskManagers === true ? ['--quiet'] : [])];
-    for (const [k, v] of this.o.config.entries() as [string, ConfigValue][]) if (k === 'cluster.secret' || k.startsWith('taskmanager.') || k.startsWith('heartbeat.')) args.push('-D', `${k}=${v}`);
+    for (const [k, v] of this.o.config.entries() as [string, ConfigValue][]) if (k === 'cluster.secret' || k.startsWith('taskmanager.') || k.startsWith('heartbeat.') || k.startsWith('task.')) args.push('-D', `${k}=${v}`);
     const child = spawn(process.execPath, [...(process.env.SLUICE_TASKMANAGER_NODE_ARGS?.split(' ').filter((a) => a !== '') ?? []), ...args], { env: taskManagerEnvironment(process.env, { SLUICE_PARENT_PID: String(process.pid) }), stdio: ['ignore', this.o.taskManagerOutput ?? 'inherit', this.o.taskManagerOutput ?? 'inherit'] });
     tm.process = child;
     child.on('exit', (code, signal) => {

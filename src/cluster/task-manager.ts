@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { awaitTasksClosed } from '../runtime/deploy/cancellation-watchdog.js';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { createConnection } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -37,6 +38,10 @@ export interface TaskManagerOptions {
   readonly metricsPort?: number;
   readonly secret?: string | undefined;
   readonly id?: string;
+  /** task.cancellation.timeout: how long a canceled attempt's tasks may take to close (0 or unset: no limit). */
+  readonly cancellationTimeoutMs?: number;
+  /** A fatal error (tasks that did not close in time); the `sluice taskmanager` process exits. Unset: logged, and the cancel answered. */
+  readonly onFatalError?: (error: Error) => void;
   readonly log?: (message: string) => void;
   /** Log only problems (not registration). */
   readonly quiet?: boolean;
@@ -242,8 +247,16 @@ export class TaskManager {
         const d = this.deploying.get(key(m.jobId, m.attempt));
         if (d !== undefined) d.canceled = true;
         // Only once the tasks closed their operators: the JobManager starts the next attempt on this answer.
-        const closed = a === undefined ? Promise.resolve() : Promise.all(a.tasks.map((t) => t.closed));
-        void closed.then(() => this.send({ t: 'canceled', jobId: m.jobId, attempt: m.attempt }));
+        const closed = a === undefined ? Promise.resolve() : awaitTasksClosed(a.tasks, this.o.cancellationTimeoutMs ?? 0);
+        closed.then(
+          () => this.send({ t: 'canceled', jobId: m.jobId, attempt: m.attempt }),
+          (e: unknown) => {
+            // Flink's fatal TaskManager error: the process ends (a local cluster starts a new one), and its operators with it.
+            this.log(`fatal: ${(e as Error).message}`);
+            if (this.o.onFatalError !== undefined) this.o.onFatalError(e as Error);
+            else this.send({ t: 'canceled', jobId: m.jobId, attempt: m.attempt });
+          },
+        );
         return;
       }
     }

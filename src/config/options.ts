@@ -49,6 +49,7 @@ export const OPTIONS: readonly ConfigOption[] = [
   opt('taskmanager.numberOfTaskSlots', { type: 'int', min: 1 }, 1, 'Slots of a TaskManager: how many parallel pipelines (one subtask of each vertex) it runs.'),
   opt('taskmanager.host', { type: 'string' }, '127.0.0.1', 'Address a TaskManager listens on for data from other TaskManagers (and announces to them).'),
   opt('taskmanager.data.port', { type: 'int', min: 0 }, 0, 'Port of a TaskManager for data from other TaskManagers (0: any free port).'),
+  opt('task.cancellation.timeout', { type: 'duration' }, 180000, 'How long a canceled task may take to close its operators; then its TaskManager fails fatally (the embedded runtime fails the job), since they may still act on external systems. 0: no limit.'),
   opt('heartbeat.interval', { type: 'duration' }, 1000, 'How often JobManager and TaskManagers exchange heartbeats (Flink: 10 s).'),
   opt('heartbeat.timeout', { type: 'duration' }, 5000, 'A TaskManager (or JobManager) silent this long is considered lost and its subtasks fail over (Flink: 50 s; a dead process is noticed at once through its connection).'),
   opt('slot.request.timeout', { type: 'duration' }, 300_000, 'How long a job waits for enough TaskManager slots before it fails.'),

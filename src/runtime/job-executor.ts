@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { TaskCancellationTimeoutError } from './deploy/cancellation-watchdog.js';
 import { ConfigError, type Configuration } from '../config/configuration.js';
 import type { JobGraph } from '../graph/job-graph.js';
 import type { CheckpointBarrier } from './channel/stream-element.js';
@@ -208,6 +209,10 @@ export class JobExecutor {
       this.exceptions.push({ timestampMs: Date.now(), message: cause.message, stack: rootCause(cause).stack, taskName: undefined });
       this.status = 'RESTARTING';
       strategy.notifyFailure(cause, this.clock.nowMs());
+      if (result.stuck !== undefined) {
+        await this.cleanUpCheckpoints(storage, result.retained, 'FAILED');
+        throw new JobExecutionError(`job '${this.jobGraph.jobName}' failed: ${cause.message}; not restarted: ${result.stuck.message}`, { cause: result.stuck });
+      }
       if (!strategy.canRestart()) {
         await this.cleanUpCheckpoints(storage, result.retained, 'FAILED');
         const why = strategy.givingUpReason() ?? `restart strategy ${strategy.describe()} does not restart`;
@@ -339,7 +344,7 @@ export class JobExecutor {
     restore: Map<string, SubtaskRestore> | undefined,
     retained: CompletedCheckpointInfo[],
     nextCheckpointId: number,
-  ): Promise<{ ok: true; retained: CompletedCheckpointInfo[] } | { ok: false; error: Error; retained: CompletedCheckpointInfo[]; nextCheckpointId: number }> {
+  ): Promise<{ ok: true; retained: CompletedCheckpointInfo[] } | { ok: false; error: Error; retained: CompletedCheckpointInfo[]; nextCheckpointId: number; stuck?: TaskCancellationTimeoutError }> {
     const finalCheckpoint = this.config.getBoolean('execution.checkpointing.checkpoints-after-tasks-finish');
     let failAttempt!: (e: Error) => void;
     const attemptFailed = new Promise<never>((_, reject) => (failAttempt = reject));
@@ -391,11 +396,18 @@ export class JobExecutor {
           };
     this.coordinator = coordinator;
 
-    const shutdown = async (): Promise<{ retained: CompletedCheckpointInfo[]; nextCheckpointId: number }> => {
-      await deployed?.cancel();
-      if (coordinator === undefined) return { retained, nextCheckpointId };
+    const shutdown = async (): Promise<{ retained: CompletedCheckpointInfo[]; nextCheckpointId: number; stuck?: TaskCancellationTimeoutError }> => {
+      let stuck: TaskCancellationTimeoutError | undefined;
+      try {
+        await deployed?.cancel();
+      } catch (e) {
+        if (!(e instanceof TaskCancellationTimeoutError)) throw e;
+        stuck = e; // the job must not start again alongside them
+      }
+      const more = stuck === undefined ? {} : { stuck };
+      if (coordinator === undefined) return { retained, nextCheckpointId, ...more };
       await coordinator.stop();
-      return { retained: coordinator.retainedCheckpoints(), nextCheckpointId: coordinator.nextCheckpointId };
+      return { retained: coordinator.retainedCheckpoints(), nextCheckpointId: coordinator.nextCheckpointId, ...more };
     };
 
     try {

@@ -5,6 +5,7 @@ import type { SourceStreamTask } from '../task/source-stream-task.js';
 import { TaskScheduler } from '../task/task-scheduler.js';
 import type { AttemptSpec, DeployedAttempt, Deployer } from './deployer.js';
 import { wireTasks } from './task-wiring.js';
+import { awaitTasksClosed } from './cancellation-watchdog.js';
 
 /** Network and batching options of task wiring, read from the configuration. */
 export function wiringOptions(config: Configuration): { batchSizeRecords: number; buffersPerChannel: number; floatingBuffersPerGate: number } {
@@ -36,7 +37,7 @@ export class InProcessDeployer implements Deployer {
       restore: spec.restore,
       splits: spec.splits,
     });
-    return new InProcessAttempt(tasks, sourceTasks, spec.fail);
+    return new InProcessAttempt(tasks, sourceTasks, spec.fail, this.config.getNumber('task.cancellation.timeout'));
   }
 }
 
@@ -48,6 +49,7 @@ export class InProcessAttempt implements DeployedAttempt {
     readonly tasks: readonly StreamTask[],
     private readonly sourceTasks: readonly SourceStreamTask[],
     fail: (error: Error) => void,
+    private readonly cancellationTimeoutMs = 0,
   ) {
     this.done = allDone(tasks);
     this.done.catch((e: unknown) => fail(e instanceof Error ? e : new Error(String(e))));
@@ -61,10 +63,13 @@ export class InProcessAttempt implements DeployedAttempt {
     for (const t of this.tasks) t.start();
   }
 
-  /** Resolves when every task ended and closed its operators: only then may the next attempt open its own. */
+  /**
+   * Resolves when every task ended and closed its operators: only then may the next attempt
+   * open its own. Rejects with TaskCancellationTimeoutError after task.cancellation.timeout.
+   */
   async cancel(): Promise<void> {
     for (const t of this.tasks) t.cancel();
-    await Promise.all(this.tasks.map((t) => t.closed));
+    await awaitTasksClosed(this.tasks, this.cancellationTimeoutMs);
   }
 
   triggerSources(barrier: import('../channel/stream-element.js').CheckpointBarrier): void {
