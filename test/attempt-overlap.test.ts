@@ -53,17 +53,23 @@ function overlaps(events: readonly string[]): string[] {
   return out;
 }
 
+/** Checkpoints every 20 ms, up to 3 restarts 1 ms apart. */
+function restartingEnv(parallelism: number, more: Record<string, number> = {}): StreamExecutionEnvironment {
+  return StreamExecutionEnvironment.create({
+    'parallelism.default': parallelism,
+    'execution.checkpointing.interval': 20,
+    'restart-strategy.type': 'fixed-delay',
+    'restart-strategy.fixed-delay.attempts': 3,
+    'restart-strategy.fixed-delay.delay': 1,
+    ...more,
+  });
+}
+
 describe('restarts wait for the failed attempt to close', () => {
   it('a failed attempt: its sink writers are closed (slow close) before the next attempt creates its writers', async () => {
     const events: string[] = [];
     const plan = new FaultPlan(0, [{ kind: 'record', afterRecords: 30 }]);
-    const env = StreamExecutionEnvironment.create({
-      'parallelism.default': 2,
-      'execution.checkpointing.interval': 20,
-      'restart-strategy.type': 'fixed-delay',
-      'restart-strategy.fixed-delay.attempts': 3,
-      'restart-strategy.fixed-delay.delay': 1,
-    });
+    const env = restartingEnv(2);
     env
       .fromSource(numberSource({ count: 200, eventsPerSecond: 2_000 }), 'numbers')
       .process(plan.failingProcess<number>())
@@ -77,13 +83,7 @@ describe('restarts wait for the failed attempt to close', () => {
 
   it('an attempt that fails while a sink writer is still being created: that writer is closed once created, before the next attempt starts', async () => {
     const events: string[] = [];
-    const env = StreamExecutionEnvironment.create({
-      'parallelism.default': 1,
-      'execution.checkpointing.interval': 20,
-      'restart-strategy.type': 'fixed-delay',
-      'restart-strategy.fixed-delay.attempts': 3,
-      'restart-strategy.fixed-delay.delay': 1,
-    });
+    const env = restartingEnv(1);
     env
       .fromSource(numberSource({ count: 50 }), 'numbers')
       .process<number>({
@@ -104,14 +104,7 @@ describe('restarts wait for the failed attempt to close', () => {
   it('a writer whose close does not end within task.cancellation.timeout fails the job instead of restarting alongside it', async () => {
     const events: string[] = [];
     const plan = new FaultPlan(0, [{ kind: 'record', afterRecords: 30 }]);
-    const env = StreamExecutionEnvironment.create({
-      'parallelism.default': 1,
-      'execution.checkpointing.interval': 20,
-      'restart-strategy.type': 'fixed-delay',
-      'restart-strategy.fixed-delay.attempts': 3,
-      'restart-strategy.fixed-delay.delay': 1,
-      'task.cancellation.timeout': 300,
-    });
+    const env = restartingEnv(1, { 'task.cancellation.timeout': 300 });
     env
       .fromSource(numberSource({ count: 200, eventsPerSecond: 2_000 }), 'numbers')
       .process(plan.failingProcess<number>())
