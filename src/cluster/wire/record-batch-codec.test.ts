@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { createStatePackr } from '../../runtime/state/serializer.js';
 import { NO_TIMESTAMP, type RecordBatch } from '../../runtime/channel/stream-element.js';
 import { seededRandom } from '../../testing/seeded-random.js';
-import { DEFAULT_MAX_SHAPES, MAX_FIELDS, MAX_SHAPES, RECORD_BATCH_MARKER, RecordBatchDecodeError, RecordBatchDecoder, RecordBatchEncoder } from './record-batch-codec.js';
+import { DEFAULT_MAX_SHAPES, DICTIONARY_MAX_ENTRIES, DICTIONARY_MAX_STRING_CHARS, MAX_FIELDS, MAX_SHAPES, RECORD_BATCH_MARKER, RecordBatchDecodeError, RecordBatchDecoder, RecordBatchEncoder } from './record-batch-codec.js';
 
 const pair = () => ({ encoder: new RecordBatchEncoder(createStatePackr()), decoder: new RecordBatchDecoder(createStatePackr()) });
 const batchOf = (values: unknown[], timestamps?: number[]): RecordBatch => ({ kind: 'batch', values, timestamps: timestamps ?? values.map(() => NO_TIMESTAMP) });
@@ -80,8 +80,8 @@ describe('record batch codec', () => {
     const timed = roundTrip(['a', 'b', 'c'], [5, NO_TIMESTAMP, -1.5]);
     expect(timed.timestamps).toEqual([5, NO_TIMESTAMP, -1.5]);
     const codec = pair();
-    const untimed = codec.encoder.encodeFrame(1, batchOf(['a', 'b']));
-    const timedFrame = codec.encoder.encodeFrame(1, batchOf(['a', 'b'], [1, 2]));
+    const untimed = codec.encoder.encodeFrame(1, batchOf([1, 2]));
+    const timedFrame = codec.encoder.encodeFrame(1, batchOf([1, 2], [1, 2]));
     expect(timedFrame.length - untimed.length).toBe(16);
     expect(codec.decoder.decode(untimed.subarray(4)).batch.timestamps).toEqual([NO_TIMESTAMP, NO_TIMESTAMP]);
   });
@@ -158,5 +158,124 @@ describe('record batch codec', () => {
       }
     }
     expect(refused, `seed ${seed}`).toBeGreaterThan(0);
+  });
+
+  describe('string dictionary', () => {
+    const decodeAll = (codec: ReturnType<typeof pair>, frames: Buffer[]): unknown[][] => frames.map((f) => codec.decoder.decode(f.subarray(4)).batch.values);
+
+    it('writes a repeated string as an id after its first time, on any site', () => {
+      const codec = pair();
+      const record = (i: number) => ({ kind: 'bid', auction: i, url: 'https://www.nexmark.com/item.htm?query=1&channel_id=1234567', extra: 'x'.repeat(60) });
+      const first = codec.encoder.encodeFrame(1, batchOf([record(1), 'the', ['quick', 'the']]));
+      const second = codec.encoder.encodeFrame(1, batchOf([record(2), 'the', ['quick', 'the']]));
+      const third = codec.encoder.encodeFrame(1, batchOf(['quick']));
+      // Four strings of the record and two others become 3-byte ids.
+      expect(second.length).toBeLessThan(first.length - 100);
+      expect(decodeAll(codec, [first, second])).toEqual([
+        [record(1), 'the', ['quick', 'the']],
+        [record(2), 'the', ['quick', 'the']],
+      ]);
+      expect(codec.encoder.dictionarySize).toBe(5);
+      // A decoder that did not see the definitions says so.
+      expect(() => new RecordBatchDecoder(createStatePackr()).decode(third.subarray(4))).toThrow(/string 4 was never defined/);
+    });
+
+    it('writes the strings of a site whose values do not repeat plainly, without filling the dictionary', () => {
+      const codec = pair();
+      const values = Array.from({ length: 20_000 }, (_, i) => ({ id: `user-${i}-${i * 7919}`, country: ['DE', 'FR', 'US'][i % 3] }));
+      const frames = [];
+      for (let f = 0; f < 20; f++) frames.push(codec.encoder.encodeFrame(1, batchOf(values.slice(f * 1000, f * 1000 + 1000))));
+      expect(decodeAll(codec, frames).flat()).toEqual(values);
+      // The id site tried one window of 1,024 strings; the country site kept its 3.
+      expect(codec.encoder.dictionarySize).toBe(1024 + 3);
+      // Strings longer than the limit are never kept.
+      const long = 'y'.repeat(DICTIONARY_MAX_STRING_CHARS + 1);
+      const before = codec.encoder.dictionarySize;
+      const a = codec.encoder.encodeFrame(1, batchOf([long, long]));
+      expect(codec.encoder.dictionarySize).toBe(before);
+      expect(decodeAll(codec, [a])).toEqual([[long, long]]);
+    });
+
+    it('stays in step with the reader through drifting values, a full dictionary and its resets (seeded)', () => {
+      const seed = 20261201;
+      const random = seededRandom(seed);
+      const codec = pair();
+      let resets = 0;
+      const sent: unknown[][] = [];
+      const frames: Buffer[] = [];
+      // 300 frames of 1,000 records: half from a hot set that drifts every 50 frames, half
+      // unique, so the site keeps using the dictionary and fills it.
+      for (let f = 0; f < 300; f++) {
+        const epoch = Math.floor(f / 50);
+        const values = Array.from({ length: 1000 }, (_, i) => ({
+          word: random() < 0.5 ? `hot-${epoch}-${Math.floor(random() * 100)}` : `once-${f}-${i}`,
+          n: i,
+          note: random() < 0.01 ? 'é ünïcode 日本' : 'plain',
+        }));
+        const before = codec.encoder.dictionarySize;
+        frames.push(codec.encoder.encodeFrame(f, batchOf(values)));
+        if (codec.encoder.dictionarySize < before) resets++;
+        sent.push(values);
+        expect(codec.encoder.dictionarySize, `seed ${seed}`).toBeLessThanOrEqual(DICTIONARY_MAX_ENTRIES);
+      }
+      // The dictionary is full from about frame 130, before the hot set of frame 150: it is
+      // cleared, and the new hot words are ids again (3 bytes instead of ~10) within a frame.
+      expect(resets, `seed ${seed}`).toBeGreaterThan(0);
+      expect(frames[140]!.length, `seed ${seed}`).toBeGreaterThan(15_000);
+      expect(Math.abs(frames[152]!.length - frames[140]!.length), `seed ${seed}`).toBeLessThan(1500);
+      const received = decodeAll(codec, frames);
+      for (let f = 0; f < sent.length; f++) expect(received[f], `frame ${f}, seed ${seed}`).toEqual(sent[f]);
+    });
+
+    it('takes back the strings of a frame that failed to encode, and a reset stays due until a frame carries it', () => {
+      const codec = pair();
+      const ok = codec.encoder.encodeFrame(1, batchOf(['kept']));
+      expect(() => codec.encoder.encodeFrame(1, batchOf(['lost-1', { a: 'lost-2', f: () => 1 }]))).toThrow(/cannot be sent/);
+      expect(codec.encoder.dictionarySize).toBe(1);
+      const next = codec.encoder.encodeFrame(1, batchOf(['lost-1', 'lost-2', 'kept']));
+      // The reader never saw the failed frame.
+      expect(decodeAll(codec, [ok, next])).toEqual([['kept'], ['lost-1', 'lost-2', 'kept']]);
+
+      // Fill the dictionary, then refuse strings until a reset is due; the frame that would
+      // carry it fails, so the next one carries it instead.
+      const full = pair();
+      const frames: Buffer[] = [];
+      const sent: unknown[][] = [];
+      let i = 0;
+      const send = (values: unknown[]) => {
+        sent.push(values);
+        frames.push(full.encoder.encodeFrame(1, batchOf(values)));
+      };
+      const frameOf = (n: number) => Array.from({ length: n }, () => (i++ % 2 === 0 ? 'hot' : `s${i}`));
+      while (full.encoder.dictionarySize < DICTIONARY_MAX_ENTRIES) send(frameOf(4096));
+      let refusingFrames = 0;
+      for (;;) {
+        expect(() => full.encoder.encodeFrame(1, batchOf([Symbol('x')]))).toThrow(/cannot be sent/);
+        if (full.encoder.dictionarySize === 0) break;
+        send(frameOf(4096));
+        refusingFrames++;
+      }
+      // 2,048 strings refused a frame: due once as many as the dictionary holds were refused.
+      expect(refusingFrames).toBeGreaterThan(10);
+      expect(refusingFrames).toBeLessThanOrEqual(Math.ceil(DICTIONARY_MAX_ENTRIES / 2048) + 1);
+      expect(full.encoder.dictionarySize).toBe(0);
+      send(['hot', 'new-a', 'hot']);
+      expect(full.encoder.dictionarySize).toBe(2);
+      expect(decodeAll(full, frames)).toEqual(sent);
+    });
+
+    it('refuses a definition out of order or of something other than a string', () => {
+      const codec = pair();
+      const frame = Buffer.from(codec.encoder.encodeFrame(1, batchOf(['abc'])).subarray(4));
+      // Layout: marker, channel, count, flags, then TAG_DICTIONARY_NEW, id u16, the string.
+      const id = frame.subarray(11, 13);
+      id.writeUInt16LE(1);
+      expect(() => new RecordBatchDecoder(createStatePackr()).decode(frame)).toThrow(/string 1 defined where string 0 was expected/);
+      id.writeUInt16LE(0);
+      frame[13] = 4; // TAG_UINT8
+      expect(() => new RecordBatchDecoder(createStatePackr()).decode(frame)).toThrow(/not a string/);
+      frame[9] = 0x80;
+      expect(() => new RecordBatchDecoder(createStatePackr()).decode(frame)).toThrow(/unknown flags/);
+    });
   });
 });

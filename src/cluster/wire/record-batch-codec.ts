@@ -16,12 +16,22 @@ import { FRAME_HEADER_BYTES } from './frame-decoder.js';
  * path. (Bundling all strings of a batch into one, as msgpackr does, costs more to build:
  * joining thousands of strings in V8 is slower than writing them one by one.)
  *
+ * Strings that repeat (channels, URLs, country codes, event types, words) go through a
+ * dictionary of the connection: the first time a string is written it gets an id, later it
+ * is written as that id and the reader hands out the string it kept, without reading or
+ * allocating anything. Each place a string is written from (a field of a shape, or any other
+ * place) learns whether its values repeat: one whose strings mostly miss the dictionary
+ * (ids, free text) writes them plainly for a while and then tries again. A full dictionary
+ * that keeps missing is cleared at the start of the next frame (a flag in the header), so a
+ * drifting set of values gets a fresh one.
+ *
  * Values other than plain objects, arrays, strings, numbers, booleans, null and undefined
  * (Maps, Sets, Dates, bigints, typed arrays, class instances...) are written by msgpackr as
  * before (state packr settings: self-contained), so a record arrives as it was sent.
  *
- * Layout after the frame's length: MARKER, channel u32, count u32, timestamp flag u8
- * (then count float64 if set), values.
+ * Layout after the frame's length: MARKER, channel u32, count u32, flags u8 (FLAG_TIMESTAMPS:
+ * count float64 follow; FLAG_DICTIONARY_RESET: the dictionary is cleared before the values),
+ * values.
  * Numbers in the value stream are little-endian.
  */
 
@@ -48,6 +58,41 @@ const TAG_MSGPACK = 11;
 const TAG_ASCII32 = 12;
 /** Byte length u32, then UTF-8 bytes. */
 const TAG_UTF8 = 13;
+/** Dictionary id u16: a string defined earlier on this connection. */
+const TAG_DICTIONARY = 14;
+/** Dictionary id u16 (the next one), then the string (TAG_ASCII8, TAG_ASCII32 or TAG_UTF8): defines it. */
+const TAG_DICTIONARY_NEW = 15;
+
+const FLAG_TIMESTAMPS = 1;
+const FLAG_DICTIONARY_RESET = 2;
+
+/** Strings the dictionary of one connection direction holds at most (ids are u16). */
+export const DICTIONARY_MAX_ENTRIES = 0xffff;
+/** Longer strings are always written plainly (they seldom repeat and would cost memory). */
+export const DICTIONARY_MAX_STRING_CHARS = 256;
+/** UTF-16 units the dictionary holds at most, all strings together (8 MB at two bytes a unit). */
+const DICTIONARY_MAX_CHARS = 4 << 20;
+/** A site's strings are judged in windows of this many... */
+const SITE_WINDOW = 1024;
+/** ...and it writes plainly when fewer than this many of a window hit the dictionary... */
+const SITE_MIN_HITS = 256;
+/** ...for this many strings, then tries again. */
+const SITE_PLAIN_STRINGS = 64 * 1024;
+
+/** A place strings are written from: a field of a shape, or everything else. */
+interface StringSite {
+  /** Strings of the current window, and how many of them were in the dictionary. */
+  lookups: number;
+  hits: number;
+  /** Strings still to write plainly before the dictionary is tried again. */
+  plain: number;
+  /** The dictionary generation the window started in. */
+  generation: number;
+}
+
+function newSite(generation: number): StringSite {
+  return { lookups: 0, hits: 0, plain: 0, generation };
+}
 
 /** Node's Buffer methods without argument checks (stable since Node 0.x, not in @types/node). */
 interface FastBuffer extends Buffer {
@@ -94,6 +139,17 @@ export class RecordBatchEncoder {
   private readonly shapes: EncoderShape[] = [];
   private readonly shapesByKeys = new Map<string, EncoderShape>();
   private last: EncoderShape | undefined;
+  /** The connection's dictionary: string -> id, and the strings by id. */
+  private readonly dictionary = new Map<string, number>();
+  private readonly dictionaryStrings: string[] = [];
+  private dictionaryChars = 0;
+  /** Strings not added since the dictionary filled up; past its size, it is cleared. */
+  private dictionaryRefused = 0;
+  private dictionaryResetDue = false;
+  /** Times the dictionary was cleared. */
+  private dictionaryGeneration = 0;
+  /** The site of strings not in a field of a shape (top-level values, array elements, keys). */
+  private readonly anySite = newSite(0);
 
   /** `maxShapes`: shapes this encoder defines at most (lower only in tests). */
   constructor(
@@ -108,6 +164,9 @@ export class RecordBatchEncoder {
     const { values, timestamps } = batch;
     const count = values.length;
     let timed = false;
+    // Cleared at the start of a frame, so the reader clears its own at the same point.
+    const reset = this.dictionaryResetDue;
+    if (reset) this.clearDictionary();
     for (let j = 0; j < count; j++) {
       if (timestamps[j] !== NO_TIMESTAMP) {
         timed = true;
@@ -125,7 +184,7 @@ export class RecordBatchEncoder {
     buffer[at++] = RECORD_BATCH_MARKER;
     view.setUint32(at, channel, true);
     view.setUint32(at + 4, count, true);
-    buffer[at + 8] = timed ? 1 : 0;
+    buffer[at + 8] = (timed ? FLAG_TIMESTAMPS : 0) | (reset ? FLAG_DICTIONARY_RESET : 0);
     at += 9;
     if (timed) {
       for (let j = 0; j < count; j++) view.setFloat64(at + 8 * j, timestamps[j]!, true);
@@ -133,12 +192,15 @@ export class RecordBatchEncoder {
     }
     this.position = at;
     const shapesBefore = this.shapes.length;
+    const stringsBefore = this.dictionaryStrings.length;
     let i = 0;
     try {
       for (; i < count; i++) this.value(values[i], 0);
     } catch (e) {
-      // Shapes defined in a frame that is not sent must not be referenced later.
+      // Shapes and strings defined in a frame that is not sent must not be referenced later
+      // (a reset stays due: the reader has not cleared its dictionary).
       this.forgetShapesFrom(shapesBefore);
+      this.forgetStringsFrom(stringsBefore);
       this.position = this.frameStart;
       throw new RecordEncodeError(
         `record ${i} of a batch for another TaskManager cannot be sent: ${(e as Error).message}. Records that cross ` +
@@ -147,6 +209,7 @@ export class RecordBatchEncoder {
         { cause: e },
       );
     }
+    if (reset) this.dictionaryResetDue = false;
     // The values may have moved the frame to a larger slab.
     const frameStart = this.frameStart;
     const end = this.position;
@@ -165,6 +228,11 @@ export class RecordBatchEncoder {
     this.frameStart = 0;
   }
 
+  /** Strings in the dictionary now (for tests and diagnostics). */
+  get dictionarySize(): number {
+    return this.dictionaryStrings.length;
+  }
+
   /** Writes one value; `depth` guards against cycles. Called by the generated shape writers. */
   value(v: unknown, depth: number): void {
     switch (typeof v) {
@@ -172,7 +240,7 @@ export class RecordBatchEncoder {
         this.number(v);
         return;
       case 'string':
-        this.string(v);
+        this.string(v, this.anySite);
         return;
       case 'boolean':
         this.ensure(1);
@@ -227,8 +295,60 @@ export class RecordBatchEncoder {
     }
   }
 
-  /** Writes a string (called by the generated shape writers too). */
-  string(s: string): void {
+  /**
+   * Writes a string from `site` (the generated shape writers pass their field's): as a
+   * dictionary id when the site's strings repeat, plainly otherwise.
+   */
+  string(s: string, site: StringSite): void {
+    if (site.plain > 0) {
+      site.plain--;
+      this.plainString(s);
+      return;
+    }
+    const chars = s.length;
+    if (chars > DICTIONARY_MAX_STRING_CHARS) {
+      this.plainString(s);
+      return;
+    }
+    const id = this.dictionary.get(s);
+    if (id !== undefined) {
+      site.hits++;
+      this.ensure(3);
+      this.buffer[this.position] = TAG_DICTIONARY;
+      this.view.setUint16(this.position + 1, id, true);
+      this.position += 3;
+    } else if (this.dictionaryStrings.length < DICTIONARY_MAX_ENTRIES && this.dictionaryChars + chars <= DICTIONARY_MAX_CHARS) {
+      const next = this.dictionaryStrings.length;
+      this.dictionaryStrings.push(s);
+      this.dictionary.set(s, next);
+      this.dictionaryChars += chars;
+      this.ensure(3);
+      this.buffer[this.position] = TAG_DICTIONARY_NEW;
+      this.view.setUint16(this.position + 1, next, true);
+      this.position += 3;
+      this.plainString(s);
+    } else {
+      if (++this.dictionaryRefused >= DICTIONARY_MAX_ENTRIES) this.dictionaryResetDue = true;
+      this.plainString(s);
+    }
+    if (++site.lookups === SITE_WINDOW) {
+      if (site.generation !== this.dictionaryGeneration) {
+        // The dictionary was cleared during this window: its misses say nothing about the site.
+        site.generation = this.dictionaryGeneration;
+      } else if (site.hits < SITE_MIN_HITS) {
+        // Missing a full dictionary says little about the site: its values may have moved on
+        // from the ones kept. Start over; a site whose values do not repeat then misses again
+        // with room to spare and writes plainly.
+        if (this.dictionaryFull()) this.dictionaryResetDue = true;
+        else site.plain = SITE_PLAIN_STRINGS;
+      }
+      site.lookups = 0;
+      site.hits = 0;
+    }
+  }
+
+  /** Writes a string's characters: ASCII byte by byte when short, else by Buffer's UTF-8 writer. */
+  private plainString(s: string): void {
     const chars = s.length;
     this.ensure(5 + 3 * chars);
     const buffer = this.buffer;
@@ -252,6 +372,25 @@ export class RecordBatchEncoder {
     buffer[at] = bytes === chars ? TAG_ASCII32 : TAG_UTF8;
     this.view.setUint32(at + 1, bytes, true);
     this.position = at + 5 + bytes;
+  }
+
+  private dictionaryFull(): boolean {
+    return this.dictionaryStrings.length >= DICTIONARY_MAX_ENTRIES || this.dictionaryChars + DICTIONARY_MAX_STRING_CHARS > DICTIONARY_MAX_CHARS;
+  }
+
+  private clearDictionary(): void {
+    this.dictionaryGeneration++;
+    this.dictionary.clear();
+    this.dictionaryStrings.length = 0;
+    this.dictionaryChars = 0;
+    this.dictionaryRefused = 0;
+  }
+
+  private forgetStringsFrom(id: number): void {
+    for (const s of this.dictionaryStrings.splice(id)) {
+      this.dictionary.delete(s);
+      this.dictionaryChars -= s.length;
+    }
   }
 
   private array(a: unknown[], depth: number): void {
@@ -284,7 +423,7 @@ export class RecordBatchEncoder {
     if (defined) {
       this.view.setUint16(this.position, keys.length, true);
       this.position += 2;
-      for (const k of keys) this.value(k, depth);
+      for (const k of keys) this.plainString(k);
     }
     shape.write(o, this, depth);
     return true;
@@ -292,10 +431,12 @@ export class RecordBatchEncoder {
 
   private define(keys: string[], signature: string): EncoderShape {
     // Each field's site sees one type in practice: numbers and strings skip value()'s dispatch.
+    // Each field is a string site of its own (bound as s0, s1, ... in the writer's closure).
     const body = keys
-      .map((k) => `v = o[${JSON.stringify(k)}];\nif (typeof v === 'number') e.number(v); else if (typeof v === 'string') e.string(v); else e.value(v, d);`)
+      .map((k, i) => `v = o[${JSON.stringify(k)}];\nif (typeof v === 'number') e.number(v); else if (typeof v === 'string') e.string(v, s${i}); else e.value(v, d);`)
       .join('\n');
-    const write = new Function('o', 'e', 'd', `let v;\n${body}`) as EncoderShape['write'];
+    const sites = keys.map(() => newSite(this.dictionaryGeneration));
+    const write = new Function(...keys.map((_, i) => `s${i}`), `return function (o, e, d) {\nlet v;\n${body}\n};`)(...sites) as EncoderShape['write'];
     const shape: EncoderShape = { id: this.shapes.length, keys, write };
     this.shapes.push(shape);
     this.shapesByKeys.set(signature, shape);
@@ -381,6 +522,8 @@ export class RecordBatchDecoder {
   private position = 0;
   private end = 0;
   private readonly shapes: DecoderShape[] = [];
+  /** The connection's dictionary, by id. */
+  private readonly dictionary: string[] = [];
 
   constructor(private readonly fallback: Unpackr) {}
 
@@ -397,8 +540,11 @@ export class RecordBatchDecoder {
     let at = 10;
     // Every value takes at least a byte: a damaged count fails here, before anything is allocated.
     if (count > this.end - at) throw new RecordBatchDecodeError(`${count} records in ${this.end - at} bytes`);
+    const flags = payload[9]!;
+    if ((flags & ~(FLAG_TIMESTAMPS | FLAG_DICTIONARY_RESET)) !== 0) throw new RecordBatchDecodeError(`unknown flags ${flags}`);
+    if ((flags & FLAG_DICTIONARY_RESET) !== 0) this.dictionary.length = 0;
     const timestamps = new Array<number>(count);
-    if (payload[9] === 1) {
+    if ((flags & FLAG_TIMESTAMPS) !== 0) {
       this.position = at;
       this.need(8 * count);
       for (let i = 0; i < count; i++) timestamps[i] = this.view.getFloat64(at + 8 * i, true);
@@ -478,6 +624,16 @@ export class RecordBatchDecoder {
         for (let i = 0; i < n; i++) a[i] = this.value();
         return a;
       }
+      case TAG_DICTIONARY: {
+        this.need(2);
+        const id = this.view.getUint16(this.position, true);
+        this.position += 2;
+        const s = this.dictionary[id];
+        if (s === undefined) throw new RecordBatchDecodeError(`string ${id} was never defined on this connection`);
+        return s;
+      }
+      case TAG_DICTIONARY_NEW:
+        return this.newString();
       case TAG_NEW_SHAPE:
         return this.newShape();
       case TAG_MSGPACK: {
@@ -492,6 +648,19 @@ export class RecordBatchDecoder {
       default:
         throw new RecordBatchDecodeError(`unknown tag ${tag} at byte ${this.position - 1}`);
     }
+  }
+
+  private newString(): string {
+    this.need(3);
+    const id = this.view.getUint16(this.position, true);
+    if (id !== this.dictionary.length) throw new RecordBatchDecodeError(`string ${id} defined where string ${this.dictionary.length} was expected`);
+    const tag = this.bytes[this.position + 2];
+    if (tag !== TAG_ASCII8 && tag !== TAG_ASCII32 && tag !== TAG_UTF8) throw new RecordBatchDecodeError(`string ${id} is defined by tag ${tag}, not a string`);
+    this.position += 2;
+    const s = this.value() as string;
+    if (s.length > DICTIONARY_MAX_STRING_CHARS) throw new RecordBatchDecodeError(`string ${id} is longer than a dictionary string can be`);
+    this.dictionary.push(s);
+    return s;
   }
 
   private newShape(): unknown {
