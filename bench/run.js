@@ -129,7 +129,7 @@ if (checkpointRows.length > 0) {
     'checkpoint-overhead': (m) => `${fmt(m.eventsPerSecondWithCheckpoints)} vs ${fmt(m.eventsPerSecondWithoutCheckpoints)} events/s, ${m.completedCheckpoints} checkpoints; incremental: ratio ${m.throughputRatioIncremental?.toFixed(3)} (${fmt(m.eventsPerSecondWithIncrementalCheckpoints)} events/s)`,
     'checkpoint-backpressure': (m) => `${m.completedCheckpoints} checkpoints, ${fmt(m.persistedInFlightRecordsP50)} in-flight records p50`,
     'kafka-exactly-once': (m) => `${fmt(m.recordsPerSecondExactlyOnce)} vs ${fmt(m.recordsPerSecondAtLeastOnce)} records/s, read_committed latency with ${m.checkpointIntervalMs} ms checkpoints`,
-    recovery: (m) => `restore loaded after ${num(m.failureToRestoreLoadedMs)} ms, tasks running after ${num(m.failureToAttemptStartedMs)} ms`,
+    'recovery-small-state': (m) => `restore loaded after ${num(m.failureToRestoreLoadedMs)} ms, tasks running after ${num(m.failureToAttemptStartedMs)} ms`,
   };
   console.log(`\n${'benchmark'.padEnd(34)} ${`headline (median of ${runs}, fresh processes)`.padEnd(42)} ${'target'.padEnd(24)} details`);
   for (const { name, b, metrics } of checkpointRows) {
