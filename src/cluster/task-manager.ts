@@ -307,6 +307,7 @@ export class TaskManager {
     const { tasks, sourceTasks } = wireTasks({
       graph,
       isLocal: (v, i) => placement.get(subtaskKey(v.id, i)) === this.id,
+      sameProcess: (source, p, target, c) => placement.get(subtaskKey(source.id, p)) === placement.get(subtaskKey(target.id, c)),
       remote: network,
       attemptNumber: attempt,
       scheduler: this.scheduler,

@@ -41,33 +41,58 @@ export interface RemoteChannels {
   input(spec: ChannelSpec): RestorableInputChannel;
 }
 
-/** Every channel of the graph, in the fixed order that numbers them. */
-export function channelSpecs(graph: JobGraph, config: { buffersPerChannel: number; floatingBuffersPerGate: number }): ChannelSpec[] {
-  const specs: ChannelSpec[] = [];
+/** Whether producer subtask `producer` of `source` and consumer subtask `consumer` of `target` run in one process. */
+export type SameProcess = (source: JobVertex, producer: number, target: JobVertex, consumer: number) => boolean;
+
+const allInOneProcess: SameProcess = () => true;
+
+/**
+ * Every channel of the graph, in the fixed order that numbers them, with its capacity in
+ * batches. A channel holds `buffersPerChannel` (exclusive) batches plus a share of its input
+ * gate's `floatingBuffersPerGate`. As in Flink, where floating buffers serve the remote input
+ * channels of a gate and a local channel reads from its producer's buffers, a channel that
+ * crosses processes shares the floating buffers with the gate's other crossing channels only;
+ * a channel within a process has its share over all channels of the gate. Crossing channels
+ * need the room more: their credits come back across a connection, served between slices of
+ * a busy single-threaded process.
+ */
+export function channelSpecs(
+  graph: JobGraph,
+  config: { buffersPerChannel: number; floatingBuffersPerGate: number },
+  sameProcess: SameProcess = allInOneProcess,
+): ChannelSpec[] {
+  type Draft = Omit<ChannelSpec, 'capacityBuffers'> & { readonly crossing: boolean };
+  const drafts: Draft[] = [];
+  /** Channels and crossing channels of each consumer subtask's logical input. */
+  const gates = new Map<string, { all: number; crossing: number }>();
   for (const v of graph.vertices) {
-    const channelsPerInput = new Map<number, number>();
-    for (const e of v.inputs) {
-      const t = e.streamEdge.typeNumber;
-      channelsPerInput.set(t, (channelsPerInput.get(t) ?? 0) + (isPointwise(e.streamEdge.partitioning) ? 1 : e.source.parallelism));
-    }
     // index within each (consumer, input): channels are appended in edge order, producer order
     const nextIndex = new Map<string, number>();
     for (const e of v.inputs) {
       const pointwise = isPointwise(e.streamEdge.partitioning);
       const t = e.streamEdge.typeNumber;
-      const capacity = config.buffersPerChannel + Math.ceil(config.floatingBuffersPerGate / channelsPerInput.get(t)!);
       for (let p = 0; p < e.source.parallelism; p++) {
         for (let c = 0; c < v.parallelism; c++) {
           if (pointwise && p !== c) continue;
           const k = `${c}/${t}`;
           const indexInInput = nextIndex.get(k) ?? 0;
           nextIndex.set(k, indexInInput + 1);
-          specs.push({ id: specs.length, edge: e.streamEdge, source: e.source, target: v, producer: p, consumer: c, input: t - 1, indexInInput, capacityBuffers: capacity });
+          const crossing = !sameProcess(e.source, p, v, c);
+          const gateKey = `${v.id}/${k}`;
+          const gate = gates.get(gateKey) ?? { all: 0, crossing: 0 };
+          gate.all++;
+          if (crossing) gate.crossing++;
+          gates.set(gateKey, gate);
+          drafts.push({ id: drafts.length, edge: e.streamEdge, source: e.source, target: v, producer: p, consumer: c, input: t - 1, indexInInput, crossing });
         }
       }
     }
   }
-  return specs;
+  return drafts.map(({ crossing, ...d }) => {
+    const gate = gates.get(`${d.target.id}/${d.consumer}/${d.input + 1}`)!;
+    const sharers = crossing ? gate.crossing : gate.all;
+    return { ...d, capacityBuffers: config.buffersPerChannel + Math.ceil(config.floatingBuffersPerGate / sharers) };
+  });
 }
 
 export interface WireTasksOptions {
@@ -82,6 +107,8 @@ export interface WireTasksOptions {
   readonly batchSizeRecords: number;
   readonly buffersPerChannel: number;
   readonly floatingBuffersPerGate: number;
+  /** Where subtasks run relative to each other (default: all in this process). */
+  readonly sameProcess?: SameProcess;
   readonly checkpointing: TaskCheckpointing | undefined;
   /** By subtaskKey(vertex id, subtask). */
   readonly restore: ReadonlyMap<string, SubtaskRestore> | undefined;
@@ -95,7 +122,7 @@ export interface WireTasksOptions {
  * unaligned checkpoint are put into the input channels first, to be replayed before new input.
  */
 export function wireTasks(o: WireTasksOptions): { tasks: StreamTask[]; sourceTasks: SourceStreamTask[] } {
-  const specs = channelSpecs(o.graph, { buffersPerChannel: o.buffersPerChannel, floatingBuffersPerGate: o.floatingBuffersPerGate });
+  const specs = channelSpecs(o.graph, { buffersPerChannel: o.buffersPerChannel, floatingBuffersPerGate: o.floatingBuffersPerGate }, o.sameProcess);
   const outputs = new Map<string, Map<StreamEdge, OutputChannel[]>>();
   const inputs = new Map<string, RestorableInputChannel[][]>();
   for (const v of o.graph.vertices) {
