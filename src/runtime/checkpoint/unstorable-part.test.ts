@@ -23,4 +23,16 @@ describe('unstorablePart', () => {
       expect(unstorablePart(v)).toBeUndefined();
     }
   });
+
+  it('finds what hides deeper than the fast walk goes, and passes deep data', () => {
+    const deep = (leaf: unknown): unknown => {
+      let v: unknown = { leaf };
+      for (let i = 0; i < 40; i++) v = i % 2 === 0 ? [v] : { v };
+      return v;
+    };
+    expect(unstorablePart(deep(1))).toBeUndefined();
+    const found = unstorablePart(deep(() => 1));
+    expect(found).toMatch(/^record(\.v\[0\]){20}\.leaf is a function$/);
+    expect(unstorablePart(new Map([[1, [new Set([{ a: Symbol('s') }])]]]))).toBe('record.get(1)[0]<element>.a is a symbol');
+  });
 });
