@@ -1,6 +1,6 @@
 // Not a benchmark: profiles the checkpoint-overhead job in one process, in alternating
 // windows with checkpoints every second (on) and without (off), so that both profiles share
-// the same compiled code. argv: [cycles=3] [unaligned=false] [outPrefix=/tmp/onoff]
+// the same compiled code. argv: [cycles=3] [unaligned=false] [outPrefix=/tmp/onoff] [incremental=false]
 // Writes <outPrefix>-on.cpuprofiles.json and -off (arrays of profiles) and prints events.
 import { Session } from 'node:inspector/promises';
 import { writeFileSync, mkdtempSync, rmSync } from 'node:fs';
@@ -10,10 +10,10 @@ import { StreamExecutionEnvironment } from '../dist/index.js';
 import { LocalExecutor } from '../dist/runtime/local-executor.js';
 import { queries } from './queries.js';
 
-const [cycles = '3', unaligned = 'false', out = '/tmp/onoff'] = process.argv.slice(2);
+const [cycles = '3', unaligned = 'false', out = '/tmp/onoff', incremental = 'false'] = process.argv.slice(2);
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const dir = mkdtempSync(join(tmpdir(), 'sluice-onoff-'));
-const env = StreamExecutionEnvironment.create({ 'parallelism.default': 2, 'execution.checkpointing.interval': 24 * 3600 * 1000, 'execution.checkpointing.dir': dir, 'execution.checkpointing.unaligned.enabled': unaligned === 'true' });
+const env = StreamExecutionEnvironment.create({ 'parallelism.default': 2, 'execution.checkpointing.interval': 24 * 3600 * 1000, 'execution.checkpointing.dir': dir, 'execution.checkpointing.unaligned.enabled': unaligned === 'true', 'execution.checkpointing.incremental': incremental === 'true' });
 queries['nexmark-q5'].build(env, undefined, { firstEventRate: 500_000 });
 const executor = new LocalExecutor(env.getJobGraph(), env.config, { log: () => {} });
 const running = executor.run();
