@@ -61,10 +61,11 @@ export function channelSpecs(
   config: { buffersPerChannel: number; floatingBuffersPerGate: number },
   sameProcess: SameProcess = allInOneProcess,
 ): ChannelSpec[] {
-  type Draft = Omit<ChannelSpec, 'capacityBuffers'> & { readonly crossing: boolean };
+  type Gate = { all: number; crossing: number };
+  type Draft = Omit<ChannelSpec, 'capacityBuffers'> & { readonly crossing: boolean; readonly gate: Gate };
   const drafts: Draft[] = [];
   /** Channels and crossing channels of each consumer subtask's logical input. */
-  const gates = new Map<string, { all: number; crossing: number }>();
+  const gates = new Map<string, Gate>();
   for (const v of graph.vertices) {
     // index within each (consumer, input): channels are appended in edge order, producer order
     const nextIndex = new Map<string, number>();
@@ -79,17 +80,16 @@ export function channelSpecs(
           nextIndex.set(k, indexInInput + 1);
           const crossing = !sameProcess(e.source, p, v, c);
           const gateKey = `${v.id}/${k}`;
-          const gate = gates.get(gateKey) ?? { all: 0, crossing: 0 };
+          let gate = gates.get(gateKey);
+          if (gate === undefined) gates.set(gateKey, (gate = { all: 0, crossing: 0 }));
           gate.all++;
           if (crossing) gate.crossing++;
-          gates.set(gateKey, gate);
-          drafts.push({ id: drafts.length, edge: e.streamEdge, source: e.source, target: v, producer: p, consumer: c, input: t - 1, indexInInput, crossing });
+          drafts.push({ id: drafts.length, edge: e.streamEdge, source: e.source, target: v, producer: p, consumer: c, input: t - 1, indexInInput, crossing, gate });
         }
       }
     }
   }
-  return drafts.map(({ crossing, ...d }) => {
-    const gate = gates.get(`${d.target.id}/${d.consumer}/${d.input + 1}`)!;
+  return drafts.map(({ crossing, gate, ...d }) => {
     const sharers = crossing ? gate.crossing : gate.all;
     return { ...d, capacityBuffers: config.buffersPerChannel + Math.ceil(config.floatingBuffersPerGate / sharers) };
   });
