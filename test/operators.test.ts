@@ -403,6 +403,42 @@ describe('keyed process function', () => {
     });
   }
 
+  it('a watermark with many due timers fires them in slices: other subtasks run in between, input waits, every timer fires once', async () => {
+    const keys = 100_000;
+    const env = StreamExecutionEnvironment.create({ 'parallelism.default': 1, 'pipeline.auto-watermark-interval': 0 });
+    const sink = new CollectSink<number>();
+    const log: string[] = [];
+    // Every key at 1000, then one record at 5000 whose watermark (4999) fires them all, then one more record.
+    const input = [...range(keys).map((k) => ({ k, ts: 1000 })), { k: -1, ts: 5000 }, { k: -2, ts: 6000 }];
+    env
+      .fromElements(...input)
+      .assignTimestampsAndWatermarks(WatermarkStrategy.forGenerator(punctuated<{ k: number; ts: number }>(0)).withTimestampAssigner((e) => e.ts))
+      .keyBy((e) => e.k)
+      .process<number>({
+        processElement(e, ctx) {
+          if (e.k === -2) log.push('record after the watermark');
+          else if (e.k >= 0) ctx.timerService().registerEventTimeTimer(2000);
+        },
+        onTimer(ts, ctx, out) {
+          expect(ts).toBe(2000);
+          expect(ctx.timerService().currentWatermark()).toBe(4999);
+          log.push('fire');
+          out.collect(ctx.getCurrentKey());
+        },
+      })
+      .rebalance()
+      .map((k) => {
+        log.push('received');
+        return k;
+      })
+      .sinkTo(sink);
+    await env.execute();
+    expect([...sink.values].sort((a, b) => a - b)).toEqual(range(keys));
+    const lastFire = log.lastIndexOf('fire');
+    expect(log.indexOf('received'), 'the downstream subtask ran while the timers fired').toBeLessThan(lastFire);
+    expect(log.indexOf('record after the watermark'), 'the next record waited for the last timer').toBeGreaterThan(lastFire);
+  });
+
   it('a deleted event-time timer does not fire; duplicates fire once', async () => {
     const env = StreamExecutionEnvironment.create({ 'parallelism.default': 2, 'pipeline.auto-watermark-interval': 0 });
     const sink = new CollectSink<[number, number]>();

@@ -19,7 +19,7 @@ import { describeGraphDifference, graphFingerprint } from './graph-fingerprint.j
 import { buildJob, storeBundle } from './job-bundle.js';
 import { serializeError, type Deployment, type JobManagerMessage, type TaskManagerMessage } from './control-messages.js';
 import { DataEndpoint, type AttemptNetwork } from './network/data-endpoint.js';
-import { Connection } from './wire/connection.js';
+import { Connection, flushCorkedWrites } from './wire/connection.js';
 import { MetricRegistry } from '../metrics/metric-registry.js';
 import type { MetricGroup } from '../metrics/metric-group.js';
 import { registerTaskMetrics } from '../metrics/job-metrics.js';
@@ -73,7 +73,7 @@ export class TaskManager {
   readonly id: string;
   private readonly log: (message: string) => void;
   private readonly data: DataEndpoint;
-  private readonly scheduler = new TaskScheduler();
+  private readonly scheduler = new TaskScheduler(undefined, flushCorkedWrites);
   private readonly attempts = new Map<string, LocalAttempt>();
   /** Attempts being deployed (job being built), by key: canceled ones must not start their tasks. */
   private readonly deploying = new Map<string, { canceled: boolean }>();

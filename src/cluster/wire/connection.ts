@@ -40,6 +40,20 @@ export class MsgpackMessageCodec<Out, In> implements MessageCodec<Out, In> {
   }
 }
 
+/** Connections with frames held back by a cork (see `Connection.send`). */
+const corkedConnections = new Set<{ uncork: () => void }>();
+
+/**
+ * Writes out the frames every connection holds corked, now rather than on the next tick. A
+ * TaskManager calls it after each task slice: its scheduler runs many slices in one turn,
+ * and one slice (firing a watermark's timers, say) may keep the thread for long, so a frame
+ * of an earlier slice (the watermark another process waits for) must not wait for the turn
+ * to end.
+ */
+export function flushCorkedWrites(): void {
+  for (const c of corkedConnections) c.uncork();
+}
+
 /**
  * A message connection over a TCP socket: length-prefixed msgpack frames, typed messages in
  * both directions. Closing (by either side, or an error) is reported once.
@@ -59,8 +73,10 @@ export class Connection<Out, In> {
    * credits.
    */
   private corked = false;
-  private readonly uncork = (): void => {
+  readonly uncork = (): void => {
+    if (!this.corked) return;
     this.corked = false;
+    corkedConnections.delete(this);
     this.socket.uncork();
   };
 
@@ -99,6 +115,7 @@ export class Connection<Out, In> {
     this.bytesSent += frame.length;
     if (!this.corked) {
       this.corked = true;
+      corkedConnections.add(this);
       this.socket.cork();
       process.nextTick(this.uncork);
     }

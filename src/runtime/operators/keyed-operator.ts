@@ -40,8 +40,8 @@ export abstract class KeyedOperator<OUT> extends StreamOperator<OUT> implements 
     this.backend.setCurrentKey(this.keySelector(value));
   }
 
-  protected override onWatermark(watermarkMs: number): void {
-    this.timers.advanceWatermark(watermarkMs);
+  protected override onWatermark(watermarkMs: number): boolean {
+    return this.timers.advanceWatermark(watermarkMs, this.runtime.shouldYield);
   }
 
   onEventTime(_timestampMs: number, _key: KeyType, _namespace: number): void {}

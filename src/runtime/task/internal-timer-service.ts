@@ -46,13 +46,19 @@ export class InternalTimerService {
     this.processingTimers.delete(timestampMs, key, namespace);
   }
 
-  advanceWatermark(watermarkMs: number): void {
+  /**
+   * Fires the event-time timers up to `watermarkMs`. With `shouldStop`, firing may stop
+   * part-way (false); calling again with the same watermark continues.
+   */
+  advanceWatermark(watermarkMs: number, shouldStop?: () => boolean): boolean {
     this.currentWatermarkMs = watermarkMs;
-    this.eventTimers.fireUpTo(watermarkMs, (t, key, ns) => {
-      this.setCurrentKey(key);
-      this.target.onEventTime(t, key, ns);
-    });
+    return this.eventTimers.fireUpTo(watermarkMs, this.fireEventTimer, shouldStop);
   }
+
+  private readonly fireEventTimer = (t: number, key: KeyType, ns: number): void => {
+    this.setCurrentKey(key);
+    this.target.onEventTime(t, key, ns);
+  };
 
   private schedulePhysical(timestampMs: number): void {
     this.cancelPhysical?.();

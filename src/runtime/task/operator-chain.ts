@@ -17,6 +17,9 @@ export interface ChainEnvironment {
   readonly processingTime: ProcessingTimeService;
   readonly writerFor: (edge: StreamEdge) => RecordWriter;
   readonly waitFor: (promise: Promise<void>) => void;
+  /** See OperatorRuntime: given by subtasks that take input from channels. */
+  readonly shouldYield?: (() => boolean) | undefined;
+  readonly deferWatermark?: ((operator: StreamOperator) => void) | undefined;
   readonly restore: SubtaskRestore | undefined;
   readonly checkpointing: boolean;
   /** Checkpoints snapshot keyed state whole (neither incremental nor changelog). */
@@ -101,6 +104,8 @@ export class OperatorChain {
         keySelector1: node.keySelector1,
         keySelector2: node.keySelector2,
         waitFor: env.waitFor,
+        shouldYield: env.shouldYield,
+        deferWatermark: env.deferWatermark,
       };
       operator.setup(runtime, output);
       built.set(node, { node, operator, operatorState, keyedBackend });

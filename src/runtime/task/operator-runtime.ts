@@ -2,6 +2,7 @@ import type { KeySelector, OperatorStateStore } from '../../api/functions.js';
 import type { KeyType } from '../state/key-group.js';
 import type { KeyedStateBackend } from '../state/keyed-state-backend.js';
 import type { ProcessingTimeService } from './processing-time-service.js';
+import type { StreamOperator } from './stream-operator.js';
 
 /** What a subtask gives each operator of its chain. */
 export interface OperatorRuntime {
@@ -24,4 +25,12 @@ export interface OperatorRuntime {
   readonly keySelector2: KeySelector<unknown, KeyType> | undefined;
   /** Suspends the subtask's input until the promise settles (an asynchronous write). */
   waitFor(promise: Promise<void>): void;
+  /**
+   * Present when the subtask runs long work in bounded slices: true once the current slice
+   * has used its time, or its output is full. Firing a watermark's timers then stops
+   * part-way and the operator hands itself to `deferWatermark`.
+   */
+  readonly shouldYield?: (() => boolean) | undefined;
+  /** The operator's watermark stopped part-way: the subtask calls its `resumeWatermark` before any other work, until done. */
+  readonly deferWatermark?: ((operator: StreamOperator) => void) | undefined;
 }

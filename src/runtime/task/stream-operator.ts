@@ -1,4 +1,5 @@
 import { MIN_WATERMARK } from '../channel/stream-element.js';
+import { assert } from '../../util/assert.js';
 import type { CheckpointListener } from '../../api/functions.js';
 import type { OperatorRuntime } from './operator-runtime.js';
 import type { Output, RecordSink } from './output.js';
@@ -35,9 +36,30 @@ export abstract class StreamOperator<OUT = unknown> {
 
   processWatermark(watermarkMs: number): void {
     if (watermarkMs <= this.currentWatermark) return;
+    if (this.watermarkUnfinished) throw new Error(`operator '${this.runtime.name}' got watermark ${watermarkMs} before it finished watermark ${this.currentWatermark} (a subtask must resume an unfinished watermark before any other work)`);
     this.currentWatermark = watermarkMs;
-    this.onWatermark(watermarkMs);
+    if (this.onWatermark(watermarkMs) === false) {
+      // Its timers stopped part-way to give the thread back: the subtask calls resumeWatermark.
+      this.watermarkUnfinished = true;
+      this.runtime.deferWatermark!(this);
+      return;
+    }
     this.output.emitWatermark(watermarkMs);
+  }
+
+  /** Set while the current watermark's timers have not all fired (it has not gone downstream). */
+  private watermarkUnfinished = false;
+
+  /**
+   * Continues the watermark whose timers stopped part-way; true when they have all fired and
+   * the watermark has gone downstream.
+   */
+  resumeWatermark(): boolean {
+    assert(this.watermarkUnfinished, `operator '${this.runtime.name}' has no watermark to resume`);
+    if (this.onWatermark(this.currentWatermark) === false) return false;
+    this.watermarkUnfinished = false;
+    this.output.emitWatermark(this.currentWatermark);
+    return true;
   }
 
   processWatermark1(watermarkMs: number): void {
@@ -77,8 +99,12 @@ export abstract class StreamOperator<OUT = unknown> {
     if (!idle) this.combineInputWatermarks();
   }
 
-  /** Event time advanced: fire timers before the watermark moves on. */
-  protected onWatermark(_watermarkMs: number): void {}
+  /**
+   * Event time advanced: fire timers before the watermark moves on. Returns false when it
+   * stopped part-way (only when the runtime's `shouldYield` said so); it is then called again
+   * with the same watermark until it returns anything else.
+   */
+  protected onWatermark(_watermarkMs: number): boolean | void {}
 
   processWatermarkStatus(idle: boolean): void {
     this.output.emitWatermarkStatus(idle);

@@ -7,7 +7,7 @@ import { RingQueue } from '../channel/ring-queue.js';
 import { END_OF_DATA, END_OF_PARTITION, SUSPEND_PARTITION } from '../channel/stream-element.js';
 import type { Clock } from './clock.js';
 import { OperatorChain } from './operator-chain.js';
-import { blamedOperator } from './stream-operator.js';
+import { blamedOperator, type StreamOperator } from './stream-operator.js';
 import type { BarrierMode } from '../checkpoint/barrier-handler.js';
 import type { CheckpointResponder, InFlightBatch, OperatorSubtaskState, SubtaskRestore } from '../checkpoint/subtask-state.js';
 import type { CheckpointBarrier } from '../channel/stream-element.js';
@@ -69,9 +69,16 @@ export type InputResult = 'more' | 'wait' | 'end-of-data' | 'end';
 const SLICE_BUDGET_RECORDS = 4096;
 
 /**
+ * How long a slice fires a watermark's timers before it lets the others run (and the
+ * process's network I/O: credits, heartbeats, the data other processes wait for).
+ */
+const SLICE_BUDGET_TIMERS_MS = 5;
+
+/**
  * One parallel instance of a job vertex: a mailbox-style loop on the process's single thread.
- * Each slice runs the mail (timers, control messages) first, then input, in order; it
- * stops when input runs out, an output channel is full, or an asynchronous write is pending.
+ * Each slice first continues a watermark whose timers stopped part-way, then runs the mail
+ * (timers, control messages), then input, in order; it stops when input runs out, an output
+ * channel is full, or an asynchronous write is pending.
  */
 export abstract class StreamTask implements Schedulable {
   scheduled = false;
@@ -83,6 +90,14 @@ export abstract class StreamTask implements Schedulable {
   protected readonly writers: RecordWriter[] = [];
   protected pendingAsync: Promise<void> | null = null;
   private readonly mailbox = new RingQueue<() => void>();
+  /**
+   * Operators whose watermark stopped part-way through its timers, in the order they stopped
+   * (a chained operator gets the watermark when the one before it finishes). Until they are
+   * done the subtask takes no mail and no input, so nothing interleaves with the firing.
+   */
+  private readonly unfinishedWatermarks: StreamOperator[] = [];
+  /** performance.now() at which the current slice stops firing timers. */
+  private timersUntilMs = 0;
   private finishing = false;
   /** End of data: 'running' until the last record, then operators finish, then 'finished'. */
   protected dataPhase: 'running' | 'finishing' | 'finished' = 'running';
@@ -146,6 +161,8 @@ export abstract class StreamTask implements Schedulable {
         return w;
       },
       waitFor: (p) => this.waitFor(p),
+      shouldYield: () => this.availability.blocked || performance.now() >= this.timersUntilMs,
+      deferWatermark: (operator) => this.unfinishedWatermarks.push(operator),
       restore: d.restore,
       checkpointing: d.checkpointing !== undefined,
       fullSnapshots: d.checkpointing !== undefined && d.checkpointing.incremental !== true && d.checkpointing.changelog === undefined,
@@ -296,6 +313,8 @@ export abstract class StreamTask implements Schedulable {
     if (this.state !== 'running') return false;
     this.idleTime.stop();
     try {
+      this.timersUntilMs = performance.now() + SLICE_BUDGET_TIMERS_MS;
+      if (this.unfinishedWatermarks.length > 0) return this.resumeWatermarks();
       // Mail (checkpoint triggers, notifications, timers) waits for a pending asynchronous
       // write, as it waits for a record being processed: a barrier must not pass records
       // that were handed to the sink before it.
@@ -332,6 +351,30 @@ export abstract class StreamTask implements Schedulable {
   }
 
   protected abstract processInput(budgetRecords: number): InputResult;
+
+  /** An operator's watermark stopped part-way: input must stop until it is finished. */
+  protected get watermarkUnfinished(): boolean {
+    return this.unfinishedWatermarks.length > 0;
+  }
+
+  /** Continues the unfinished watermarks (a slice of them); true when the subtask should run again soon. */
+  private resumeWatermarks(): boolean {
+    // As input does, firing waits for an asynchronous write and for room in the outputs.
+    if (this.pendingAsync !== null) return false;
+    if (this.availability.blocked && !this.availability.recheck()) {
+      this.backPressuredTime.start();
+      return false;
+    }
+    this.backPressuredTime.stop();
+    const unfinished = this.unfinishedWatermarks;
+    while (unfinished.length > 0 && unfinished[0]!.resumeWatermark()) unfinished.shift();
+    for (const w of this.writers) w.flushAll();
+    if (this.availability.blocked) {
+      this.backPressuredTime.start();
+      return false;
+    }
+    return true;
+  }
 
   /**
    * The last record went through: operators finish (flush what they buffer), end-of-data

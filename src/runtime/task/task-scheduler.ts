@@ -16,7 +16,11 @@ export class TaskScheduler {
   private running = false;
   private readonly roundBudgetMs: number;
 
-  constructor(roundBudgetMs = 5) {
+  /**
+   * `afterSlice` runs after every slice (a TaskManager writes out the network frames the slice
+   * left corked, so that they do not wait for the slices after it).
+   */
+  constructor(roundBudgetMs = 5, private readonly afterSlice: () => void = () => {}) {
     this.roundBudgetMs = roundBudgetMs;
   }
 
@@ -40,7 +44,9 @@ export class TaskScheduler {
         this.ready = [];
         for (const task of round) {
           task.scheduled = false;
-          if (task.runSlice()) this.wake(task);
+          const again = task.runSlice();
+          this.afterSlice();
+          if (again) this.wake(task);
         }
         if (performance.now() > deadline) break;
       }

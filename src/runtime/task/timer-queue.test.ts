@@ -56,6 +56,51 @@ describe('timer queue', () => {
     }
   });
 
+  it('fired in parts (stopped at random, adds and deletes between the parts) fires what it would in one go, in the same order', () => {
+    const seed = 20261201;
+    const random = seededRandom(seed);
+    const groupOf = (k: KeyType): number => (typeof k === 'number' ? k % 8 : String(k).length % 8);
+    const whole = new TimerQueue(8, groupOf);
+    const parts = new TimerQueue(8, groupOf);
+    const model = new ModelQueue();
+    const key = (): number | string => (random() < 0.8 ? Math.floor(random() * 400) : `k${Math.floor(random() * 10)}`);
+    for (let i = 0; i < 5_000; i++) {
+      const t = Math.floor(random() * 50);
+      const k = key();
+      whole.add(t, k, 1);
+      parts.add(t, k, 1);
+      model.add(t, k, 1);
+    }
+    // Without changes between the parts: the same sequence.
+    const inOneGo: string[] = [];
+    expect(whole.fireUpTo(30, (t, k, ns) => inOneGo.push(`${t}|${k}|${ns}`))).toBe(true);
+    const inParts: string[] = [];
+    let calls = 0;
+    for (let done = false; !done; calls++) done = parts.fireUpTo(30, (t, k, ns) => inParts.push(`${t}|${k}|${ns}`), () => random() < 0.2);
+    expect(calls, `seed ${seed}: firing stopped part-way`).toBeGreaterThan(10);
+    expect(inParts, `seed ${seed}`).toEqual(inOneGo);
+    expect(parts.size).toBe(whole.size);
+    // With adds (some due already) and deletes between the parts: every timer that fires is live (fires once), every due one fires.
+    for (const id of inOneGo) model.timers.delete(id.replace(/\|(\d+)\|/, (_m, k) => `|number:${k}|`).replace(/\|(k\d+)\|/, '|string:$1|'));
+    expect(parts.size).toBe(model.timers.size);
+    for (let done = false, part = 0; !done; part++) {
+      done = parts.fireUpTo(45, (t, k, ns) => {
+        const id = `${t}|${typeof k}:${k}|${ns}`;
+        expect(model.delete(t, k, ns), `seed ${seed} part ${part}: ${id} was live`).toBe(true);
+      }, () => random() < 0.3);
+      for (let i = 0; part < 40 && i < 20; i++) {
+        const t = Math.floor(random() * 60);
+        const k = key();
+        if (random() < 0.7) expect(parts.add(t, k, 2), `seed ${seed} part ${part}`).toBe(model.add(t, k, 2));
+        else expect(parts.delete(t, k, 1), `seed ${seed} part ${part}`).toBe(model.delete(t, k, 1));
+      }
+    }
+    // Timers added after the last part may be due (they fire now); nothing else is left due.
+    expect(parts.fireUpTo(45, (t, k, ns) => expect(model.delete(t, k, ns), `seed ${seed}`).toBe(true))).toBe(true);
+    for (const id of model.timers) expect(Number(id.split('|')[0]) > 45, `seed ${seed}: ${id} is due`).toBe(true);
+    expect(parts.size).toBe(model.timers.size);
+  });
+
   it('packs each key group, whole and as a delta of changed keys, to exactly its timers (number and other keys)', () => {
     const seed = 4242;
     const random = seededRandom(seed);

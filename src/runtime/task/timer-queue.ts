@@ -158,11 +158,16 @@ export class TimerQueue {
    * timers added while firing fire too when due, and a timer deleted while its timestamp is
    * firing does not fire. One live Map iterator per (timestamp, key group) keeps this linear
    * (restarting iteration after each deletion would skip ever more holes).
+   *
+   * `shouldStop` is asked after each (timestamp, key group): when it says yes, firing stops
+   * there and false is returned; a later call continues where it stopped. True when every
+   * timer up to `upToMs` fired.
    */
-  fireUpTo(upToMs: number, fire: (timestampMs: number, key: KeyType, namespace: number) => void): void {
-    for (;;) {
+  fireUpTo(upToMs: number, fire: (timestampMs: number, key: KeyType, namespace: number) => void, shouldStop?: () => boolean): boolean {
+    for (let first = true; ; first = false) {
       const t = this.times.peek();
-      if (t === undefined || t > upToMs) return;
+      if (t === undefined || t > upToMs) return true;
+      if (!first && shouldStop !== undefined && shouldStop()) return false;
       const at = this.groupsAt.get(t);
       // `at` grows while firing when a timer at t lands in a group that had none left at t.
       for (let i = 0; at !== undefined && i < at.length; i++) {
@@ -182,6 +187,11 @@ export class TimerQueue {
           if (buckets.get(t) === bucket) buckets.delete(t);
         }
         this.fireGeneral(t, g, fire);
+        if (shouldStop !== undefined && i + 1 < at.length && shouldStop()) {
+          // The groups visited leave the list: the next call starts with the first one left.
+          at.splice(0, i + 1);
+          return false;
+        }
       }
       this.groupsAt.delete(t);
       // A timer registered while firing may be earlier than t (event time in the past): it
