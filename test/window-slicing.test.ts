@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { SlidingEventTimeWindows, StreamExecutionEnvironment, WatermarkStrategy, type AggregateFunction, type ProcessWindowFunction } from '../src/index.js';
+import { SlidingEventTimeWindows, StreamExecutionEnvironment, WatermarkStrategy, type AggregateFunction, type ProcessWindowFunction, type WatermarkGenerator } from '../src/index.js';
 import { numberSource } from '../src/connectors/generator/sources.js';
 import { ExactlyOnceFileSink, readCommittedLines } from '../src/connectors/file/exactly-once-file-sink.js';
 import { LocalExecutor } from '../src/runtime/local-executor.js';
@@ -153,5 +153,50 @@ describe('switching between the per-window and the sliced layout through a savep
     const env = windowJob({ parallelism: 2, records: 20_000, eventsPerSecond: 200_000, out: tempDir(), merge: false, config: { 'restart-strategy.type': 'none' } });
     const second = new LocalExecutor(env.getJobGraph(), env.config, { log: () => {}, restoreFrom: { path: savepoint, allowNonRestoredState: false } });
     await expect(second.run()).rejects.toThrow(/keeps its windows as slices.*restore with the same window assigner and aggregate function/s);
+  });
+});
+
+describe('a watermark that passes several windows of a key at once', () => {
+  it('fires each window once, a key\'s windows one after the other in order of their end, the same sums as with and without slices', async () => {
+    // Runs of records with gaps; the watermark trails the records by 31 ms, so each slice of a
+    // run registers its window's timer before any of them fires, and the first record after a
+    // gap moves the watermark past several windows at once: a chain fires windows whose timers
+    // later slices registered (they must not fire again).
+    const records = [...Array.from({ length: 400 }, (_, n) => n)].filter((n) => n % 100 < 25 || (n % 100 >= 75 && n % 100 < 90));
+    const run = async (merge: boolean): Promise<string[]> => {
+      const env = StreamExecutionEnvironment.create({ 'parallelism.default': 1, 'pipeline.auto-watermark-interval': 0 });
+      const out: string[] = [];
+      const trailing = (): WatermarkGenerator<number> => ({ onEvent: (_n, ts, o) => o.emitWatermark(ts - 31), onPeriodicEmit: () => {} });
+      env
+        .fromElements(...records)
+        .assignTimestampsAndWatermarks(WatermarkStrategy.forGenerator(trailing).withTimestampAssigner((n) => n))
+        .keyBy((n) => n % KEYS)
+        .window(SlidingEventTimeWindows.of(SIZE_MS, SLIDE_MS))
+        .aggregate(sum(merge), emitSum)
+        .sinkTo({ createWriter: () => ({ write: (line: string) => void out.push(line) }) });
+      await env.execute();
+      return out;
+    };
+    const expected = new Map<string, number>();
+    for (const n of records) {
+      for (let start = Math.floor(n / SLIDE_MS) * SLIDE_MS; start > n - SIZE_MS; start -= SLIDE_MS) {
+        const id = `${n % KEYS}:${start}`;
+        expected.set(id, (expected.get(id) ?? 0) + n);
+      }
+    }
+    const sliced = await run(true);
+    expect(compareMultisets(sliced, [...expected].map(([id, s]) => `${id}:${s}`))).toEqual({ duplicates: 0, missing: 0, unexpected: 0 });
+    expect([...(await run(false))].sort()).toEqual([...sliced].sort());
+    // Per key, windows in order of their start; each key's windows of one run of slices together.
+    const starts = new Map<number, number[]>();
+    for (const line of sliced) {
+      const [key, start] = line.split(':').map(Number) as [number, number];
+      starts.set(key, [...(starts.get(key) ?? []), start]);
+    }
+    for (const s of starts.values()) expect(s).toEqual([...s].sort((a, b) => a - b));
+    // The record at 75 moved the watermark from -7 to 44: every key's windows ending at 10 to 40, key by key.
+    const firstKey = Number(sliced[0]!.split(':')[0]);
+    const firstRun = sliced.slice(0, 4).map((line) => Number(line.split(':')[0]));
+    expect(firstRun, 'the first key\'s first windows came one after the other').toEqual([firstKey, firstKey, firstKey, firstKey]);
   });
 });

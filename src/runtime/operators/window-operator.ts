@@ -324,10 +324,42 @@ export class WindowOperator extends KeyedOperator<unknown> {
       // from a job without lateness keeps firing).
       const slicing = this.slicing;
       if (slicing !== undefined && this.laterSlicesHeld) {
+        if (lateness === 0 && this.eventTime) {
+          this.fireDueChain(key, start, end, slicing.sliceMs);
+          return;
+        }
         this.registerWindowTimer(key, start + slicing.sliceMs, end + slicing.sliceMs, lateness);
       }
     }
     if (timestampMs === end - 1 + lateness) this.clearWindow(start);
+  }
+
+  /**
+   * Sliced, event time, no allowed lateness: window [start, end) of `key` fired and a later
+   * slice of it has contents, so the chain goes on. The windows after it that the watermark has
+   * passed too (a jump of the watermark, the end of the input) fire now, one after the other,
+   * rather than through a timer each that would fire after every other key's window of the
+   * same end: the key's slices are read while they are in the cache, and a timer is registered
+   * only for the first window not due. A timer such a window got from a later slice's first
+   * element is deleted, so the window fires once. Each window's first slice is dropped after it
+   * fired (it is the last window holding that slice).
+   */
+  private fireDueChain(key: KeyType, start: number, end: number, sliceMs: number): void {
+    for (;;) {
+      this.clearWindow(start);
+      start += sliceMs;
+      end += sliceMs;
+      if (end - 1 > this.currentWatermark) {
+        this.registerWindowTimer(key, start, end, 0);
+        return;
+      }
+      this.timers.deleteEventTimeTimer(end - 1, key, start);
+      this.emitWindow(key, start, end);
+      if (!this.laterSlicesHeld) {
+        this.clearWindow(start);
+        return;
+      }
+    }
   }
 
   private windowEnd(start: number): number | undefined {
