@@ -439,6 +439,44 @@ describe('keyed process function', () => {
     expect(log.indexOf('record after the watermark'), 'the next record waited for the last timer').toBeGreaterThan(lastFire);
   });
 
+  it('many processing-time timers due at once fire in slices too: other subtasks run in between, input and mail wait', async () => {
+    const keys = 100_000;
+    const env = StreamExecutionEnvironment.create({ 'parallelism.default': 1 });
+    const sink = new CollectSink<number>();
+    const log: string[] = [];
+    const at = Date.now() + 1000;
+    // The keys at once, and one marker record every 5 ms for 1.5 s, across the timers' time.
+    env
+      .fromElements(...range(keys))
+      .union(env.fromSource(new PacedSource(range(300).map((i) => -1 - i), 1, 5, 50), 'markers'))
+      .keyBy((k) => k)
+      .process<number>({
+        processElement(k, ctx) {
+          if (k < 0) log.push('record');
+          else ctx.timerService().registerProcessingTimeTimer(at);
+        },
+        onTimer(ts, ctx, out) {
+          expect(ts).toBe(at);
+          log.push('fire');
+          out.collect(ctx.getCurrentKey());
+        },
+      })
+      .rebalance()
+      .map((k) => {
+        log.push('received');
+        return k;
+      })
+      .sinkTo(sink);
+    await env.execute();
+    expect([...sink.values].sort((a, b) => a - b)).toEqual(range(keys));
+    const firstFire = log.indexOf('fire');
+    const lastFire = log.lastIndexOf('fire');
+    const during = log.slice(firstFire, lastFire);
+    expect(during.includes('received'), 'the downstream subtask ran while the timers fired').toBe(true);
+    expect(during.includes('record'), 'no record was processed while the timers fired').toBe(false);
+    expect(log.lastIndexOf('record'), 'records came after the timers too').toBeGreaterThan(lastFire);
+  });
+
   it('a deleted event-time timer does not fire; duplicates fire once', async () => {
     const env = StreamExecutionEnvironment.create({ 'parallelism.default': 2, 'pipeline.auto-watermark-interval': 0 });
     const sink = new CollectSink<[number, number]>();

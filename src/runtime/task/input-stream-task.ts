@@ -270,7 +270,7 @@ export class InputStreamTask extends StreamTask {
       }
       (this.handlers[element.kind] as (e: ChannelElement) => void)(element);
       // A watermark whose timers stopped part-way: nothing else until it is finished.
-      if (this.watermarkUnfinished) return 'more';
+      if (this.workUnfinished) return 'more';
       if (!this.dataEndedReported && !this.suspended && element.kind !== 'batch' && this.gates.every((g) => g.isDataEnded)) {
         this.dataEndedReported = true;
         return 'end-of-data';

@@ -7,9 +7,16 @@ export interface Triggerable {
   onProcessingTime(timestampMs: number, key: KeyType, namespace: number): void;
 }
 
+/** Bounded slices for long firing (OperatorRuntime's `shouldYield` and `defer`). */
+export interface FiringSlices {
+  readonly shouldYield: () => boolean;
+  readonly defer: (rest: () => boolean) => void;
+}
+
 /**
  * Keyed timers of one operator: event-time timers fire when the watermark passes them,
- * processing-time timers through one physical timer set to the earliest of them.
+ * processing-time timers through one physical timer set to the earliest of them. With
+ * `slices`, processing-time timers that stop part-way hand the rest to the subtask.
  */
 export class InternalTimerService {
   currentWatermarkMs = Number.MIN_SAFE_INTEGER;
@@ -22,6 +29,7 @@ export class InternalTimerService {
     private readonly setCurrentKey: (key: KeyType) => void,
     readonly eventTimers: TimerQueue = new TimerQueue(),
     readonly processingTimers: TimerQueue = new TimerQueue(),
+    private readonly slices?: FiringSlices,
   ) {
     // Restored processing-time timers need their physical timer.
     const next = processingTimers.peekTime();
@@ -69,12 +77,23 @@ export class InternalTimerService {
   private onPhysicalTimer(timestampMs: number): void {
     this.physicalTimerAt = Number.POSITIVE_INFINITY;
     this.cancelPhysical = undefined;
-    const now = Math.max(timestampMs, this.processingTime.nowMs());
-    this.processingTimers.fireUpTo(now, (t, key, ns) => {
-      this.setCurrentKey(key);
-      this.target.onProcessingTime(t, key, ns);
-    });
+    this.processingUpToMs = Math.max(timestampMs, this.processingTime.nowMs());
+    if (!this.fireProcessingTimers()) this.slices!.defer(this.fireProcessingTimers);
+  }
+
+  /** The processing time whose due timers are firing. */
+  private processingUpToMs = Number.NEGATIVE_INFINITY;
+
+  /** Fires (a slice of) the due processing-time timers; true when all have fired and the next physical timer is set. */
+  private readonly fireProcessingTimers = (): boolean => {
+    if (!this.processingTimers.fireUpTo(this.processingUpToMs, this.fireProcessingTimer, this.slices?.shouldYield)) return false;
     const next = this.processingTimers.peekTime();
     if (next !== undefined) this.schedulePhysical(next);
-  }
+    return true;
+  };
+
+  private readonly fireProcessingTimer = (t: number, key: KeyType, ns: number): void => {
+    this.setCurrentKey(key);
+    this.target.onProcessingTime(t, key, ns);
+  };
 }

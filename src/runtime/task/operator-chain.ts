@@ -19,7 +19,7 @@ export interface ChainEnvironment {
   readonly waitFor: (promise: Promise<void>) => void;
   /** See OperatorRuntime: given by subtasks that take input from channels. */
   readonly shouldYield?: (() => boolean) | undefined;
-  readonly deferWatermark?: ((operator: StreamOperator) => void) | undefined;
+  readonly defer?: ((rest: () => boolean) => void) | undefined;
   readonly restore: SubtaskRestore | undefined;
   readonly checkpointing: boolean;
   /** Checkpoints snapshot keyed state whole (neither incremental nor changelog). */
@@ -105,7 +105,7 @@ export class OperatorChain {
         keySelector2: node.keySelector2,
         waitFor: env.waitFor,
         shouldYield: env.shouldYield,
-        deferWatermark: env.deferWatermark,
+        defer: env.defer,
       };
       operator.setup(runtime, output);
       built.set(node, { node, operator, operatorState, keyedBackend });

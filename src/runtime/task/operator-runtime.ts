@@ -2,7 +2,6 @@ import type { KeySelector, OperatorStateStore } from '../../api/functions.js';
 import type { KeyType } from '../state/key-group.js';
 import type { KeyedStateBackend } from '../state/keyed-state-backend.js';
 import type { ProcessingTimeService } from './processing-time-service.js';
-import type { StreamOperator } from './stream-operator.js';
 
 /** What a subtask gives each operator of its chain. */
 export interface OperatorRuntime {
@@ -27,10 +26,13 @@ export interface OperatorRuntime {
   waitFor(promise: Promise<void>): void;
   /**
    * Present when the subtask runs long work in bounded slices: true once the current slice
-   * has used its time, or its output is full. Firing a watermark's timers then stops
-   * part-way and the operator hands itself to `deferWatermark`.
+   * has used its time, or its output is full. Firing timers (a watermark's, or processing-time
+   * ones) then stops part-way and hands the rest to `defer`.
    */
   readonly shouldYield?: (() => boolean) | undefined;
-  /** The operator's watermark stopped part-way: the subtask calls its `resumeWatermark` before any other work, until done. */
-  readonly deferWatermark?: ((operator: StreamOperator) => void) | undefined;
+  /**
+   * Work that stopped part-way: the subtask calls `rest` at the start of its next slices,
+   * before any mail or input, until it returns true (done).
+   */
+  readonly defer?: ((rest: () => boolean) => void) | undefined;
 }

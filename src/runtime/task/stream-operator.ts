@@ -41,7 +41,7 @@ export abstract class StreamOperator<OUT = unknown> {
     if (this.onWatermark(watermarkMs) === false) {
       // Its timers stopped part-way to give the thread back: the subtask calls resumeWatermark.
       this.watermarkUnfinished = true;
-      this.runtime.deferWatermark!(this);
+      this.runtime.defer!(() => this.resumeWatermark());
       return;
     }
     this.output.emitWatermark(watermarkMs);

@@ -7,7 +7,7 @@ import { RingQueue } from '../channel/ring-queue.js';
 import { END_OF_DATA, END_OF_PARTITION, SUSPEND_PARTITION } from '../channel/stream-element.js';
 import type { Clock } from './clock.js';
 import { OperatorChain } from './operator-chain.js';
-import { blamedOperator, type StreamOperator } from './stream-operator.js';
+import { blamedOperator } from './stream-operator.js';
 import type { BarrierMode } from '../checkpoint/barrier-handler.js';
 import type { CheckpointResponder, InFlightBatch, OperatorSubtaskState, SubtaskRestore } from '../checkpoint/subtask-state.js';
 import type { CheckpointBarrier } from '../channel/stream-element.js';
@@ -91,11 +91,11 @@ export abstract class StreamTask implements Schedulable {
   protected pendingAsync: Promise<void> | null = null;
   private readonly mailbox = new RingQueue<() => void>();
   /**
-   * Operators whose watermark stopped part-way through its timers, in the order they stopped
-   * (a chained operator gets the watermark when the one before it finishes). Until they are
-   * done the subtask takes no mail and no input, so nothing interleaves with the firing.
+   * Work that stopped part-way (firing a watermark's or the processing time's timers), in the
+   * order it stopped (a chained operator gets the watermark when the one before it finishes).
+   * Until it is done the subtask takes no mail and no input, so nothing interleaves with it.
    */
-  private readonly unfinishedWatermarks: StreamOperator[] = [];
+  private readonly unfinished: (() => boolean)[] = [];
   /** performance.now() at which the current slice stops firing timers. */
   private timersUntilMs = 0;
   private finishing = false;
@@ -162,7 +162,7 @@ export abstract class StreamTask implements Schedulable {
       },
       waitFor: (p) => this.waitFor(p),
       shouldYield: () => this.availability.blocked || performance.now() >= this.timersUntilMs,
-      deferWatermark: (operator) => this.unfinishedWatermarks.push(operator),
+      defer: (rest) => this.unfinished.push(rest),
       restore: d.restore,
       checkpointing: d.checkpointing !== undefined,
       fullSnapshots: d.checkpointing !== undefined && d.checkpointing.incremental !== true && d.checkpointing.changelog === undefined,
@@ -314,13 +314,15 @@ export abstract class StreamTask implements Schedulable {
     this.idleTime.stop();
     try {
       this.timersUntilMs = performance.now() + SLICE_BUDGET_TIMERS_MS;
-      if (this.unfinishedWatermarks.length > 0) return this.resumeWatermarks();
+      if (this.unfinished.length > 0) return this.resumeUnfinished();
       // Mail (checkpoint triggers, notifications, timers) waits for a pending asynchronous
       // write, as it waits for a record being processed: a barrier must not pass records
       // that were handed to the sink before it.
       while (this.mailbox.size > 0 && this.pendingAsync === null) {
         this.mailbox.shift()!();
         if (this.state !== 'running') return false;
+        // A mail's timers stopped part-way: the rest runs first, in the next slice.
+        if (this.unfinished.length > 0) return true;
       }
       if (this.finishing || this.pendingAsync !== null || this.dataPhase === 'finishing') return false;
       if (this.availability.blocked && !this.availability.recheck()) {
@@ -352,13 +354,13 @@ export abstract class StreamTask implements Schedulable {
 
   protected abstract processInput(budgetRecords: number): InputResult;
 
-  /** An operator's watermark stopped part-way: input must stop until it is finished. */
-  protected get watermarkUnfinished(): boolean {
-    return this.unfinishedWatermarks.length > 0;
+  /** Work stopped part-way (an operator's watermark): input must stop until it is finished. */
+  protected get workUnfinished(): boolean {
+    return this.unfinished.length > 0;
   }
 
-  /** Continues the unfinished watermarks (a slice of them); true when the subtask should run again soon. */
-  private resumeWatermarks(): boolean {
+  /** Continues the unfinished work (a slice of it); true when the subtask should run again soon. */
+  private resumeUnfinished(): boolean {
     // As input does, firing waits for an asynchronous write and for room in the outputs.
     if (this.pendingAsync !== null) return false;
     if (this.availability.blocked && !this.availability.recheck()) {
@@ -366,8 +368,8 @@ export abstract class StreamTask implements Schedulable {
       return false;
     }
     this.backPressuredTime.stop();
-    const unfinished = this.unfinishedWatermarks;
-    while (unfinished.length > 0 && unfinished[0]!.resumeWatermark()) unfinished.shift();
+    const unfinished = this.unfinished;
+    while (unfinished.length > 0 && unfinished[0]!()) unfinished.shift();
     for (const w of this.writers) w.flushAll();
     if (this.availability.blocked) {
       this.backPressuredTime.start();
