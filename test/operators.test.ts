@@ -7,6 +7,7 @@ import {
   valueState,
   WatermarkStrategy,
   type CoProcessFunction,
+  type DataStream,
   type KeyedCoProcessFunction,
   type KeyedProcessFunction,
   type MapState,
@@ -341,6 +342,23 @@ describe('connected streams', () => {
   });
 });
 
+/**
+ * Sends the keys `fired` emits through another subtask that logs 'received' for each, runs
+ * the job, and checks every key 0..keys-1 arrived once.
+ */
+async function runLogged(fired: DataStream<number>, log: string[], keys: number): Promise<void> {
+  const sink = new CollectSink<number>();
+  fired
+    .rebalance()
+    .map((k) => {
+      log.push('received');
+      return k;
+    })
+    .sinkTo(sink);
+  await fired.env.execute();
+  expect([...sink.values].sort((a, b) => a - b)).toEqual(range(keys));
+}
+
 describe('keyed process function', () => {
   type Ev = { k: string; v: number; ts: number };
   /** Out of order within `bound` ms: blocks of 8 events are reversed. */
@@ -406,11 +424,10 @@ describe('keyed process function', () => {
   it('a watermark with many due timers fires them in slices: other subtasks run in between, input waits, every timer fires once', async () => {
     const keys = 100_000;
     const env = StreamExecutionEnvironment.create({ 'parallelism.default': 1, 'pipeline.auto-watermark-interval': 0 });
-    const sink = new CollectSink<number>();
     const log: string[] = [];
     // Every key at 1000, then one record at 5000 whose watermark (4999) fires them all, then one more record.
     const input = [...range(keys).map((k) => ({ k, ts: 1000 })), { k: -1, ts: 5000 }, { k: -2, ts: 6000 }];
-    env
+    const fired = env
       .fromElements(...input)
       .assignTimestampsAndWatermarks(WatermarkStrategy.forGenerator(punctuated<{ k: number; ts: number }>(0)).withTimestampAssigner((e) => e.ts))
       .keyBy((e) => e.k)
@@ -425,15 +442,8 @@ describe('keyed process function', () => {
           log.push('fire');
           out.collect(ctx.getCurrentKey());
         },
-      })
-      .rebalance()
-      .map((k) => {
-        log.push('received');
-        return k;
-      })
-      .sinkTo(sink);
-    await env.execute();
-    expect([...sink.values].sort((a, b) => a - b)).toEqual(range(keys));
+      });
+    await runLogged(fired, log, keys);
     const lastFire = log.lastIndexOf('fire');
     expect(log.indexOf('received'), 'the downstream subtask ran while the timers fired').toBeLessThan(lastFire);
     expect(log.indexOf('record after the watermark'), 'the next record waited for the last timer').toBeGreaterThan(lastFire);
@@ -442,11 +452,10 @@ describe('keyed process function', () => {
   it('many processing-time timers due at once fire in slices too: other subtasks run in between, input and mail wait', async () => {
     const keys = 100_000;
     const env = StreamExecutionEnvironment.create({ 'parallelism.default': 1 });
-    const sink = new CollectSink<number>();
     const log: string[] = [];
     const at = Date.now() + 1000;
     // The keys at once, and one marker record every 5 ms for 1.5 s, across the timers' time.
-    env
+    const fired = env
       .fromElements(...range(keys))
       .union(env.fromSource(new PacedSource(range(300).map((i) => -1 - i), 1, 5, 50), 'markers'))
       .keyBy((k) => k)
@@ -460,15 +469,8 @@ describe('keyed process function', () => {
           log.push('fire');
           out.collect(ctx.getCurrentKey());
         },
-      })
-      .rebalance()
-      .map((k) => {
-        log.push('received');
-        return k;
-      })
-      .sinkTo(sink);
-    await env.execute();
-    expect([...sink.values].sort((a, b) => a - b)).toEqual(range(keys));
+      });
+    await runLogged(fired, log, keys);
     const firstFire = log.indexOf('fire');
     const lastFire = log.lastIndexOf('fire');
     const during = log.slice(firstFire, lastFire);
