@@ -46,9 +46,8 @@ const corkedConnections = new Set<{ uncork: () => void }>();
 /**
  * Writes out the frames every connection holds corked, now rather than on the next tick. A
  * TaskManager calls it after each task slice: its scheduler runs many slices in one turn,
- * and one slice (firing a watermark's timers, say) may keep the thread for long, so a frame
- * of an earlier slice (the watermark another process waits for) must not wait for the turn
- * to end.
+ * so a frame of an earlier slice (a batch or a credit another process waits for) must not
+ * wait for the slices after it.
  */
 export function flushCorkedWrites(): void {
   for (const c of corkedConnections) c.uncork();

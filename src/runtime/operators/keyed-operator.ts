@@ -21,8 +21,6 @@ export abstract class KeyedOperator<OUT> extends StreamOperator<OUT> implements 
   protected backend!: KeyedStateBackend;
   protected keySelector!: KeySelector<unknown, KeyType>;
   protected timers!: InternalTimerService;
-  /** Firing a watermark's timers stops part-way when this says so (present when the subtask can resume it). */
-  private yieldCheck: (() => boolean) | undefined;
 
   override open(): void | Promise<void> {
     const rt = this.runtime;
@@ -33,7 +31,6 @@ export abstract class KeyedOperator<OUT> extends StreamOperator<OUT> implements 
     this.keySelector = rt.keySelector1;
     const backend = this.backend;
     const slices = rt.shouldYield !== undefined && rt.defer !== undefined ? { shouldYield: rt.shouldYield, defer: rt.defer } : undefined;
-    this.yieldCheck = slices?.shouldYield;
     this.timers = new InternalTimerService(rt.processingTime, this, (key) => backend.setCurrentKey(key), backend.timerQueue(0), backend.timerQueue(1), slices);
     return this.openKeyed();
   }
@@ -45,7 +42,7 @@ export abstract class KeyedOperator<OUT> extends StreamOperator<OUT> implements 
   }
 
   protected override onWatermark(watermarkMs: number): boolean {
-    return this.timers.advanceWatermark(watermarkMs, this.yieldCheck);
+    return this.timers.advanceWatermark(watermarkMs);
   }
 
   onEventTime(_timestampMs: number, _key: KeyType, _namespace: number): void {}

@@ -269,7 +269,7 @@ export class InputStreamTask extends StreamTask {
         return 'wait';
       }
       (this.handlers[element.kind] as (e: ChannelElement) => void)(element);
-      // A watermark whose timers stopped part-way: nothing else until it is finished.
+      // A watermark whose timers stopped part-way: nothing else until they have fired.
       if (this.workUnfinished) return 'more';
       if (!this.dataEndedReported && !this.suspended && element.kind !== 'batch' && this.gates.every((g) => g.isDataEnded)) {
         this.dataEndedReported = true;

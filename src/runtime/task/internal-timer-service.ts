@@ -16,7 +16,8 @@ export interface FiringSlices {
 /**
  * Keyed timers of one operator: event-time timers fire when the watermark passes them,
  * processing-time timers through one physical timer set to the earliest of them. With
- * `slices`, processing-time timers that stop part-way hand the rest to the subtask.
+ * `slices`, firing stops part-way when the slice is used up: `advanceWatermark` says so (the
+ * operator resumes it), processing-time timers hand the rest to the subtask themselves.
  */
 export class InternalTimerService {
   currentWatermarkMs = Number.MIN_SAFE_INTEGER;
@@ -55,12 +56,12 @@ export class InternalTimerService {
   }
 
   /**
-   * Fires the event-time timers up to `watermarkMs`. With `shouldStop`, firing may stop
-   * part-way (false); calling again with the same watermark continues.
+   * Fires the event-time timers up to `watermarkMs`. With `slices`, firing may stop part-way
+   * (false); calling again with the same watermark continues.
    */
-  advanceWatermark(watermarkMs: number, shouldStop?: () => boolean): boolean {
+  advanceWatermark(watermarkMs: number): boolean {
     this.currentWatermarkMs = watermarkMs;
-    return this.eventTimers.fireUpTo(watermarkMs, this.fireEventTimer, shouldStop);
+    return this.eventTimers.fireUpTo(watermarkMs, this.fireEventTimer, this.slices?.shouldYield);
   }
 
   private readonly fireEventTimer = (t: number, key: KeyType, ns: number): void => {

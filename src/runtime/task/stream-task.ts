@@ -69,14 +69,15 @@ export type InputResult = 'more' | 'wait' | 'end-of-data' | 'end';
 const SLICE_BUDGET_RECORDS = 4096;
 
 /**
- * How long a slice fires a watermark's timers before it lets the others run (and the
- * process's network I/O: credits, heartbeats, the data other processes wait for).
+ * How long a slice fires timers (a watermark's, or the processing time's) before it lets the
+ * others run (and the process's network I/O: credits, heartbeats, the data other processes
+ * wait for).
  */
 const SLICE_BUDGET_TIMERS_MS = 5;
 
 /**
  * One parallel instance of a job vertex: a mailbox-style loop on the process's single thread.
- * Each slice first continues a watermark whose timers stopped part-way, then runs the mail
+ * Each slice first continues timers whose firing stopped part-way, then runs the mail
  * (timers, control messages), then input, in order; it stops when input runs out, an output
  * channel is full, or an asynchronous write is pending.
  */
@@ -325,12 +326,7 @@ export abstract class StreamTask implements Schedulable {
         if (this.unfinished.length > 0) return true;
       }
       if (this.finishing || this.pendingAsync !== null || this.dataPhase === 'finishing') return false;
-      if (this.availability.blocked && !this.availability.recheck()) {
-        // Waiting for room in a full output channel: back-pressured until woken with room.
-        this.backPressuredTime.start();
-        return false;
-      }
-      this.backPressuredTime.stop();
+      if (this.outputFull()) return false;
       const result = this.processInput(SLICE_BUDGET_RECORDS);
       for (const w of this.writers) w.flushAll();
       if (this.availability.blocked) this.backPressuredTime.start();
@@ -354,7 +350,20 @@ export abstract class StreamTask implements Schedulable {
 
   protected abstract processInput(budgetRecords: number): InputResult;
 
-  /** Work stopped part-way (an operator's watermark): input must stop until it is finished. */
+  /**
+   * Waiting for room in a full output channel: back-pressured until woken with room (counted
+   * as back-pressured time from here).
+   */
+  private outputFull(): boolean {
+    if (this.availability.blocked && !this.availability.recheck()) {
+      this.backPressuredTime.start();
+      return true;
+    }
+    this.backPressuredTime.stop();
+    return false;
+  }
+
+  /** Work stopped part-way (timers of a watermark or of the processing time): input must stop until it is finished. */
   protected get workUnfinished(): boolean {
     return this.unfinished.length > 0;
   }
@@ -362,12 +371,7 @@ export abstract class StreamTask implements Schedulable {
   /** Continues the unfinished work (a slice of it); true when the subtask should run again soon. */
   private resumeUnfinished(): boolean {
     // As input does, firing waits for an asynchronous write and for room in the outputs.
-    if (this.pendingAsync !== null) return false;
-    if (this.availability.blocked && !this.availability.recheck()) {
-      this.backPressuredTime.start();
-      return false;
-    }
-    this.backPressuredTime.stop();
+    if (this.pendingAsync !== null || this.outputFull()) return false;
     const unfinished = this.unfinished;
     while (unfinished.length > 0 && unfinished[0]!()) unfinished.shift();
     for (const w of this.writers) w.flushAll();
