@@ -73,7 +73,12 @@ export class TaskManager {
   readonly id: string;
   private readonly log: (message: string) => void;
   private readonly data: DataEndpoint;
-  private readonly scheduler = new TaskScheduler(undefined, flushCorkedWrites);
+  /**
+   * One pass over the ready subtasks per event-loop turn (round budget 0): the network input
+   * (batches, and credits a full output waits for) is read between passes, not after 5 ms of
+   * slices. Measured with tcp-wordcount: 822k against 662k lines/s per core (5 ms rounds).
+   */
+  private readonly scheduler = new TaskScheduler(0, flushCorkedWrites);
   private readonly attempts = new Map<string, LocalAttempt>();
   /** Attempts being deployed (job being built), by key: canceled ones must not start their tasks. */
   private readonly deploying = new Map<string, { canceled: boolean }>();

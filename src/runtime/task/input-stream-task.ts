@@ -4,7 +4,7 @@ import type { ChannelElement, ChannelElementHandlers, RecordBatch } from '../cha
 import { BarrierHandler } from '../checkpoint/barrier-handler.js';
 import { InputGate } from './input-gate.js';
 import type { StreamOperator } from './stream-operator.js';
-import { StreamTask, type InputResult, type TaskDeployment } from './stream-task.js';
+import { INPUT_SLICE_RECORDS, StreamTask, type InputResult, type TaskDeployment } from './stream-task.js';
 import { WatermarkValve } from './watermark-valve.js';
 
 /**
@@ -12,6 +12,7 @@ import { WatermarkValve } from './watermark-valve.js';
  * Reads batches record by record into the head operator; routes events to their handlers.
  */
 export class InputStreamTask extends StreamTask {
+  protected readonly sliceBudgetRecords = INPUT_SLICE_RECORDS;
   private readonly gates: InputGate[];
   private readonly valves: WatermarkValve[];
   private readonly head: StreamOperator;

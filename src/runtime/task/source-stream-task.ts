@@ -3,7 +3,7 @@ import { MAX_WATERMARK, NO_TIMESTAMP, type CheckpointBarrier } from '../channel/
 import { isTerminal } from './task-state.js';
 import { MetricGroup } from '../../metrics/metric-group.js';
 import type { OperatorOutput } from './output.js';
-import { StreamTask, type InputResult, type TaskDeployment } from './stream-task.js';
+import { SOURCE_SLICE_RECORDS, StreamTask, type InputResult, type TaskDeployment } from './stream-task.js';
 
 class SourceOutput implements ReaderOutput<unknown> {
   count = 0;
@@ -16,6 +16,7 @@ class SourceOutput implements ReaderOutput<unknown> {
 
 /** A subtask whose chain starts with a source: polls the source reader between mails. */
 export class SourceStreamTask extends StreamTask {
+  protected readonly sliceBudgetRecords = SOURCE_SLICE_RECORDS;
   readonly reader: SourceReader<unknown, unknown>;
   private readonly output: SourceOutput;
   private awaitingAvailability = false;

@@ -17,7 +17,9 @@ export class TaskScheduler {
   private readonly roundBudgetMs: number;
 
   /**
-   * `afterSlice` runs after every slice (a TaskManager writes out the network frames the slice
+   * `roundBudgetMs`: passes over the ready subtasks continue in one event-loop turn until this
+   * long has passed (0: one pass per turn, as a TaskManager does so that network input is read
+   * between passes). `afterSlice` runs after every slice (a TaskManager writes out the network frames the slice
    * left corked, so that they do not wait for the slices after it).
    */
   constructor(roundBudgetMs = 5, private readonly afterSlice: () => void = () => {}) {
