@@ -41,6 +41,24 @@ describe('record batch codec', () => {
     expect(Object.keys(out[38] as object)).toEqual(Object.keys(values[38] as object));
   });
 
+  it('gives an object the shape of the record before it only when its keys are the same, in the same order', () => {
+    const values: unknown[] = [
+      { a: 1, b: 'x' },
+      { a: 2, b: 'y' },
+      { b: 'z', a: 3 },
+      { a: 4 },
+      { a: 5, b: 'w', c: true },
+      { a: 6, b: 'v' },
+      { 1: 'one', a: 7 },
+      { a: 8, 1: 'one' },
+      Object.defineProperty({ a: 9, b: 'hidden' }, 'b', { enumerable: false }),
+      { a: 10, b: 'u' },
+    ];
+    const out = roundTrip(values).values;
+    expect(out).toEqual(values);
+    for (let i = 0; i < values.length; i++) expect(Object.keys(out[i] as object)).toEqual(Object.keys(values[i] as object));
+  });
+
   it('writes class instances, objects without a prototype and __proto__ keys as msgpackr did', () => {
     const packr = createStatePackr();
     const viaMsgpack = (v: unknown): unknown => packr.unpack(packr.pack(v));

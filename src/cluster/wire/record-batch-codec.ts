@@ -133,6 +133,8 @@ const SLAB_BYTES = 1024 * 1024;
 export class RecordBatchEncoder {
   private buffer = Buffer.allocUnsafeSlow(SLAB_BYTES) as FastBuffer;
   private view = new DataView(this.buffer.buffer, this.buffer.byteOffset, this.buffer.byteLength);
+  /** `buffer.byteLength`, kept in a field: the typed array's getter is not free on the per-value path. */
+  private limit = SLAB_BYTES;
   /** Where the frame being written starts in `buffer`. */
   private frameStart = 0;
   private position = 0;
@@ -224,6 +226,7 @@ export class RecordBatchEncoder {
   private newSlab(bytes: number): void {
     this.buffer = Buffer.allocUnsafeSlow(Math.max(SLAB_BYTES, bytes)) as FastBuffer;
     this.view = new DataView(this.buffer.buffer, this.buffer.byteOffset, this.buffer.byteLength);
+    this.limit = this.buffer.byteLength;
     this.position = 0;
     this.frameStart = 0;
   }
@@ -314,9 +317,12 @@ export class RecordBatchEncoder {
     if (id !== undefined) {
       site.hits++;
       this.ensure(3);
-      this.buffer[this.position] = TAG_DICTIONARY;
-      this.view.setUint16(this.position + 1, id, true);
-      this.position += 3;
+      const buffer = this.buffer;
+      const at = this.position;
+      buffer[at] = TAG_DICTIONARY;
+      buffer[at + 1] = id & 0xff;
+      buffer[at + 2] = id >>> 8;
+      this.position = at + 3;
     } else if (this.dictionaryStrings.length < DICTIONARY_MAX_ENTRIES && this.dictionaryChars + chars <= DICTIONARY_MAX_CHARS) {
       const next = this.dictionaryStrings.length;
       this.dictionaryStrings.push(s);
@@ -403,6 +409,16 @@ export class RecordBatchEncoder {
 
   /** False when the object must go to msgpackr (too many shapes or fields, a `__proto__` key). */
   private object(o: Record<string, unknown>, depth: number): boolean {
+    // Most records have the shape of the one before: checked without allocating the keys.
+    const last = this.last;
+    if (last !== undefined && hasKeys(o, last.keys)) {
+      this.ensure(3);
+      this.buffer[this.position] = TAG_SHAPE;
+      this.view.setUint16(this.position + 1, last.id, true);
+      this.position += 3;
+      last.write(o, this, depth);
+      return true;
+    }
     const keys = Object.keys(o);
     let shape = this.last;
     let defined = false;
@@ -458,7 +474,7 @@ export class RecordBatchEncoder {
   }
 
   private ensure(bytes: number): void {
-    if (this.position + bytes > this.buffer.byteLength) this.grow(bytes);
+    if (this.position + bytes > this.limit) this.grow(bytes);
   }
 
   /** Moves the frame being written to a new slab with room for `bytes` more. */
@@ -468,9 +484,25 @@ export class RecordBatchEncoder {
     this.buffer.copy(next, 0, this.frameStart, this.position);
     this.buffer = next;
     this.view = new DataView(next.buffer, next.byteOffset, next.byteLength);
+    this.limit = next.byteLength;
     this.frameStart = 0;
     this.position = written;
   }
+}
+
+/**
+ * Whether a plain object's own enumerable keys are `keys`, in order (as Object.keys would give
+ * them). for...in also visits inherited enumerable keys: a plain object has none unless
+ * Object.prototype was given some, and then the count differs and Object.keys decides.
+ */
+function hasKeys(o: object, keys: readonly string[]): boolean {
+  const n = keys.length;
+  let i = 0;
+  for (const k in o) {
+    if (i === n || k !== keys[i]) return false;
+    i++;
+  }
+  return i === n;
 }
 
 function sameKeys(a: readonly string[], b: readonly string[]): boolean {
