@@ -1,6 +1,6 @@
 import type { OutputChannel } from './channel.js';
 import type { ChannelSelector } from './partitioner.js';
-import { newRecordBatch, type RecordBatch, type StreamEvent } from './stream-element.js';
+import { presizedRecordBatch, type RecordBatch, type StreamEvent } from './stream-element.js';
 
 /** Shared by a task's writers: set when a channel is full, so the task stops emitting. */
 export class OutputAvailability {
@@ -26,6 +26,14 @@ export class OutputAvailability {
  */
 export class RecordWriter {
   private readonly pending: (RecordBatch | null)[];
+  /** Records in each channel's pending batch. */
+  private readonly filled: Int32Array;
+  /**
+   * Each channel's last batch size: the next batch's arrays are allocated at that size, not
+   * grown by push (nine reallocations to reach 1,024 records), and a channel that is flushed
+   * part-full every slice does not get full-size arrays it leaves empty.
+   */
+  private readonly lastSize: Int32Array;
   recordsOut = 0;
 
   constructor(
@@ -36,6 +44,8 @@ export class RecordWriter {
   ) {
     if (channels.length === 0) throw new Error('a record writer needs at least one channel');
     this.pending = channels.map(() => null);
+    this.filled = new Int32Array(channels.length);
+    this.lastSize = new Int32Array(channels.length).fill(Math.min(batchSizeRecords, 64));
     availability.register(this);
   }
 
@@ -52,18 +62,28 @@ export class RecordWriter {
   private append(c: number, value: unknown, timestampMs: number): void {
     let batch = this.pending[c]!;
     if (batch === null) {
-      batch = newRecordBatch();
+      batch = presizedRecordBatch(this.lastSize[c]!);
       this.pending[c] = batch;
     }
-    batch.values.push(value);
-    batch.timestamps.push(timestampMs);
-    if (batch.values.length >= this.batchSizeRecords) this.flushChannel(c);
+    const n = this.filled[c]!;
+    // Past the presized length this appends (the arrays grow as with push).
+    batch.values[n] = value;
+    batch.timestamps[n] = timestampMs;
+    this.filled[c] = n + 1;
+    if (n + 1 >= this.batchSizeRecords) this.flushChannel(c);
   }
 
   private flushChannel(c: number): void {
     const batch = this.pending[c];
     if (batch === null || batch === undefined) return;
     this.pending[c] = null;
+    const n = this.filled[c]!;
+    this.filled[c] = 0;
+    this.lastSize[c] = n;
+    if (n < batch.values.length) {
+      batch.values.length = n;
+      batch.timestamps.length = n;
+    }
     const channel = this.channels[c]!;
     channel.push(batch);
     if (channel.isFull()) this.availability.blocked = true;

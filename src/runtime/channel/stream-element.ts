@@ -73,8 +73,12 @@ export type ChannelElementKind = ChannelElement['kind'];
 /** One handler per element kind: adding a kind without a handler does not compile. */
 export type ChannelElementHandlers<R> = { [K in ChannelElementKind]: (element: Extract<ChannelElement, { kind: K }>) => R };
 
-export function newRecordBatch(): RecordBatch {
-  return { kind: 'batch', values: [], timestamps: [] };
+/**
+ * A batch whose arrays have room for `n` records (holes until written): a writer fills them by
+ * index and trims them to what it wrote.
+ */
+export function presizedRecordBatch(n: number): RecordBatch {
+  return { kind: 'batch', values: new Array<unknown>(n), timestamps: new Array<number>(n) };
 }
 
 export const END_OF_PARTITION: EndOfPartition = Object.freeze({ kind: 'end-of-partition', suspend: false });
