@@ -18,6 +18,10 @@ describe('checkMsgpackValue', () => {
     const cases: [unknown, RegExp][] = [
       [() => 1, /^value is a function, which state cannot hold/],
       [{ a: [1, { f: () => 1 }] }, /^value\.a\[1\]\.f is a function/],
+      // Flat objects (no nested objects) take a shorter path: it must still refuse these.
+      [{ auction: 1, count: 2, f: () => 1 }, /^value\.f is a function/],
+      [{ auction: 1, s: Symbol('s') }, /^value\.s is a symbol/],
+      [Object.assign(new Point(), { y: 2 }), /^value is an instance of class Point/],
       [new Map([['k', Symbol('s')]]), /^value\.get\(k\) is a symbol/],
       [new Map([[Symbol('s'), 1]]), /^value<key> is a symbol/],
       [new Set([1, new Point()]), /^value<element> is an instance of class Point; state holds plain objects only/],

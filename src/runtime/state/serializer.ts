@@ -40,8 +40,32 @@ export function checkMsgpackValue(value: unknown, path = 'value'): void {
     if (problem !== undefined) throw new SerializationError(`${path}${problem}`);
     return;
   }
+  if (isFlatPlainObject(value)) return;
   const failure = objectProblem(value, []);
   if (failure !== undefined) throw new SerializationError(`${path}${failure.path.reverse().join('')}${failure.problem}`);
+}
+
+/**
+ * The common case, checked without the walk's bookkeeping: a plain object whose fields are
+ * all scalars msgpack carries (an aggregate, a result record). Anything else (a nested
+ * object, a function, a class instance) is left to the walk, which names the problem.
+ */
+function isFlatPlainObject(obj: object): boolean {
+  if (Object.getPrototypeOf(obj) !== Object.prototype) return false;
+  for (const k in obj) {
+    const v = (obj as Record<string, unknown>)[k];
+    switch (typeof v) {
+      case 'number':
+      case 'string':
+      case 'boolean':
+      case 'undefined':
+      case 'bigint':
+        continue;
+      default:
+        if (v !== null) return false;
+    }
+  }
+  return true;
 }
 
 /** What follows the path in the message, for a value that is not an object; undefined when fine. */
