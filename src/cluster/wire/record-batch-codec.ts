@@ -409,37 +409,29 @@ export class RecordBatchEncoder {
 
   /** False when the object must go to msgpackr (too many shapes or fields, a `__proto__` key). */
   private object(o: Record<string, unknown>, depth: number): boolean {
-    // Most records have the shape of the one before: checked without allocating the keys.
-    const last = this.last;
-    if (last !== undefined && hasKeys(o, last.keys)) {
-      this.ensure(3);
-      this.buffer[this.position] = TAG_SHAPE;
-      this.view.setUint16(this.position + 1, last.id, true);
-      this.position += 3;
-      last.write(o, this, depth);
-      return true;
-    }
-    const keys = Object.keys(o);
     let shape = this.last;
-    let defined = false;
-    if (shape === undefined || !sameKeys(shape.keys, keys)) {
+    /** The keys of a shape this record defines. */
+    let defined: string[] | undefined;
+    // Most records have the shape of the one before: checked without allocating the keys.
+    if (shape === undefined || !hasKeys(o, shape.keys)) {
+      const keys = Object.keys(o);
       const signature = keys.join('\u0000');
       shape = this.shapesByKeys.get(signature);
       if (shape === undefined) {
         if (this.shapes.length >= this.maxShapes || keys.length > MAX_FIELDS || keys.includes('__proto__')) return false;
         shape = this.define(keys, signature);
-        defined = true;
+        defined = keys;
       }
       this.last = shape;
     }
     this.ensure(5);
-    this.buffer[this.position] = defined ? TAG_NEW_SHAPE : TAG_SHAPE;
+    this.buffer[this.position] = defined !== undefined ? TAG_NEW_SHAPE : TAG_SHAPE;
     this.view.setUint16(this.position + 1, shape.id, true);
     this.position += 3;
-    if (defined) {
-      this.view.setUint16(this.position, keys.length, true);
+    if (defined !== undefined) {
+      this.view.setUint16(this.position, defined.length, true);
       this.position += 2;
-      for (const k of keys) this.plainString(k);
+      for (const k of defined) this.plainString(k);
     }
     shape.write(o, this, depth);
     return true;
@@ -503,12 +495,6 @@ function hasKeys(o: object, keys: readonly string[]): boolean {
     i++;
   }
   return i === n;
-}
-
-function sameKeys(a: readonly string[], b: readonly string[]): boolean {
-  if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
-  return true;
 }
 
 export class RecordEncodeError extends Error {
