@@ -1,6 +1,7 @@
 import { describe, expect, inject, it, vi } from 'vitest';
 import { StreamExecutionEnvironment } from '../src/index.js';
 import type { Sink, SinkWriter } from '../src/api/sink.js';
+import type { Source } from '../src/api/source.js';
 import { numberSource } from '../src/connectors/generator/sources.js';
 import { KafkaSink } from '../src/connectors/kafka/kafka-sink.js';
 import { CountPerKey, countReference } from './support/counting-job.js';
@@ -79,6 +80,42 @@ function releasingAtPreCommit<T>(inner: Sink<T>): Sink<T> {
   };
 }
 
+/**
+ * The source, except that the first attempt stops after `holdAfter` records until the old
+ * writer has asked for its held InitProducerId: the job cannot end, with every record in the
+ * first transaction, before the interleaving under test has begun, however slow the broker.
+ */
+function holdingUntilTheSinkOpens<T, S>(inner: Source<T, S>, holdAfter: number): Source<T, S> {
+  return {
+    boundedness: inner.boundedness,
+    createSplits: (p) => inner.createSplits(p),
+    ...(inner.assignSplit === undefined ? {} : { assignSplit: (s: S, i: number, p: number) => inner.assignSplit!(s, i, p) }),
+    createReader: (ctx) => {
+      const r = inner.createReader(ctx);
+      let emitted = 0;
+      const holding = () => ctx.attemptNumber === 0 && emitted >= holdAfter && held.done === undefined;
+      return {
+        ...(r.start === undefined ? {} : { start: () => r.start!() }),
+        addSplits: (s) => r.addSplits(s),
+        noMoreSplits: () => r.noMoreSplits(),
+        pollNext: (out) => {
+          if (holding()) return 'nothing';
+          return r.pollNext({
+            collect: (v, t) => {
+              emitted++;
+              out.collect(v, t);
+            },
+          });
+        },
+        isAvailable: () => (holding() ? new Promise<void>((resolve) => setTimeout(resolve, 5)) : r.isAvailable()),
+        snapshotState: (id) => r.snapshotState(id),
+        ...(r.notifyCheckpointComplete === undefined ? {} : { notifyCheckpointComplete: (id: number) => r.notifyCheckpointComplete!(id) }),
+        ...(r.close === undefined ? {} : { close: () => r.close!() }),
+      };
+    },
+  };
+}
+
 describe('Kafka sink: a failed attempt cannot fence the next attempt', () => {
   it("an old writer's late InitProducerId does not abort the next attempt's pre-committed transaction: the read_committed output equals the reference", async () => {
     const records = 600;
@@ -96,7 +133,7 @@ describe('Kafka sink: a failed attempt cannot fence the next attempt', () => {
       'restart-strategy.fixed-delay.delay': 10,
     });
     env
-      .fromSource(numberSource({ count: records, eventsPerSecond: 1_000 }), 'numbers')
+      .fromSource(holdingUntilTheSinkOpens(numberSource({ count: records, eventsPerSecond: 1_000 }), records / 2), 'numbers')
       .process<number>({
         open: (ctx) => {
           attempt = ctx.attemptNumber;
