@@ -11,6 +11,7 @@ import {
 } from '../../api/state-descriptors.js';
 import type { WindowContext, WindowFunctionSpec } from '../../api/window-functions.js';
 import { windowStartWithOffset, type TimeWindow, type WindowAssigner } from '../../api/windows.js';
+import { assert } from '../../util/assert.js';
 import type { KeyType } from '../state/key-group.js';
 import type { InternalState } from '../state/keyed-state-backend.js';
 import type { AddingInternalState } from '../state/state-handles.js';
@@ -90,6 +91,7 @@ export class WindowOperator extends KeyedOperator<unknown> {
       );
     }
     this.slicing = slicing;
+    if (slicing !== undefined) this.sliceValues = new Array<unknown>(slicing.slicesPerWindow).fill(undefined);
     const name = slicing === undefined ? WINDOW_CONTENTS : WINDOW_SLICES;
     const desc =
       fn.kind === 'reduce'
@@ -325,7 +327,7 @@ export class WindowOperator extends KeyedOperator<unknown> {
       const slicing = this.slicing;
       if (slicing !== undefined && this.laterSlicesHeld) {
         if (lateness === 0 && this.eventTime) {
-          this.fireDueChain(key, start, end, slicing.sliceMs);
+          this.fireDueChain(key, start, end, slicing);
           return;
         }
         this.registerWindowTimer(key, start + slicing.sliceMs, end + slicing.sliceMs, lateness);
@@ -344,7 +346,10 @@ export class WindowOperator extends KeyedOperator<unknown> {
    * element is deleted, so the window fires once. Each window's first slice is dropped after it
    * fired (it is the last window holding that slice).
    */
-  private fireDueChain(key: KeyType, start: number, end: number, sliceMs: number): void {
+  private fireDueChain(key: KeyType, start: number, end: number, slicing: SlicingPlan): void {
+    const sliceMs = slicing.sliceMs;
+    const held = this.sliceValues;
+    const last = held.length - 1;
     for (;;) {
       this.clearWindow(start);
       start += sliceMs;
@@ -354,7 +359,12 @@ export class WindowOperator extends KeyedOperator<unknown> {
         return;
       }
       this.timers.deleteEventTimeTimer(end - 1, key, start);
-      this.emitWindow(key, start, end);
+      // The window's slices are the last window's but its first, and one more, read now: a
+      // slice is read once on its way through the chain, not once per window holding it.
+      for (let i = 0; i < last; i++) held[i] = held[i + 1];
+      this.contents.setCurrentNamespace(end - sliceMs);
+      held[last] = (this.contents as Contents & InternalState).getInternal();
+      this.emitResult(key, start, end, this.mergeHeldSlices(slicing));
       if (!this.laterSlicesHeld) {
         this.clearWindow(start);
         return;
@@ -385,16 +395,22 @@ export class WindowOperator extends KeyedOperator<unknown> {
   private emitWindow(key: KeyType, start: number, end: number): void {
     this.contents.setCurrentNamespace(start);
     const fn = this.o.fn;
-    this.collector.timestampMs = end - 1;
     if (fn.kind === 'process') {
+      this.collector.timestampMs = end - 1;
       const elements = (this.contents as ListState<unknown>).get();
       if (elements.length === 0) return;
       this.windowCtx.window = { start, end };
       fn.process.process(key, this.windowCtx, elements, this.collector);
       return;
     }
-    const result = this.slicing === undefined ? (this.contents as ReducingState<unknown>).get() : this.mergeSlices(start, end, this.slicing);
+    this.emitResult(key, start, end, this.slicing === undefined ? (this.contents as ReducingState<unknown>).get() : this.mergeSlices(start, end, this.slicing));
+  }
+
+  /** Emits the result of window [start, end) of an aggregate or reduce function (none when undefined: the window had no contents). */
+  private emitResult(key: KeyType, start: number, end: number, result: unknown): void {
     if (result === undefined) return;
+    const fn = this.o.fn as Exclude<WindowFunctionSpec, { kind: 'process' }>;
+    this.collector.timestampMs = end - 1;
     if (fn.process === undefined) {
       this.output.collect(result, end - 1);
     } else {
@@ -406,17 +422,35 @@ export class WindowOperator extends KeyedOperator<unknown> {
   /** Set by `mergeSlices`: whether a slice after the window's first had contents (they are in the next window too). */
   private laterSlicesHeld = false;
 
+  /**
+   * The accumulators of the slices of the window `mergeSlices` read last, in order (undefined:
+   * an empty slice); `fireDueChain` moves it along the chain. Primitives, so holding them is safe.
+   */
+  private sliceValues: unknown[] = [];
+
   /** The result of a sliced window: its slices' accumulators merged (primitives: none is modified). */
   private mergeSlices(start: number, end: number, slicing: SlicingPlan): unknown {
     const c = this.contents as Contents & InternalState;
-    let acc: unknown = undefined;
-    let later = false;
+    const held = this.sliceValues;
+    let n = 0;
     for (let s = start; s < end; s += slicing.sliceMs) {
       c.setCurrentNamespace(s);
-      const v = c.getInternal();
+      held[n++] = c.getInternal();
+    }
+    assert(n === held.length, 'every window of a sliced assigner has the same number of slices');
+    return this.mergeHeldSlices(slicing);
+  }
+
+  /** The result of the window whose slices `sliceValues` holds; sets `laterSlicesHeld`. */
+  private mergeHeldSlices(slicing: SlicingPlan): unknown {
+    const held = this.sliceValues;
+    let acc: unknown = undefined;
+    let later = false;
+    for (let i = 0; i < held.length; i++) {
+      const v = held[i];
       if (v === undefined) continue;
       acc = acc === undefined ? v : slicing.merge(acc, v);
-      if (s !== start) later = true;
+      if (i !== 0) later = true;
     }
     this.laterSlicesHeld = later;
     if (acc === undefined) return undefined;

@@ -20,6 +20,8 @@ import type { WindowAssigner } from '../../api/windows.js';
  */
 export interface SlicingPlan {
   readonly sliceMs: number;
+  /** Slices in a window: size / slide. */
+  readonly slicesPerWindow: number;
   readonly merge: (a: unknown, b: unknown) => unknown;
 }
 
@@ -34,5 +36,5 @@ export function slicingPlan(assigner: WindowAssigner, fn: WindowFunctionSpec): S
   const sample = fn.aggregate.createAccumulator();
   const t = typeof sample;
   if (t !== 'number' && t !== 'string' && t !== 'bigint' && t !== 'boolean') return undefined;
-  return { sliceMs: slideMs, merge: merge.bind(fn.aggregate) as (a: unknown, b: unknown) => unknown };
+  return { sliceMs: slideMs, slicesPerWindow: sizeMs / slideMs, merge: merge.bind(fn.aggregate) as (a: unknown, b: unknown) => unknown };
 }
