@@ -11,7 +11,6 @@ import {
 } from '../../api/state-descriptors.js';
 import type { WindowContext, WindowFunctionSpec } from '../../api/window-functions.js';
 import { windowStartWithOffset, type TimeWindow, type WindowAssigner } from '../../api/windows.js';
-import { assert } from '../../util/assert.js';
 import type { KeyType } from '../state/key-group.js';
 import type { InternalState } from '../state/keyed-state-backend.js';
 import type { AddingInternalState } from '../state/state-handles.js';
@@ -362,8 +361,7 @@ export class WindowOperator extends KeyedOperator<unknown> {
       // The window's slices are the last window's but its first, and one more, read now: a
       // slice is read once on its way through the chain, not once per window holding it.
       for (let i = 0; i < last; i++) held[i] = held[i + 1];
-      this.contents.setCurrentNamespace(end - sliceMs);
-      held[last] = (this.contents as Contents & InternalState).getInternal();
+      held[last] = this.sliceValue(end - sliceMs);
       this.emitResult(key, start, end, this.mergeHeldSlices(slicing));
       if (!this.laterSlicesHeld) {
         this.clearWindow(start);
@@ -403,7 +401,7 @@ export class WindowOperator extends KeyedOperator<unknown> {
       fn.process.process(key, this.windowCtx, elements, this.collector);
       return;
     }
-    this.emitResult(key, start, end, this.slicing === undefined ? (this.contents as ReducingState<unknown>).get() : this.mergeSlices(start, end, this.slicing));
+    this.emitResult(key, start, end, this.slicing === undefined ? (this.contents as ReducingState<unknown>).get() : this.mergeSlices(start, this.slicing));
   }
 
   /** Emits the result of window [start, end) of an aggregate or reduce function (none when undefined: the window had no contents). */
@@ -428,17 +426,18 @@ export class WindowOperator extends KeyedOperator<unknown> {
    */
   private sliceValues: unknown[] = [];
 
-  /** The result of a sliced window: its slices' accumulators merged (primitives: none is modified). */
-  private mergeSlices(start: number, end: number, slicing: SlicingPlan): unknown {
-    const c = this.contents as Contents & InternalState;
+  /** The result of the sliced window starting at `start`: its slices' accumulators merged (primitives: none is modified). */
+  private mergeSlices(start: number, slicing: SlicingPlan): unknown {
     const held = this.sliceValues;
-    let n = 0;
-    for (let s = start; s < end; s += slicing.sliceMs) {
-      c.setCurrentNamespace(s);
-      held[n++] = c.getInternal();
-    }
-    assert(n === held.length, 'every window of a sliced assigner has the same number of slices');
+    for (let i = 0; i < held.length; i++) held[i] = this.sliceValue(start + i * slicing.sliceMs);
     return this.mergeHeldSlices(slicing);
+  }
+
+  /** The accumulator of the current key's slice starting at `sliceStart` (undefined: empty). */
+  private sliceValue(sliceStart: number): unknown {
+    const c = this.contents as Contents & InternalState;
+    c.setCurrentNamespace(sliceStart);
+    return c.getInternal();
   }
 
   /** The result of the window whose slices `sliceValues` holds; sets `laterSlicesHeld`. */
