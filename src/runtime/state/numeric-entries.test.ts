@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { seededRandom } from '../../testing/seeded-random.js';
-import { NumericEntries } from './numeric-entries.js';
+import { NumericEntries, numericPairHash } from './numeric-entries.js';
 
 describe('NumericEntries', () => {
   it('matches a Map under random sets, deletes and key deletions, growing from 2 slots (seeded)', () => {
@@ -51,6 +51,28 @@ describe('NumericEntries', () => {
     expect(NumericEntries.accepts('1', 0)).toBe(false);
   });
 
+  it('sets the entry a get found only while that slot still holds it (removals shift entries, growth moves them)', () => {
+    const e = new NumericEntries(8);
+    // Keys with the same home slot form one probe run: removing the first shifts the others back.
+    const run: number[] = [];
+    for (let k = 0; run.length < 3; k++) if ((numericPairHash(k, 0) & 7) === (numericPairHash(0, 0) & 7)) run.push(k);
+    for (const k of run) e.set(k, 0, k);
+    expect(e.get(run[2]!, 0)).toBe(run[2]); // remembers run[2]'s slot
+    e.delete(run[0]!, 0); // run[1] and run[2] shift back: run[2]'s old slot is free now
+    expect(e.set(run[2]!, 0, 100)).toBe(false);
+    expect(e.get(run[1]!, 0)).toBe(run[1]); // remembers run[1]'s slot...
+    e.delete(run[1]!, 0); // ...which run[2] shifts into
+    expect(e.set(run[1]!, 0, 200)).toBe(true); // a new entry, not run[2] overwritten
+    expect(e.get(run[2]!, 0)).toBe(100);
+    expect(e.get(run[1]!, 0)).toBe(200);
+    for (let k = 1000; k < 1100; k++) e.set(k, 1, k); // grows: every entry moves
+    expect(e.get(1050, 1)).toBe(1050);
+    expect(e.set(run[2]!, 0, 300)).toBe(false);
+    expect(e.get(1050, 1)).toBe(1050);
+    expect(e.get(run[2]!, 0)).toBe(300);
+    expect(e.size).toBe(102);
+  });
+
   it('survives long probe runs wrapping around the end of the table (backward-shift deletion)', () => {
     const e = new NumericEntries(1024);
     const model = new Map<number, number>();
@@ -68,3 +90,4 @@ describe('NumericEntries', () => {
     for (let k = 0; k < 600; k++) expect(e.get(k, 0), `key ${k}`).toBe(model.get(k));
   });
 });
+

@@ -37,15 +37,30 @@ export class NumericEntries {
     return typeof key === 'number' && key === key && namespace === namespace;
   }
 
+  /**
+   * The slot `get` found last: a read-modify-write (an aggregate's add, a counter) sets the
+   * entry it just read, found again by comparing the slot's key and namespace instead of a
+   * hash and a probe. Entries move (a removal's shift, growth), so the slot is only a guess,
+   * checked before use: a used slot holding the same key and namespace is that entry.
+   */
+  private lastFound = 0;
+
   get(key: number, namespace: number): number | undefined {
     const i = this.find(key + 0, namespace + 0, numericPairHash(key + 0, namespace + 0));
-    return i < 0 ? undefined : this.values[i];
+    if (i < 0) return undefined;
+    this.lastFound = i;
+    return this.values[i];
   }
 
   /** Sets the value; true when the entry is new. */
   set(key: number, namespace: number, value: number): boolean {
     key += 0;
     namespace += 0;
+    const last = this.lastFound;
+    if (this.hashes[last] !== 0 && this.keys[last] === key && this.namespaces[last] === namespace) {
+      this.values[last] = value;
+      return false;
+    }
     const h = numericPairHash(key, namespace);
     const i = this.find(key, namespace, h);
     if (i >= 0) {
