@@ -657,6 +657,19 @@ describe('keyed state in a KeyedProcessFunction', () => {
       .sinkTo(new CollectSink<number>());
     await expect(env.execute()).rejects.toThrow(/'holder'.*function/);
   });
+
+  it('a key selector that gives the receiving side another key than the keyBy fails the job, naming the cause', async () => {
+    // The keyBy routes every record by its key group and sends the group along; the operator
+    // trusts it but hashes one key in 64 again. This selector answers differently on every call.
+    const env = StreamExecutionEnvironment.create({ 'parallelism.default': 2 });
+    let calls = 0;
+    env
+      .fromElements(...Array.from({ length: 500 }, (_, i) => i))
+      .keyBy((n) => `${n}-${calls++}`)
+      .reduce((a) => a)
+      .sinkTo(new CollectSink<number>());
+    await expect(env.execute()).rejects.toThrow(/key group \d+.*the key selector must return the same key for a record every time it is called \(a non-deterministic key selector\?\)/);
+  });
 });
 
 /** Emits one burst of `perBurst` records, waits `pauseMs`, and so on; then ends (one subtask). */

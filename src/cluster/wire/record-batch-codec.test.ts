@@ -104,6 +104,18 @@ describe('record batch codec', () => {
     expect(codec.decoder.decode(untimed.subarray(4)).batch.timestamps).toEqual([NO_TIMESTAMP, NO_TIMESTAMP]);
   });
 
+  it("carries a keyBy's key groups (2 bytes a record) only when the batch has them", () => {
+    const codec = pair();
+    const keyGroups = [0, 127, 255, 256, 32767];
+    const withGroups = codec.encoder.encodeFrame(1, { ...batchOf([1, 2, 3, 4, 5]), keyGroups });
+    const without = codec.encoder.encodeFrame(1, batchOf([1, 2, 3, 4, 5]));
+    expect(withGroups.length - without.length).toBe(10);
+    expect(codec.decoder.decode(withGroups.subarray(4)).batch.keyGroups).toEqual(keyGroups);
+    expect(codec.decoder.decode(without.subarray(4)).batch.keyGroups).toBeUndefined();
+    const timed = codec.encoder.encodeFrame(1, { ...batchOf(['a', 'b'], [5, 6]), keyGroups: [3, 4] });
+    expect(codec.decoder.decode(timed.subarray(4)).batch).toEqual({ kind: 'batch', values: ['a', 'b'], timestamps: [5, 6], keyGroups: [3, 4] });
+  });
+
   it('defines a shape once per connection and references it in later frames', () => {
     const codec = pair();
     const record = (i: number) => ({ kind: 'bid', auction: i, bidder: i * 2, price: i + 0.5 });

@@ -30,8 +30,8 @@ import { FRAME_HEADER_BYTES } from './frame-decoder.js';
  * before (state packr settings: self-contained), so a record arrives as it was sent.
  *
  * Layout after the frame's length: MARKER, channel u32, count u32, flags u8 (FLAG_TIMESTAMPS:
- * count float64 follow; FLAG_DICTIONARY_RESET: the dictionary is cleared before the values),
- * values.
+ * count float64 follow; FLAG_KEY_GROUPS: then count u16, the records' key groups, from a
+ * keyBy; FLAG_DICTIONARY_RESET: the dictionary is cleared before the values), values.
  * Numbers in the value stream are little-endian.
  */
 
@@ -65,6 +65,7 @@ const TAG_DICTIONARY_NEW = 15;
 
 const FLAG_TIMESTAMPS = 1;
 const FLAG_DICTIONARY_RESET = 2;
+const FLAG_KEY_GROUPS = 4;
 
 /** Strings the dictionary of one connection direction holds at most (ids are u16). */
 export const DICTIONARY_MAX_ENTRIES = 0xffff;
@@ -163,8 +164,9 @@ export class RecordBatchEncoder {
 
   /** The whole frame (its length header included) of a batch on channel `channel`. */
   encodeFrame(channel: number, batch: RecordBatch): Buffer {
-    const { values, timestamps } = batch;
+    const { values, timestamps, keyGroups } = batch;
     const count = values.length;
+    const keyed = keyGroups !== undefined;
     let timed = false;
     // Cleared at the start of a frame, so the reader clears its own at the same point.
     const reset = this.dictionaryResetDue;
@@ -175,7 +177,7 @@ export class RecordBatchEncoder {
         break;
       }
     }
-    const head = FRAME_HEADER_BYTES + 1 + 4 + 4 + 1 + (timed ? 8 * count : 0);
+    const head = FRAME_HEADER_BYTES + 1 + 4 + 4 + 1 + (timed ? 8 * count : 0) + (keyed ? 2 * count : 0);
     // A slab grown for a large frame is not kept for the small ones after it.
     if (this.position + head > this.buffer.byteLength || this.buffer.byteLength > 4 * SLAB_BYTES) this.newSlab(head);
     const start = this.position;
@@ -186,11 +188,20 @@ export class RecordBatchEncoder {
     buffer[at++] = RECORD_BATCH_MARKER;
     view.setUint32(at, channel, true);
     view.setUint32(at + 4, count, true);
-    buffer[at + 8] = (timed ? FLAG_TIMESTAMPS : 0) | (reset ? FLAG_DICTIONARY_RESET : 0);
+    buffer[at + 8] = (timed ? FLAG_TIMESTAMPS : 0) | (reset ? FLAG_DICTIONARY_RESET : 0) | (keyed ? FLAG_KEY_GROUPS : 0);
     at += 9;
     if (timed) {
       for (let j = 0; j < count; j++) view.setFloat64(at + 8 * j, timestamps[j]!, true);
       at += 8 * count;
+    }
+    if (keyed) {
+      assert(keyGroups.length === count, 'a batch has a key group per record');
+      for (let j = 0; j < count; j++) {
+        const kg = keyGroups[j]!;
+        buffer[at + 2 * j] = kg & 0xff;
+        buffer[at + 2 * j + 1] = kg >>> 8;
+      }
+      at += 2 * count;
     }
     this.position = at;
     const shapesBefore = this.shapes.length;
@@ -559,7 +570,7 @@ export class RecordBatchDecoder {
     // Every value takes at least a byte: a damaged count fails here, before anything is allocated.
     if (count > this.end - at) throw new RecordBatchDecodeError(`${count} records in ${this.end - at} bytes`);
     const flags = payload[9]!;
-    if ((flags & ~(FLAG_TIMESTAMPS | FLAG_DICTIONARY_RESET)) !== 0) throw new RecordBatchDecodeError(`unknown flags ${flags}`);
+    if ((flags & ~(FLAG_TIMESTAMPS | FLAG_DICTIONARY_RESET | FLAG_KEY_GROUPS)) !== 0) throw new RecordBatchDecodeError(`unknown flags ${flags}`);
     if ((flags & FLAG_DICTIONARY_RESET) !== 0) this.dictionary.length = 0;
     const timestamps = new Array<number>(count);
     if ((flags & FLAG_TIMESTAMPS) !== 0) {
@@ -570,12 +581,20 @@ export class RecordBatchDecoder {
     } else {
       for (let i = 0; i < count; i++) timestamps[i] = NO_TIMESTAMP;
     }
+    let keyGroups: number[] | undefined;
+    if ((flags & FLAG_KEY_GROUPS) !== 0) {
+      this.position = at;
+      this.need(2 * count);
+      keyGroups = new Array<number>(count);
+      for (let i = 0; i < count; i++) keyGroups[i] = payload[at + 2 * i]! | (payload[at + 2 * i + 1]! << 8);
+      at += 2 * count;
+    }
     this.position = at;
     const values = new Array<unknown>(count);
     for (let i = 0; i < count; i++) values[i] = this.value();
     if (this.position !== this.end) throw new RecordBatchDecodeError(`${this.end - this.position} bytes left after ${count} records`);
     this.bytes = Buffer.alloc(0) as FastBuffer;
-    return { channel, batch: { kind: 'batch', values, timestamps } };
+    return { channel, batch: { kind: 'batch', values, timestamps, keyGroups } };
   }
 
   /** Reads one value. Called by the generated shape readers. */

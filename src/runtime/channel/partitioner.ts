@@ -39,7 +39,10 @@ class AllChannels implements ChannelSelector {
   }
 }
 
-class KeyGroupHash implements ChannelSelector {
+/** A keyBy's selector: the channel of the subtask that owns the record's key group. */
+export class KeyGroupHash implements ChannelSelector {
+  /** The key group of the record `select` was called with last (the writer ships it along). */
+  keyGroup = -1;
   constructor(
     private readonly keySelector: (value: unknown) => KeyType,
     private readonly maxParallelism: number,
@@ -47,6 +50,7 @@ class KeyGroupHash implements ChannelSelector {
   ) {}
   select(value: unknown): number {
     const keyGroup = assignToKeyGroup(this.keySelector(value), this.maxParallelism);
+    this.keyGroup = keyGroup;
     return operatorIndexForKeyGroup(this.maxParallelism, this.n, keyGroup);
   }
 }

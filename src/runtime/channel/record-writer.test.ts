@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { seededRandom } from '../../testing/seeded-random.js';
 import type { OutputChannel } from './channel.js';
-import type { ChannelSelector } from './partitioner.js';
+import { assignToKeyGroup } from '../state/key-group.js';
+import { channelSelector, type ChannelSelector } from './partitioner.js';
 import { OutputAvailability, RecordWriter } from './record-writer.js';
 import { NO_TIMESTAMP, type ChannelElement } from './stream-element.js';
 
@@ -53,5 +54,33 @@ describe('RecordWriter', () => {
       }
       expect(got, `seed ${seed}: channel ${c}`).toEqual(expected[c]);
     });
+  });
+
+  it("a keyBy's batches carry each record's key group, the one that chose its channel; other batches carry none", () => {
+    const channels = [new CollectingChannel(), new CollectingChannel()];
+    const keyOf = (w: string) => w.slice(0, 3);
+    const writer = new RecordWriter(channels, channelSelector({ kind: 'hash', keySelector: keyOf as (v: never) => string }, 2, 0, 128), 4, new OutputAvailability());
+    const words = Array.from({ length: 50 }, (_, i) => `w${i % 17}x${i}`);
+    for (const w of words) writer.emit(w, NO_TIMESTAMP);
+    writer.flushAll();
+    let seen = 0;
+    channels.forEach((channel, c) => {
+      for (const e of channel.elements) {
+        if (e.kind !== 'batch') throw new Error(`unexpected ${e.kind}`);
+        expect(e.keyGroups).toHaveLength(e.values.length);
+        e.values.forEach((w, i) => {
+          const kg = assignToKeyGroup(keyOf(w as string), 128);
+          expect(e.keyGroups![i], `${w as string}`).toBe(kg);
+          expect(kg < 64 ? 0 : 1).toBe(c);
+          seen++;
+        });
+      }
+    });
+    expect(seen).toBe(words.length);
+    const plain = [new CollectingChannel()];
+    const rebalance = new RecordWriter(plain, channelSelector({ kind: 'rebalance' }, 1, 0, 128), 4, new OutputAvailability());
+    rebalance.emit('a', NO_TIMESTAMP);
+    rebalance.flushAll();
+    expect(plain[0]!.elements[0]).toEqual({ kind: 'batch', values: ['a'], timestamps: [NO_TIMESTAMP], keyGroups: undefined });
   });
 });

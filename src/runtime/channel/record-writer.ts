@@ -1,5 +1,5 @@
 import type { OutputChannel } from './channel.js';
-import type { ChannelSelector } from './partitioner.js';
+import { KeyGroupHash, type ChannelSelector } from './partitioner.js';
 import { presizedRecordBatch, type RecordBatch, type StreamEvent } from './stream-element.js';
 
 /** Shared by a task's writers: set when a channel is full, so the task stops emitting. */
@@ -34,6 +34,8 @@ export class RecordWriter {
    * part-full every slice does not get full-size arrays it leaves empty.
    */
   private readonly lastSize: Int32Array;
+  /** A keyBy's selector: its batches carry each record's key group. */
+  private readonly keyed: KeyGroupHash | null;
   recordsOut = 0;
 
   constructor(
@@ -46,6 +48,7 @@ export class RecordWriter {
     this.pending = channels.map(() => null);
     this.filled = new Int32Array(channels.length);
     this.lastSize = new Int32Array(channels.length).fill(Math.min(batchSizeRecords, 64));
+    this.keyed = selector instanceof KeyGroupHash ? selector : null;
     availability.register(this);
   }
 
@@ -62,13 +65,14 @@ export class RecordWriter {
   private append(c: number, value: unknown, timestampMs: number): void {
     let batch = this.pending[c]!;
     if (batch === null) {
-      batch = presizedRecordBatch(this.lastSize[c]!);
+      batch = presizedRecordBatch(this.lastSize[c]!, this.keyed !== null);
       this.pending[c] = batch;
     }
     const n = this.filled[c]!;
     // Past the presized length this appends (the arrays grow as with push).
     batch.values[n] = value;
     batch.timestamps[n] = timestampMs;
+    if (this.keyed !== null) batch.keyGroups![n] = this.keyed.keyGroup;
     this.filled[c] = n + 1;
     if (n + 1 >= this.batchSizeRecords) this.flushChannel(c);
   }
@@ -83,6 +87,7 @@ export class RecordWriter {
     if (n < batch.values.length) {
       batch.values.length = n;
       batch.timestamps.length = n;
+      if (batch.keyGroups !== undefined) batch.keyGroups.length = n;
     }
     const channel = this.channels[c]!;
     channel.push(batch);

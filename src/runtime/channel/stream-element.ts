@@ -14,6 +14,11 @@ export interface RecordBatch {
   readonly kind: 'batch';
   readonly values: unknown[];
   readonly timestamps: number[];
+  /**
+   * Set by a keyBy's writer: each record's key group, computed there to pick the channel, so
+   * the keyed operator that receives the batch does not hash the key again (absent: it does).
+   */
+  readonly keyGroups?: number[] | undefined;
 }
 
 export interface WatermarkEvent {
@@ -77,8 +82,8 @@ export type ChannelElementHandlers<R> = { [K in ChannelElementKind]: (element: E
  * A batch whose arrays have room for `n` records (holes until written): a writer fills them by
  * index and trims them to what it wrote.
  */
-export function presizedRecordBatch(n: number): RecordBatch {
-  return { kind: 'batch', values: new Array<unknown>(n), timestamps: new Array<number>(n) };
+export function presizedRecordBatch(n: number, keyed = false): RecordBatch {
+  return { kind: 'batch', values: new Array<unknown>(n), timestamps: new Array<number>(n), keyGroups: keyed ? new Array<number>(n) : undefined };
 }
 
 export const END_OF_PARTITION: EndOfPartition = Object.freeze({ kind: 'end-of-partition', suspend: false });

@@ -67,7 +67,7 @@ export class KeyedCoProcessOperator<K extends KeyType, IN1, IN2, OUT> extends Ke
   override processElement2(value: unknown, timestampMs: number): void {
     const selector = this.runtime.keySelector2;
     if (selector === undefined) throw new Error(`operator '${this.runtime.name}': the second input is not keyed`);
-    this.backend.setCurrentKey(selector(value));
+    this.setKeyWith(selector, value);
     this.ctx.timestampMs = timestampMs;
     this.collector.timestampMs = timestampMs;
     this.fn.processElement2(value as IN2, this.ctx, this.collector);

@@ -38,7 +38,19 @@ export abstract class KeyedOperator<OUT> extends StreamOperator<OUT> implements 
   protected openKeyed(): void | Promise<void> {}
 
   protected setKeyOf(value: unknown): void {
-    this.backend.setCurrentKey(this.keySelector(value));
+    this.setKeyWith(this.keySelector, value);
+  }
+
+  /** Sets the key `selector` gives `value`, in the key group the task was told of (if any). */
+  protected setKeyWith(selector: KeySelector<unknown, KeyType>, value: unknown): void {
+    const key = selector(value);
+    const keyGroup = this.keyGroupHint;
+    if (keyGroup < 0) {
+      this.backend.setCurrentKey(key);
+      return;
+    }
+    this.keyGroupHint = -1;
+    this.backend.setCurrentKeyInGroup(key, keyGroup);
   }
 
   protected override onWatermark(watermarkMs: number): boolean {

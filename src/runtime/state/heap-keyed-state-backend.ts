@@ -5,7 +5,7 @@ import { applyDeltaGroupToTable, foldGroupChain, foldGroupChains, heapDeltaGroup
 import { captureTimers } from './timer-snapshot.js';
 import { columnsGroupBytes, wholeGroupBytes, writeNumericDeltaGroup } from './delta-group-writer.js';
 import { HeapStateTable } from './heap-state-table.js';
-import { keyGroupRangeSize, ownedKeyGroup, type KeyGroupRange, type KeyType } from './key-group.js';
+import { KeyGroupHints, keyGroupRangeSize, ownedKeyGroup, type KeyGroupRange, type KeyType } from './key-group.js';
 import { decodeTimerGroup, snapshotBytes, type KeyedStateSnapshot, type StateSnapshot } from './keyed-state-snapshot.js';
 import { TimerQueue } from '../task/timer-queue.js';
 import { stateCodec } from './state-codec.js';
@@ -50,13 +50,23 @@ export class HeapKeyedStateBackend implements KeyedStateBackend {
      * incremental nor changelog (those capture only changes already).
      */
     private readonly snapshotThread?: SnapshotThread,
-  ) {}
+  ) {
+    this.hints = new KeyGroupHints(keyGroupRange, maxParallelism);
+  }
+
+  private readonly hints: KeyGroupHints;
 
   setCurrentKey(key: KeyType): void {
     const kg = ownedKeyGroup(key, this.keyGroupRange, this.maxParallelism);
     this.currentKey = key;
     this.currentKeyGroup = kg;
     this.currentSlot = kg - this.keyGroupRange.startKeyGroup;
+  }
+
+  setCurrentKeyInGroup(key: KeyType, keyGroup: number): void {
+    this.currentSlot = this.hints.slotOf(key, keyGroup);
+    this.currentKey = key;
+    this.currentKeyGroup = keyGroup;
   }
 
   getCurrentKey(): KeyType {

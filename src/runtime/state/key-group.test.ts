@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import {
   assignToKeyGroup,
   computeDefaultMaxParallelism,
+  KeyGroupHints,
   keyGroupRangeForOperator,
   keyHashCode,
   operatorIndexForKeyGroup,
@@ -64,5 +65,28 @@ describe('key groups', () => {
     expect(() => keyGroupRangeForOperator(128, 0, 0)).toThrow(/parallelism/);
     expect(() => keyGroupRangeForOperator(128, 129, 0)).toThrow(/parallelism/);
     expect(() => keyHashCode({} as unknown as KeyType)).toThrow(/key must be/);
+  });
+
+  it('a key group sent along is trusted, checked against the key one time in 64, and refused at once outside the range', () => {
+    const range = keyGroupRangeForOperator(128, 2, 1); // [64, 127]
+    const keys = Array.from({ length: 2000 }, (_, i) => `k${i}`).filter((k) => assignToKeyGroup(k, 128) >= 64);
+    const hints = new KeyGroupHints(range, 128);
+    for (const k of keys) expect(hints.slotOf(k, assignToKeyGroup(k, 128))).toBe(assignToKeyGroup(k, 128) - 64);
+    // A key selector that gives the receiving side another key: caught within 64 records.
+    const lying = new KeyGroupHints(range, 128);
+    let caught: unknown;
+    let records = 0;
+    try {
+      for (const k of keys) {
+        records++;
+        const other = keys.find((o) => assignToKeyGroup(o, 128) !== assignToKeyGroup(k, 128))!;
+        lying.slotOf(other, assignToKeyGroup(k, 128));
+      }
+    } catch (e) {
+      caught = e;
+    }
+    expect(records).toBeLessThanOrEqual(64);
+    expect(String(caught)).toMatch(/the keyBy sent its record as key group \d+: the key selector must return the same key .*non-deterministic/);
+    expect(() => new KeyGroupHints(range, 128).slotOf(keys[0]!, 3)).toThrow(/the keyBy sent its record as key group 3:/);
   });
 });

@@ -132,6 +132,39 @@ export function checkParallelism(parallelism: number, maxParallelism: number): v
   }
 }
 
+/** Of the records whose key group came with them (from the keyBy), one in this many is hashed again to check it. */
+const KEY_GROUP_CHECK_INTERVAL = 64;
+
+/**
+ * Counts the records whose key group a backend was given (`setCurrentKeyInGroup`) and hashes
+ * one key in KEY_GROUP_CHECK_INTERVAL again, and any whose group lies outside the range: a key
+ * selector that gives a record another key on the receiving side than the keyBy's (a
+ * non-deterministic one) fails the job as it would if every key were hashed, only later.
+ */
+export class KeyGroupHints {
+  private count = 0;
+  constructor(
+    private readonly range: KeyGroupRange,
+    private readonly maxParallelism: number,
+  ) {}
+
+  /** The key group's index in the range, checked when due. */
+  slotOf(key: KeyType, keyGroup: number): number {
+    const slot = keyGroup - this.range.startKeyGroup;
+    if (++this.count === KEY_GROUP_CHECK_INTERVAL || slot < 0 || keyGroup > this.range.endKeyGroup) {
+      this.count = 0;
+      const own = ownedKeyGroup(key, this.range, this.maxParallelism);
+      if (own !== keyGroup) {
+        throw new Error(
+          `key ${JSON.stringify(String(key))} belongs to key group ${own}, but the keyBy sent its record as key group ${keyGroup}: ` +
+            'the key selector must return the same key for a record every time it is called (a non-deterministic key selector?)',
+        );
+      }
+    }
+    return slot;
+  }
+}
+
 /**
  * The key group of a key this subtask owns; a key outside the range means the key selector
  * gave another key for the same record (a non-deterministic key selector).

@@ -189,6 +189,10 @@ class ChainedSnapshots implements KeyedStateBackend {
     this.start();
     this.inner.setCurrentKey(key);
   }
+  setCurrentKeyInGroup(key: KeyType, keyGroup: number): void {
+    this.start();
+    this.inner.setCurrentKeyInGroup(key, keyGroup);
+  }
   getCurrentKey(): KeyType {
     return this.inner.getCurrentKey();
   }

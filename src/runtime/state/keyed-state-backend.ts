@@ -34,6 +34,11 @@ export interface KeyedStateBackend {
   readonly keyGroupRange: KeyGroupRange;
   readonly maxParallelism: number;
   setCurrentKey(key: KeyType): void;
+  /**
+   * As setCurrentKey, for a key whose key group is known (the keyBy computed it to route the
+   * record): the key is not hashed again, except one in many, as a check (KeyGroupHints).
+   */
+  setCurrentKeyInGroup(key: KeyType, keyGroup: number): void;
   getCurrentKey(): KeyType;
   getCurrentKeyGroup(): number;
   /** Creates the state on first call; later calls with the same name return the same handle. */

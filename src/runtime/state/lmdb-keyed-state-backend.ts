@@ -8,7 +8,7 @@ import type { ChangedEntries } from './changed-entries.js';
 import { BackendIncrements, type SnapshotPlan } from './incremental-snapshots.js';
 import { applyDeltaChanges, packDeltaGroup, restoredChains, type DeltaGroup } from './keyed-state-delta.js';
 import { captureTimers } from './timer-snapshot.js';
-import { assignToKeyGroup, keyGroupRangeContains, keyGroupRangeSize, ownedKeyGroup, type KeyGroupRange, type KeyType } from './key-group.js';
+import { assignToKeyGroup, KeyGroupHints, keyGroupRangeContains, keyGroupRangeSize, ownedKeyGroup, type KeyGroupRange, type KeyType } from './key-group.js';
 import type { InternalState, KeyedStateBackend, SnapshotRequest } from './keyed-state-backend.js';
 import { decodeKey, decodeTimerGroup, packGroup, snapshotBytes, unpackGroup, type KeyedStateSnapshot, type StateSnapshot } from './keyed-state-snapshot.js';
 import { createStateHandle } from './state-handles.js';
@@ -101,6 +101,15 @@ export class LmdbKeyedStateBackend implements KeyedStateBackend {
     this.currentKey = key;
     this.currentKeyGroup = kg;
     this.currentSlot = kg;
+  }
+
+  private hints: KeyGroupHints | undefined;
+
+  setCurrentKeyInGroup(key: KeyType, keyGroup: number): void {
+    (this.hints ??= new KeyGroupHints(this.keyGroupRange, this.maxParallelism)).slotOf(key, keyGroup);
+    this.currentKey = key;
+    this.currentKeyGroup = keyGroup;
+    this.currentSlot = keyGroup;
   }
 
   getCurrentKey(): KeyType {

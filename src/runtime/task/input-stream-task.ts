@@ -32,6 +32,12 @@ export class InputStreamTask extends StreamTask {
   private priorityPending = false;
   /** The channel (gate, index) of the batch being processed. */
   private batchChannel = 0;
+  /**
+   * Per input: whether the key groups its batches carry are the head operator's (every edge
+   * into the input is a keyBy whose key selector is the one the head keys that input by), so
+   * the head is told each record's key group instead of hashing the key again.
+   */
+  private readonly keyGroupsUsable: readonly boolean[];
 
   constructor(d: TaskDeployment, inputs: readonly (readonly InputChannel[])[]) {
     super(d);
@@ -40,6 +46,12 @@ export class InputStreamTask extends StreamTask {
     this.head = head;
     if (inputs.length < 1 || inputs.length > 2) throw new Error(`${this.name}: ${inputs.length} inputs (1 or 2 supported)`);
     this.gates = inputs.map((channels, i) => new InputGate(i, channels));
+    const node = d.vertex.nodes[0]!;
+    this.keyGroupsUsable = inputs.map((_, i) => {
+      const selector = i === 0 ? node.keySelector1 : node.keySelector2;
+      const edges = d.vertex.inputs.filter((e) => e.streamEdge.typeNumber === i + 1);
+      return selector !== undefined && edges.length > 0 && edges.every((e) => e.streamEdge.partitioning.kind === 'hash' && e.streamEdge.partitioning.keySelector === selector);
+    });
     for (const channels of inputs) {
       for (const c of channels) {
         c.onReadable(() => this.wake());
@@ -233,7 +245,19 @@ export class InputStreamTask extends StreamTask {
         const timestamps = batch.timestamps;
         const n = values.length;
         let i = this.batchIndex;
-        if (this.batchGate === 0) {
+        const keyGroups = batch.keyGroups !== undefined && this.keyGroupsUsable[this.batchGate] === true ? batch.keyGroups : undefined;
+        if (keyGroups !== undefined) {
+          const second = this.batchGate === 1;
+          while (i < n) {
+            head.keyGroupHint = keyGroups[i]!;
+            if (second) head.processElement2(values[i], timestamps[i]!);
+            else head.processElement(values[i], timestamps[i]!);
+            i++;
+            if (this.availability.blocked || this.pendingAsync !== null || this.priorityPending) break;
+          }
+          // Not left for a record of another batch (one restored from in-flight data has none).
+          head.keyGroupHint = -1;
+        } else if (this.batchGate === 0) {
           while (i < n) {
             head.processElement(values[i], timestamps[i]!);
             i++;

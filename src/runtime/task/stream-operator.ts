@@ -18,6 +18,13 @@ export abstract class StreamOperator<OUT = unknown> {
   private input1Idle = false;
   private input2Idle = false;
   private outputIdle = false;
+  /**
+   * The key group of the record being processed, when the batch it came in carries it (a
+   * keyBy computed it to pick the channel) and the input's key selector is the keyBy's; -1
+   * otherwise. Set by the task before each such record; a keyed operator takes it when it sets
+   * the record's key (see KeyedOperator.setKeyOf).
+   */
+  keyGroupHint = -1;
 
   setup(runtime: OperatorRuntime, output: Output<OUT>): void {
     this.runtime = runtime;
