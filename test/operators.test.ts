@@ -649,6 +649,44 @@ describe('rolling reduce and aggregate', () => {
     });
   }
 
+  it('a reduce to a primitive that mostly stays (a running max, -0 against 0, NaN) or an object changed in place keeps the right value per key', async () => {
+    const values = [0, -0, 4, 3, 1, 2, 7, 7, 5, 6, NaN, 9, -0];
+    const input = range(650).map((i) => values[i % values.length]!);
+    const env = StreamExecutionEnvironment.create({ 'parallelism.default': 2 });
+    // A running max that tells -0 from 0 (100 when the state holds -0: a state left at 0 when -0
+    // came would show), and keeps NaN once it came.
+    const reduce = (a: number, b: number): number => (Object.is(b, -0) ? b : Object.is(a, -0) ? 100 : Number.isNaN(a) || b > a ? (Number.isNaN(a) ? a : b) : a);
+    const keyOf = (v: number): string => (Number.isNaN(v) ? 'nan' : v >= 5 ? 'high' : 'low');
+    const maxSink = new CollectSink<number>();
+    // One source subtask feeds each key, so every key sees its records in input order.
+    env.fromElements(...input).keyBy(keyOf).reduce(reduce).sinkTo(maxSink);
+    const inPlace = new CollectSink<number>();
+    env
+      .fromElements(...input.map((v, i) => ({ k: i % 6, total: 1, v })))
+      .keyBy((e) => e.k)
+      .reduce((a, b) => {
+        a.total += b.total;
+        return a;
+      })
+      .map((e) => e.total)
+      .sinkTo(inPlace);
+    await env.execute();
+    // Reference: the same reduce over each key's values in input order.
+    const state = new Map<string, number>();
+    const expected: number[] = [];
+    for (const v of input) {
+      const a = state.get(keyOf(v));
+      const next = a === undefined ? v : reduce(a, v);
+      state.set(keyOf(v), next);
+      expected.push(next);
+    }
+    const asText = (n: number) => (Object.is(n, -0) ? '-0' : String(n));
+    expect(maxSink.values.map(asText).sort()).toEqual(expected.map(asText).sort());
+    expect(expected.filter((n) => n === 100).length).toBeGreaterThan(0);
+    // In place: every key's totals count up 1, 2, ..., its number of records.
+    expect([...inPlace.values].sort((a, b) => a - b)).toEqual(range(6).flatMap((k) => range(input.filter((_, i) => i % 6 === k).length).map((i) => i + 1)).sort((a, b) => a - b));
+  });
+
   it('keys of every KeyType (string, number, bigint, boolean) are kept apart', async () => {
     const keys: Array<string | number | bigint | boolean> = ['1', 1, 1n, true, 'true', 0, -0.5, 2 ** 40, 'x'];
     const input = range(360).map((i) => ({ key: keys[i % keys.length]!, v: 1 }));

@@ -15,7 +15,9 @@ export class KeyedReduceOperator<T> extends KeyedOperator<T> {
     this.setKeyOf(value);
     const current = this.state.value();
     const next = current === undefined ? (value as T) : this.fn(current, value as T);
-    this.state.update(next);
+    // A primitive the state holds already is not written again (a max that stays, a reduce
+    // that keeps its first value); an object is, as it may have been changed in place.
+    if (!Object.is(next, current) || (typeof next === 'object' && next !== null)) this.state.update(next);
     this.output.collect(next, timestampMs);
   }
 }
