@@ -3,7 +3,8 @@
 //   tcp-nexmark-q0   Nexmark events, keyBy(auction or person) shuffle, map, discard
 //   tcp-nexmark-q5   Nexmark q5 (sliding 10 s / 2 s hot items), as bench/queries.js: bids
 //                    projected to their auction id before the keyBy, as in Beam's Query5
-//   tcp-wordcount    lines -> words -> keyBy(word) -> rolling count, discard
+//   tcp-wordcount    lines -> words -> keyBy(word) -> rolling reduce keeping the first value (a
+//                    state read per word; not a count: no (word, n) tuple per word), discard
 //   recovery         numbers at 5,000/s -> keyBy -> sink appending "<attempt> <time>" lines to a file
 import { appendFileSync } from 'node:fs';
 import { defineJob, SlidingEventTimeWindows, WatermarkStrategy } from 'sluice';
