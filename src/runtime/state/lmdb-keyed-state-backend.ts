@@ -74,12 +74,16 @@ export class LmdbKeyedStateBackend implements KeyedStateBackend {
   increments: BackendIncrements | undefined;
   private storeChanges: ChangedEntries<string> | undefined;
 
+  /** Checks the key groups that came with records (setCurrentKeyInGroup). */
+  private readonly hints: KeyGroupHints;
+
   constructor(
     readonly keyGroupRange: KeyGroupRange,
     readonly maxParallelism: number,
     readonly nowMs: () => number = Date.now,
     options: LmdbBackendOptions = {},
   ) {
+    this.hints = new KeyGroupHints(keyGroupRange, maxParallelism);
     const parent = options.localDir ?? tmpdir();
     mkdirSync(parent, { recursive: true });
     this.path = mkdtempSync(join(parent, 'sluice-lmdb-'));
@@ -103,10 +107,8 @@ export class LmdbKeyedStateBackend implements KeyedStateBackend {
     this.currentSlot = kg;
   }
 
-  private hints: KeyGroupHints | undefined;
-
   setCurrentKeyInGroup(key: KeyType, keyGroup: number): void {
-    (this.hints ??= new KeyGroupHints(this.keyGroupRange, this.maxParallelism)).slotOf(key, keyGroup);
+    this.hints.slotOf(key, keyGroup);
     this.currentKey = key;
     this.currentKeyGroup = keyGroup;
     this.currentSlot = keyGroup;
