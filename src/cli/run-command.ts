@@ -196,6 +196,9 @@ async function runOnLocalCluster(args: RunArgs, bundle: string, graph: JobGraph)
       log: () => {},
       jobLog: log,
       quietTaskManagers: true,
+      // The cluster goes away with this job: a run killed with it is resumed with -s from its
+      // latest retained checkpoint, not taken back by whichever run comes next.
+      highAvailability: false,
     });
     try {
       await c.start();
@@ -205,6 +208,9 @@ async function runOnLocalCluster(args: RunArgs, bundle: string, graph: JobGraph)
       throw e;
     }
   };
+  if (args.config.getString('high-availability.storageDir') !== undefined) {
+    log('high-availability.storageDir is not used by the embedded cluster of `sluice run`, which goes away with the job; a JobManager that takes its jobs back after a restart is `sluice jobmanager` or `sluice cluster start`');
+  }
   const clusterConfig = new Configuration(args.config.entries());
   clusterConfig.set('jobmanager.rpc.port', 0);
   if (!args.config.getBoolean('rest.enabled')) clusterConfig.set('rest.port', 0);

@@ -37,6 +37,14 @@ export interface JobManagerOptions {
   readonly log?: (message: string) => void;
   /** What the jobs' executors report: restarts, restores, checkpoint failures (default: `log`). */
   readonly jobLog?: (message: string) => void;
+  /**
+   * Whether submitted jobs are written to the high-availability directory and taken back from
+   * it on start (default true). False for the embedded cluster of `sluice run`, which goes
+   * away with its one job: it must neither run the jobs another run left there (one that was
+   * killed, or one still running in another process with the same checkpoint directory)
+   * alongside its own, nor leave its job there for the next run to pick up.
+   */
+  readonly highAvailability?: boolean;
 }
 
 /**
@@ -69,7 +77,7 @@ export class JobManager {
       log: this.log,
     });
     const ha = c.getString('high-availability.storageDir') ?? c.getString('execution.checkpointing.dir');
-    this.haDir = ha === undefined ? undefined : join(ha, 'jobmanager-ha');
+    this.haDir = ha === undefined || o.highAvailability === false ? undefined : join(ha, 'jobmanager-ha');
     const token = c.getString('rest.auth.token');
     this.rest = new RestServer({
       address: c.getString('rest.address') ?? '127.0.0.1',

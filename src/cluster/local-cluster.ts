@@ -26,6 +26,8 @@ export interface LocalClusterOptions {
   readonly quietTaskManagers?: boolean;
   /** Where TaskManager output goes (default: this process's stderr). */
   readonly taskManagerOutput?: 'inherit' | 'ignore';
+  /** The JobManager's `highAvailability` (default true). */
+  readonly highAvailability?: boolean;
 }
 
 /** A TaskManager child process of the local cluster. */
@@ -53,6 +55,7 @@ export class LocalCluster {
       config: o.config,
       log: o.log ?? ((m) => process.stderr.write(`[jobmanager] ${m}\n`)),
       ...(o.jobLog === undefined ? {} : { jobLog: o.jobLog }),
+      ...(o.highAvailability === undefined ? {} : { highAvailability: o.highAvailability }),
     });
   }
 

@@ -55,7 +55,7 @@ export const OPTIONS: readonly ConfigOption[] = [
   opt('slot.request.timeout', { type: 'duration' }, 300_000, 'How long a job waits for enough TaskManager slots before it fails.'),
   opt('metrics.reporter.prom.port', { type: 'int', min: 0 }, 0, "Port of a TaskManager's /metrics (Prometheus text format); 0: any free port, announced to the JobManager and listed by /taskmanagers (Flink: 9249)."),
   opt('cluster.secret', { type: 'string' }, undefined, 'Shared secret TaskManagers and JobManager prove they know before they talk (HMAC); unset: no check.'),
-  opt('high-availability.storageDir', { type: 'string' }, undefined, 'Where the JobManager keeps job graphs and the pointer to their latest checkpoint, to take its jobs back after a restart; default: execution.checkpointing.dir.'),
+  opt('high-availability.storageDir', { type: 'string' }, undefined, 'Where the JobManager keeps job graphs and the pointer to their latest checkpoint, to take its jobs back after a restart (`sluice jobmanager`, `sluice cluster`; not the embedded cluster of `sluice run`); default: execution.checkpointing.dir.'),
   // checkpointing
   opt('execution.checkpointing.interval', { type: 'duration' }, undefined, 'Base interval between checkpoints; unset = checkpointing off.'),
   opt('execution.checkpointing.mode', { type: 'enum', values: ['EXACTLY_ONCE', 'AT_LEAST_ONCE'] }, 'EXACTLY_ONCE', 'Checkpointing guarantee.'),
