@@ -40,7 +40,7 @@ export function checkMsgpackValue(value: unknown, path = 'value'): void {
     if (problem !== undefined) throw new SerializationError(`${path}${problem}`);
     return;
   }
-  if (isFlatPlainObject(value)) return;
+  if (Array.isArray(value) ? isFlatArray(value) : isFlatPlainObject(value)) return;
   const failure = objectProblem(value, []);
   if (failure !== undefined) throw new SerializationError(`${path}${failure.path.reverse().join('')}${failure.problem}`);
 }
@@ -54,6 +54,24 @@ function isFlatPlainObject(obj: object): boolean {
   if (Object.getPrototypeOf(obj) !== Object.prototype) return false;
   for (const k in obj) {
     const v = (obj as Record<string, unknown>)[k];
+    switch (typeof v) {
+      case 'number':
+      case 'string':
+      case 'boolean':
+      case 'undefined':
+      case 'bigint':
+        continue;
+      default:
+        if (v !== null) return false;
+    }
+  }
+  return true;
+}
+
+/** The same for an array of scalars (a tuple, as `[word, count]`). */
+function isFlatArray(a: readonly unknown[]): boolean {
+  for (let i = 0; i < a.length; i++) {
+    const v = a[i];
     switch (typeof v) {
       case 'number':
       case 'string':
