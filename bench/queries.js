@@ -98,14 +98,14 @@ export const queries = {
         env
           .fromSource(lines, 'lines')
           .flatMap((line, out) => {
-            for (const w of line.split(' ')) out.collect(w);
+            for (const w of line.split(' ')) out.collect([w, 1]);
           })
-          .keyBy((w) => w)
-          .reduce((a) => a)
-          .map((w) => w),
+          .keyBy((t) => t[0])
+          .reduce((a, b) => [a[0], a[1] + b[1]])
+          .map((t) => t),
       );
     },
-    // events counted are lines
+    // events counted are lines; every word updates its (word, count) tuple, as Flink's WordCount
   },
 };
 

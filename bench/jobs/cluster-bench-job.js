@@ -3,8 +3,8 @@
 //   tcp-nexmark-q0   Nexmark events, keyBy(auction or person) shuffle, map, discard
 //   tcp-nexmark-q5   Nexmark q5 (sliding 10 s / 2 s hot items), as bench/queries.js: bids
 //                    projected to their auction id before the keyBy, as in Beam's Query5
-//   tcp-wordcount    lines -> words -> keyBy(word) -> rolling reduce keeping the first value (a
-//                    state read per word; not a count: no (word, n) tuple per word), discard
+//   tcp-wordcount    lines -> (word, 1) tuples -> keyBy(word) -> rolling sum per word (a state
+//                    read and write per word; Flink's WordCount), discard the (word, count) tuples
 //   recovery         numbers at 5,000/s -> keyBy -> sink appending "<attempt> <time>" lines to a file
 import { appendFileSync } from 'node:fs';
 import { defineJob, SlidingEventTimeWindows, WatermarkStrategy } from 'sluice';
@@ -60,10 +60,10 @@ export default defineJob((env, args) => {
       env
         .fromSource(lines, 'lines')
         .flatMap((line, out) => {
-          for (const w of line.split(' ')) out.collect(w);
+          for (const w of line.split(' ')) out.collect([w, 1]);
         })
-        .keyBy((w) => w)
-        .reduce((a) => a)
+        .keyBy((t) => t[0])
+        .reduce((a, b) => [a[0], a[1] + b[1]])
         .sinkTo(new DiscardingSink());
       return;
     }
