@@ -29,6 +29,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { readCommittedLines } from '../dist/connectors/file/exactly-once-file-sink.js';
+import { seededRandom } from '../dist/testing/seeded-random.js';
 
 const run = promisify(execFile);
 const here = dirname(fileURLToPath(import.meta.url));
@@ -65,18 +66,6 @@ function parseArgs(argv) {
   if (o.variant !== undefined && !(o.variant in VARIANTS)) throw new Error(`unknown variant ${o.variant}; one of ${Object.keys(VARIANTS).join(', ')}`);
   if (o.topology !== undefined && !TOPOLOGIES.includes(o.topology)) throw new Error(`unknown topology ${o.topology}; one of ${TOPOLOGIES.join(', ')}`);
   return o;
-}
-
-/** mulberry32: the soak's own generator, so a seed gives the same faults without the runtime. */
-function seededRandom(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 /** The reference, computed apart from the job: key k of `n % keys` sees counts 1..c_k once each. */

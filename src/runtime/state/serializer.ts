@@ -52,37 +52,27 @@ export function checkMsgpackValue(value: unknown, path = 'value'): void {
  */
 function isFlatPlainObject(obj: object): boolean {
   if (Object.getPrototypeOf(obj) !== Object.prototype) return false;
-  for (const k in obj) {
-    const v = (obj as Record<string, unknown>)[k];
-    switch (typeof v) {
-      case 'number':
-      case 'string':
-      case 'boolean':
-      case 'undefined':
-      case 'bigint':
-        continue;
-      default:
-        if (v !== null) return false;
-    }
-  }
+  for (const k in obj) if (!isCarriedScalar((obj as Record<string, unknown>)[k])) return false;
   return true;
+}
+
+/** A number, string, boolean, undefined, bigint or null: what the flat checks accept without the walk. */
+function isCarriedScalar(v: unknown): boolean {
+  switch (typeof v) {
+    case 'number':
+    case 'string':
+    case 'boolean':
+    case 'undefined':
+    case 'bigint':
+      return true;
+    default:
+      return v === null;
+  }
 }
 
 /** The same for an array of scalars (a tuple, as `[word, count]`). */
 function isFlatArray(a: readonly unknown[]): boolean {
-  for (let i = 0; i < a.length; i++) {
-    const v = a[i];
-    switch (typeof v) {
-      case 'number':
-      case 'string':
-      case 'boolean':
-      case 'undefined':
-      case 'bigint':
-        continue;
-      default:
-        if (v !== null) return false;
-    }
-  }
+  for (let i = 0; i < a.length; i++) if (!isCarriedScalar(a[i])) return false;
   return true;
 }
 
