@@ -57,7 +57,10 @@ async function get<T>(rest: string, path: string): Promise<T> {
 }
 
 describe('JobManager restart', () => {
-  it('a killed JobManager, started again, takes its job back from the latest checkpoint; TaskManagers reconnect; output exactly-once', async () => {
+  it.each([
+    ['SIGKILL', 'killed'],
+    ['SIGTERM', 'stopped'],
+  ] as const)('a JobManager %s (%s), started again, takes its job back from the latest checkpoint; TaskManagers reconnect; output exactly-once', async (signal) => {
     const rpcPort = await freePort();
     const chk = tempDir();
     const jmArgs = ['jobmanager', '--rpc-port', String(rpcPort), '--rest-port', '0', '-D', `execution.checkpointing.dir=${chk}`];
@@ -79,7 +82,8 @@ describe('JobManager restart', () => {
       if (c.counts.completed >= 3) break;
       await new Promise((r) => setTimeout(r, 100));
     }
-    first.child.kill('SIGKILL');
+    // SIGTERM stops it gracefully: it suspends the job (checkpoints and HA record kept).
+    first.child.kill(signal);
     await new Promise((r) => first.child.once('exit', r));
     const second = await start(jmArgs, /REST API at http:\/\/(\S+)/);
     rest = second.match[1]!;

@@ -69,3 +69,32 @@ describe('sluice run killed with SIGKILL (the embedded cluster dies with it)', (
     expect(compareMultisets(await readCommittedLines(outA), countReference(records, keys))).toEqual({ duplicates: 0, missing: 0, unexpected: 0 });
   }, 180_000);
 });
+
+describe('sluice run stopped with SIGTERM', () => {
+  it('suspends the job: its checkpoints stay (whatever the retention), the resume command is printed, and -s resumes it exactly once', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sluice-run-term-'));
+    dirs.push(dir);
+    const chk = join(dir, 'chk');
+    const out = join(dir, 'out');
+    // The default retention deletes a canceled job's checkpoints: a suspended job keeps them.
+    const common = ['--no-typecheck', '--no-progress', '-p', '2', '-D', 'execution.checkpointing.interval=100', '-D', `execution.checkpointing.dir=${chk}`, '-D', 'rest.port=0'];
+    const records = 24_000;
+    const keys = 7;
+    const a = spawn(process.execPath, [BIN, 'run', ...common, JOB, out, String(records), String(keys), '3000'], { stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    a.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+    const exited = new Promise<number | null>((r) => a.once('exit', (code) => r(code)));
+    const deadline = Date.now() + 60_000;
+    while (Date.now() < deadline && (await readCommittedLines(out)).length < 1_000) await sleep(100);
+    a.kill('SIGTERM');
+    expect(await exited, stderr).toBe(143);
+    const resume = /Resume it with: sluice run -s (\S+) /.exec(stderr);
+    expect(resume, stderr).not.toBeNull();
+    expect(existsSync(join(resume![1]!, '_metadata')), 'the named checkpoint is kept').toBe(true);
+    expect((await readCommittedLines(out)).length).toBeLessThan(records);
+
+    const resumed = spawnSync(process.execPath, [BIN, 'run', ...common, '-s', resume![1]!, JOB, out, String(records), String(keys), '6000'], { encoding: 'utf8', timeout: 90_000 });
+    expect(resumed.status, resumed.stderr).toBe(0);
+    expect(compareMultisets(await readCommittedLines(out), countReference(records, keys))).toEqual({ duplicates: 0, missing: 0, unexpected: 0 });
+  }, 180_000);
+});

@@ -152,14 +152,26 @@ async function awaitJob(args: RunArgs, executor: JobExecutor): Promise<number> {
   const showProgress = args.progress ?? process.stderr.isTTY === true;
   const line = showProgress ? new ProgressLine(() => executor.progress()) : undefined;
   line?.start();
-  const onSignal = (): void => executor.cancel();
-  process.once('SIGINT', onSignal);
+  // Ctrl-C cancels the job (its checkpoints go as the retention says); SIGTERM suspends it,
+  // keeping its checkpoints, and names the one to resume from.
+  const onInterrupt = (): void => executor.cancel();
+  const onTerminate = (): void => executor.suspend();
+  process.once('SIGINT', onInterrupt);
+  process.once('SIGTERM', onTerminate);
   try {
     const result = await executor.run();
     line?.stop();
     printCheckpoints(executor.checkpointStats.entries());
     const restarts = result.numRestarts > 0 ? `, ${result.numRestarts} restart(s)` : '';
     process.stderr.write(`Job ${result.jobId} ${result.status.toLowerCase()} in ${result.durationMs} ms${restarts}\n`);
+    if (result.status === 'SUSPENDED') {
+      process.stderr.write(
+        result.latestCheckpoint === undefined
+          ? 'It had completed no checkpoint: running it again starts from the beginning.\n'
+          : `Resume it with: sluice run -s ${result.latestCheckpoint} ${args.jobPath}\n`,
+      );
+      return 143; // ended by SIGTERM
+    }
     return 0;
   } catch (e) {
     line?.stop();
@@ -175,7 +187,8 @@ async function awaitJob(args: RunArgs, executor: JobExecutor): Promise<number> {
     if (e instanceof Error) throw new CliError(`${args.jobPath}: ${e.message}`);
     throw e;
   } finally {
-    process.off('SIGINT', onSignal);
+    process.off('SIGINT', onInterrupt);
+    process.off('SIGTERM', onTerminate);
   }
 }
 
@@ -289,6 +302,10 @@ async function submitToCluster(args: RunArgs): Promise<number> {
     }
     if (r.status === 'FAILED') {
       process.stderr.write(`Job ${jobid} failed: ${r.failure ?? 'unknown cause'}\n`);
+      return 1;
+    }
+    if (r.status === 'SUSPENDED') {
+      process.stderr.write(`Job ${jobid} suspended: the JobManager is shutting down; started again on the same high-availability directory, it takes the job back\n`);
       return 1;
     }
     await new Promise((resolve) => setTimeout(resolve, 250));

@@ -104,8 +104,13 @@ export class JobManager {
     await this.recoverJobs();
   }
 
+  /**
+   * Shuts the JobManager down. Its running jobs are suspended, as Flink's are: their tasks
+   * stop, but their checkpoints and high-availability records stay, so a JobManager started
+   * again on the same directory takes them back.
+   */
   async stop(): Promise<void> {
-    for (const j of this.jobs.values()) j.executor.cancel();
+    for (const j of this.jobs.values()) j.executor.suspend();
     await Promise.allSettled([...this.jobs.values()].map((j) => j.result));
     this.registry.close();
     await this.rest.stop(0);
@@ -147,12 +152,21 @@ export class JobManager {
     });
     this.rest.register(executor);
     this.persistJob(jobId, s, env.config.getString('execution.checkpointing.dir'));
-    const result = executor.run().finally(() => {
-      this.registry.forgetJob(jobId);
-      this.forgetPersistedJob(jobId);
-    });
+    const result = executor.run().then(
+      (r) => {
+        this.registry.forgetJob(jobId);
+        // A suspended job is not over: the next JobManager takes it back.
+        if (r.status !== 'SUSPENDED') this.forgetPersistedJob(jobId);
+        return r;
+      },
+      (e: unknown) => {
+        this.registry.forgetJob(jobId);
+        this.forgetPersistedJob(jobId);
+        throw e;
+      },
+    );
     result.then(
-      (r) => this.log(`job ${jobId} ${r.status.toLowerCase()}`),
+      (r) => this.log(`job ${jobId} ${r.status.toLowerCase()}${r.status === 'SUSPENDED' ? ': a JobManager started again on the same high-availability directory takes it back' : ''}`),
       (e: unknown) => this.log(`job ${jobId} failed: ${(e as Error).message}`),
     );
     this.jobs.set(jobId, { executor, result });

@@ -95,9 +95,10 @@ export class LocalCluster {
     });
   }
 
+  /** Suspends the running jobs (see JobManager.stop), then stops the TaskManagers and the JobManager. */
   async stop(): Promise<void> {
     this.stopping = true;
-    for (const j of this.jobManager.runningJobs()) j.cancel();
+    for (const j of this.jobManager.runningJobs()) j.suspend();
     await Promise.all(
       this.taskManagers.map(
         (tm) =>

@@ -40,7 +40,7 @@ export function registerJobMetrics(registry: MetricRegistry, job: JobExecutor, o
   const stats = job.checkpointStats;
   const lastCompleted = (): { endToEndDurationMs: number | undefined; stateSizeBytes: number } | undefined => stats.entries().find((e) => e.status === 'COMPLETED');
   jobGroup.gauge('uptime', () => {
-    if (job.status === 'FINISHED' || job.status === 'FAILED' || job.status === 'CANCELED') return -1;
+    if (job.status === 'FINISHED' || job.status === 'FAILED' || job.status === 'CANCELED' || job.status === 'SUSPENDED') return -1;
     if (job.status !== 'RUNNING') return 0;
     // Running without interruption: since the start, or since the last failure's restart.
     const since = Math.max(job.startTimeMs, job.exceptions.at(-1)?.timestampMs ?? 0);

@@ -29,12 +29,15 @@ export interface VertexResult {
 export interface JobResult {
   readonly jobId: string;
   readonly jobName: string;
-  readonly status: 'FINISHED' | 'CANCELED';
+  /** SUSPENDED: stopped with its JobManager; its checkpoints are kept to take it back from. */
+  readonly status: 'FINISHED' | 'CANCELED' | 'SUSPENDED';
   readonly durationMs: number;
   /** Restarts after failures. */
   readonly numRestarts: number;
   readonly completedCheckpoints: number;
   readonly vertices: readonly VertexResult[];
+  /** The newest retained checkpoint of a suspended job, to resume it from (`sluice run -s`). */
+  readonly latestCheckpoint?: string;
 }
 
 /** Live counters of a running job. */
@@ -95,7 +98,8 @@ export class JobExecutor {
   tasks: readonly TaskView[] = [];
   private attempt: DeployedAttempt | undefined;
   private readonly deployer: Deployer;
-  private canceled = false;
+  /** Why the job is being ended from outside: canceled, or suspended with its JobManager. */
+  private endRequest: 'CANCELED' | 'SUSPENDED' | undefined;
   private cancelAttempt: ((e: Error) => void) | undefined;
   private numRestarts = 0;
   readonly checkpointStats = new CheckpointStatsTracker();
@@ -128,7 +132,7 @@ export class JobExecutor {
   }
 
   /** Flink's job states that a local job goes through. */
-  status: 'INITIALIZING' | 'RUNNING' | 'RESTARTING' | 'FINISHED' | 'FAILED' | 'CANCELED' = 'INITIALIZING';
+  status: 'INITIALIZING' | 'RUNNING' | 'RESTARTING' | 'FINISHED' | 'FAILED' | 'CANCELED' | 'SUSPENDED' = 'INITIALIZING';
   startTimeMs = Date.now();
   endTimeMs: number | undefined;
   /** Failures of the job, oldest first (REST /jobs/:id/exceptions). */
@@ -148,7 +152,7 @@ export class JobExecutor {
       this.status = result.status;
       return result;
     } catch (e) {
-      this.status = this.canceled ? 'CANCELED' : 'FAILED';
+      this.status = this.endRequest ?? 'FAILED';
       throw e;
     } finally {
       this.endTimeMs = Date.now();
@@ -192,18 +196,7 @@ export class JobExecutor {
         };
       }
       const cause = result.error;
-      if (this.canceled) {
-        await this.cleanUpCheckpoints(storage, result.retained, 'CANCELED');
-        return {
-          jobId: this.jobId,
-          jobName: this.jobGraph.jobName,
-          status: 'CANCELED',
-          durationMs: Date.now() - startedMs,
-          numRestarts: this.numRestarts,
-          completedCheckpoints: this.checkpointStats.counts.completed,
-          vertices: this.vertexResults(),
-        };
-      }
+      if (this.endRequest !== undefined) return this.endedByRequest(this.endRequest, storage, result.retained, startedMs);
       retained = result.retained;
       nextCheckpointId = result.nextCheckpointId;
       this.exceptions.push({ timestampMs: Date.now(), message: cause.message, stack: rootCause(cause).stack, taskName: undefined });
@@ -220,8 +213,12 @@ export class JobExecutor {
       }
       const delayMs = strategy.getBackoffTimeMs();
       this.log(`job ${this.jobId}: ${cause.message}; restarting in ${delayMs} ms (${strategy.describe()})`);
-      await new Promise<void>((r) => this.clock.schedule(delayMs, r));
-      if (this.canceled) throw new JobExecutionError(`job '${this.jobGraph.jobName}' was canceled`, { cause });
+      // A cancel or suspend during the backoff ends the wait.
+      await new Promise<void>((r) => {
+        this.clock.schedule(delayMs, r);
+        this.cancelAttempt = () => r();
+      });
+      if (this.endRequest !== undefined) return this.endedByRequest(this.endRequest, storage, retained, startedMs);
       restore = storage === undefined ? undefined : await this.loadLatest(storage, retained);
       this.numRestarts++;
     }
@@ -244,6 +241,34 @@ export class JobExecutor {
       return;
     }
     await discardAllRetained(storage, retained, this.log);
+  }
+
+  /** The result of a job canceled or suspended from outside, its checkpoints kept or discarded. */
+  private async endedByRequest(ended: 'CANCELED' | 'SUSPENDED', storage: CheckpointStorage | undefined, retained: readonly CompletedCheckpointInfo[], startedMs: number): Promise<JobResult> {
+    // A suspended job keeps every checkpoint (Flink's SUSPENDED is not a terminal state).
+    const latest = ended === 'SUSPENDED' ? this.keepForResume(retained) : undefined;
+    if (ended === 'CANCELED') await this.cleanUpCheckpoints(storage, retained, 'CANCELED');
+    return {
+      jobId: this.jobId,
+      jobName: this.jobGraph.jobName,
+      status: ended,
+      durationMs: Date.now() - startedMs,
+      numRestarts: this.numRestarts,
+      completedCheckpoints: this.checkpointStats.counts.completed,
+      vertices: this.vertexResults(),
+      ...(latest === undefined ? {} : { latestCheckpoint: latest }),
+    };
+  }
+
+  /** Logs what a suspended job keeps; the newest retained checkpoint's pointer. */
+  private keepForResume(retained: readonly CompletedCheckpointInfo[]): string | undefined {
+    const newest = [...retained].sort((a, b) => b.checkpointId - a.checkpointId)[0];
+    this.log(
+      newest === undefined
+        ? `job ${this.jobId} suspended before its first completed checkpoint`
+        : `job ${this.jobId} suspended: keeping ${retained.length} checkpoint(s), the newest ${newest.pointer}`,
+    );
+    return newest?.pointer;
   }
 
   private async createStorage(): Promise<CheckpointStorage | undefined> {
@@ -520,8 +545,18 @@ export class JobExecutor {
   }
 
   cancel(): void {
-    this.canceled = true;
+    this.endRequest = 'CANCELED';
     this.cancelAttempt?.(new Error('canceled'));
+  }
+
+  /**
+   * Stops the job without ending it, as Flink suspends the jobs of a JobManager that shuts
+   * down: its tasks are canceled but its checkpoints are kept whatever the retention, so a
+   * JobManager started again (or `sluice run -s`) resumes it from the newest one.
+   */
+  suspend(): void {
+    this.endRequest ??= 'SUSPENDED';
+    this.cancelAttempt?.(new Error('suspended'));
   }
 }
 

@@ -11,7 +11,7 @@ export interface ClusterOverview {
   'flink-version': string;
 }
 
-export type JobState = 'INITIALIZING' | 'RUNNING' | 'RESTARTING' | 'FINISHED' | 'FAILED' | 'CANCELED' | 'CANCELLING';
+export type JobState = 'INITIALIZING' | 'RUNNING' | 'RESTARTING' | 'FINISHED' | 'FAILED' | 'CANCELED' | 'CANCELLING' | 'SUSPENDED';
 
 export interface JobOverview {
   jid: string;
