@@ -102,3 +102,44 @@ describe('JobManager restart', () => {
     expect(compareMultisets(committed, countReference(records, keys))).toEqual({ duplicates: 0, missing: 0, unexpected: 0 });
   }, 120_000);
 });
+
+describe('sluice cluster stop, then start', () => {
+  it('the stopped cluster suspends its job; started again on the same checkpoint directory, it finishes the job exactly once', async () => {
+    const state = tempDir();
+    const chk = tempDir();
+    const out = tempDir();
+    const env = { ...process.env, SLUICE_CLUSTER_DIR: state };
+    const cluster = (action: 'start' | 'stop') =>
+      run(process.execPath, [BIN, 'cluster', action, ...(action === 'start' ? ['--taskmanagers', '2', '--rpc-port', '0', '--rest-port', '0', '-D', `execution.checkpointing.dir=${chk}`] : [])], { env });
+    const restOf = (stdout: string): string => /REST API at http:\/\/(\S+?),/.exec(stdout)![1]!;
+    let rest = restOf((await cluster('start')).stdout);
+    try {
+      const records = 40_000;
+      const keys = 5;
+      const { stdout } = await run(process.execPath, [
+        BIN, 'run', '--jobmanager', rest, '--detached', '--no-typecheck', '-p', '2',
+        '-D', 'execution.checkpointing.interval=100', '-D', `execution.checkpointing.dir=${chk}`,
+        JOB, out, String(records), String(keys), '5000',
+      ]);
+      const jobId = stdout.trim();
+      for (;;) {
+        const c = await get<{ counts: { completed: number } }>(rest, `/jobs/${jobId}/checkpoints`);
+        if (c.counts.completed >= 3) break;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      await cluster('stop');
+      expect((await readCommittedLines(out)).length, 'stopped before the end of the job').toBeLessThan(records);
+      rest = restOf((await cluster('start')).stdout);
+      let status = '';
+      const deadline = Date.now() + 60_000;
+      while (Date.now() < deadline && status !== 'FINISHED' && status !== 'FAILED') {
+        await new Promise((r) => setTimeout(r, 200));
+        status = (await get<{ jobs: { id: string; status: string }[] }>(rest, '/jobs')).jobs.find((j) => j.id === jobId)?.status ?? '';
+      }
+      expect(status).toBe('FINISHED');
+      expect(compareMultisets(await readCommittedLines(out), countReference(records, keys))).toEqual({ duplicates: 0, missing: 0, unexpected: 0 });
+    } finally {
+      await cluster('stop').catch(() => {});
+    }
+  }, 120_000);
+});

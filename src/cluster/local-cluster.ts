@@ -30,6 +30,9 @@ export interface LocalClusterOptions {
   readonly highAvailability?: boolean;
 }
 
+/** How long stop() waits for the suspended jobs' tasks to close before it stops the TaskManagers. */
+const SUSPEND_WAIT_MS = 10_000;
+
 /** A TaskManager child process of the local cluster. */
 export interface TaskManagerProcess {
   readonly id: string;
@@ -98,7 +101,12 @@ export class LocalCluster {
   /** Suspends the running jobs (see JobManager.stop), then stops the TaskManagers and the JobManager. */
   async stop(): Promise<void> {
     this.stopping = true;
-    for (const j of this.jobManager.runningJobs()) j.suspend();
+    const running = this.jobManager.runningJobs();
+    for (const j of running) j.suspend();
+    // Their tasks close while the TaskManagers still run (sinks closed, not cut off); a task
+    // that does not close in time goes with its TaskManager.
+    const suspended = Promise.allSettled(running.map((j) => j.run()));
+    await Promise.race([suspended, new Promise((r) => setTimeout(r, SUSPEND_WAIT_MS).unref())]);
     await Promise.all(
       this.taskManagers.map(
         (tm) =>
