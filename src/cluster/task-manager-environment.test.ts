@@ -1,5 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { TASK_MANAGER_MALLOC_ENV, taskManagerEnvironment } from './task-manager-environment.js';
+import { TASK_MANAGER_MALLOC_ENV, TASK_MANAGER_SEMI_SPACE_MB, taskManagerEnvironment, taskManagerNodeArgs } from './task-manager-environment.js';
+
+describe('TaskManager Node.js options', () => {
+  it('a larger young generation unless the configured options set one; the configured options are kept in order', () => {
+    expect(taskManagerNodeArgs('')).toEqual([`--max-semi-space-size=${TASK_MANAGER_SEMI_SPACE_MB}`]);
+    expect(taskManagerNodeArgs(' --max-old-space-size=8192  --cpu-prof ')).toEqual([`--max-semi-space-size=${TASK_MANAGER_SEMI_SPACE_MB}`, '--max-old-space-size=8192', '--cpu-prof']);
+    expect(taskManagerNodeArgs('--max-semi-space-size=16')).toEqual(['--max-semi-space-size=16']);
+  });
+});
 
 describe('TaskManager environment', () => {
   it("adds glibc's malloc settings where the parent has none; the parent's own settings and the extras win", () => {

@@ -48,6 +48,7 @@ export const OPTIONS: readonly ConfigOption[] = [
   opt('jobmanager.rpc.port', { type: 'int', min: 0 }, 6123, 'Port the JobManager listens on for TaskManagers (0: any free port).'),
   opt('taskmanager.numberOfTaskSlots', { type: 'int', min: 1 }, 1, 'Slots of a TaskManager: how many parallel pipelines (one subtask of each vertex) it runs.'),
   opt('taskmanager.host', { type: 'string' }, '127.0.0.1', 'Address a TaskManager listens on for data from other TaskManagers (and announces to them).'),
+  opt('env.java.opts.taskmanager', { type: 'string' }, '', "Extra Node.js options of the TaskManager processes a local cluster starts (`sluice run`, `sluice cluster`), as Flink's JVM options of TaskManagers, e.g. `--max-old-space-size=8192`. Unless they set `--max-semi-space-size`, TaskManagers get `--max-semi-space-size=64` (a larger young generation: fewer records in flight survive a scavenge)."),
   opt('taskmanager.data.port', { type: 'int', min: 0 }, 0, 'Port of a TaskManager for data from other TaskManagers (0: any free port).'),
   opt('task.cancellation.timeout', { type: 'duration' }, 180000, 'How long a canceled task may take to close its operators; then its TaskManager fails fatally (the embedded runtime fails the job), since they may still act on external systems. 0: no limit.'),
   opt('heartbeat.interval', { type: 'duration' }, 1000, 'How often JobManager and TaskManagers exchange heartbeats (Flink: 10 s).'),
