@@ -217,3 +217,40 @@ describe('a job started from a savepoint', () => {
     expect(compareMultisets(await readCommittedLines(out), reference())).toEqual({ duplicates: 0, missing: 0, unexpected: 0 });
   });
 });
+
+describe('suspend (a JobManager that stops)', () => {
+  it('keeps the checkpoints a cancel would delete, names the newest, and the job resumes from it exactly once', async () => {
+    const checkpoints = tempDir();
+    const out = tempDir();
+    const env = job(2, checkpoints, out);
+    // The default retention: a canceled job's checkpoints are deleted.
+    env.config.set('execution.checkpointing.externalized-checkpoint-retention', 'NO_EXTERNALIZED_CHECKPOINTS');
+    const first = new LocalExecutor(env.getJobGraph(), env.config, { log: () => {} });
+    const done = first.run();
+    while (first.checkpointStats.counts.completed < 3) await new Promise((r) => setTimeout(r, 5));
+    first.suspend();
+    const result = await done;
+    expect(result.status).toBe('SUSPENDED');
+    expect(first.status).toBe('SUSPENDED');
+    expect(result.latestCheckpoint).toBe(latestCheckpoint(checkpoints, first.jobId));
+    expect((await readCommittedLines(out)).length).toBeLessThan(reference().length);
+
+    const env2 = job(3, checkpoints, out);
+    const second = new LocalExecutor(env2.getJobGraph(), env2.config, { log: () => {}, restoreFrom: { path: result.latestCheckpoint!, allowNonRestoredState: false } });
+    expect((await second.run()).status).toBe('FINISHED');
+    expect(compareMultisets(await readCommittedLines(out), reference())).toEqual({ duplicates: 0, missing: 0, unexpected: 0 });
+  });
+
+  it('a job suspended or canceled before its first attempt runs never starts it', async () => {
+    for (const end of ['suspend', 'cancel'] as const) {
+      const out = tempDir();
+      const env = job(1, tempDir(), out);
+      const x = new LocalExecutor(env.getJobGraph(), env.config, { log: () => {} });
+      x[end]();
+      const result = await x.run();
+      expect(result.status).toBe(end === 'suspend' ? 'SUSPENDED' : 'CANCELED');
+      expect(result.latestCheckpoint).toBeUndefined();
+      expect(await readCommittedLines(out)).toEqual([]);
+    }
+  });
+});

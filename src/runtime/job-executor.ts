@@ -181,6 +181,8 @@ export class JobExecutor {
       }
     }
     for (let attempt = 0; ; attempt++) {
+      // Canceled or suspended before this attempt could be reached (while the job was starting).
+      if (this.endRequest !== undefined) return this.endedByRequest(this.endRequest, storage, retained, startedMs);
       const result = await this.runAttempt(attempt, storage, initialSplits, restore, retained, nextCheckpointId);
       if (result.ok) {
         await this.cleanUpCheckpoints(storage, result.retained, 'FINISHED');
