@@ -56,6 +56,36 @@ async function get<T>(rest: string, path: string): Promise<T> {
   return (await (await fetch(`http://${rest}${path}`)).json()) as T;
 }
 
+
+const RECORDS = 40_000;
+const KEYS = 5;
+
+/** Submits the keyed count job (detached) and resolves with its id once it has completed 3 checkpoints. */
+async function submitAndCheckpoint(rest: string, chk: string, out: string): Promise<string> {
+  const { stdout } = await run(process.execPath, [
+    BIN, 'run', '--jobmanager', rest, '--detached', '--no-typecheck', '-p', '2',
+    '-D', 'execution.checkpointing.interval=100', '-D', `execution.checkpointing.dir=${chk}`,
+    JOB, out, String(RECORDS), String(KEYS), '5000',
+  ]);
+  const jobId = stdout.trim();
+  for (;;) {
+    const c = await get<{ counts: { completed: number } }>(rest, `/jobs/${jobId}/checkpoints`);
+    if (c.counts.completed >= 3) return jobId;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** The job's status once it is FINISHED or FAILED (or after a minute). */
+async function finalStatus(rest: string, jobId: string): Promise<string> {
+  let status = '';
+  const deadline = Date.now() + 60_000;
+  while (Date.now() < deadline && status !== 'FINISHED' && status !== 'FAILED') {
+    await new Promise((r) => setTimeout(r, 200));
+    status = (await get<{ jobs: { id: string; status: string }[] }>(rest, '/jobs')).jobs.find((j) => j.id === jobId)?.status ?? '';
+  }
+  return status;
+}
+
 describe('JobManager restart', () => {
   it.each([
     ['SIGKILL', 'killed'],
@@ -68,38 +98,19 @@ describe('JobManager restart', () => {
     let rest = first.match[1]!;
     for (let i = 0; i < 2; i++) await start(['taskmanager', '--jobmanager', `127.0.0.1:${rpcPort}`, '--id', `tm-${i}`], /registered at the JobManager/);
     const out = tempDir();
-    const records = 40_000;
-    const keys = 5;
-    const { stdout } = await run(process.execPath, [
-      BIN, 'run', '--jobmanager', rest, '--detached', '--no-typecheck', '-p', '2',
-      '-D', 'execution.checkpointing.interval=100', '-D', `execution.checkpointing.dir=${chk}`,
-      JOB, out, String(records), String(keys), '5000',
-    ]);
-    const jobId = stdout.trim();
-    // Kill the JobManager once the job has completed a few checkpoints.
-    for (;;) {
-      const c = await get<{ counts: { completed: number } }>(rest, `/jobs/${jobId}/checkpoints`);
-      if (c.counts.completed >= 3) break;
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    // Stop the JobManager once the job has completed a few checkpoints.
+    const jobId = await submitAndCheckpoint(rest, chk, out);
     // SIGTERM stops it gracefully: it suspends the job (checkpoints and HA record kept).
     first.child.kill(signal);
     await new Promise((r) => first.child.once('exit', r));
     const second = await start(jmArgs, /REST API at http:\/\/(\S+)/);
     rest = second.match[1]!;
-    let state = '';
-    const deadline = Date.now() + 60_000;
-    while (Date.now() < deadline) {
-      const jobs = await get<{ jobs: { id: string; status: string }[] }>(rest, '/jobs');
-      state = jobs.jobs.find((j) => j.id === jobId)?.status ?? '';
-      if (state === 'FINISHED' || state === 'FAILED') break;
-      await new Promise((r) => setTimeout(r, 200));
-    }
+    const state = await finalStatus(rest, jobId);
     expect(state).toBe('FINISHED');
     const restored = await get<{ latest: { restored: { id: number } | null } }>(rest, `/jobs/${jobId}/checkpoints`);
     expect(restored.latest.restored?.id).toBeGreaterThanOrEqual(3);
     const committed = await readCommittedLines(out);
-    expect(compareMultisets(committed, countReference(records, keys))).toEqual({ duplicates: 0, missing: 0, unexpected: 0 });
+    expect(compareMultisets(committed, countReference(RECORDS, KEYS))).toEqual({ duplicates: 0, missing: 0, unexpected: 0 });
   }, 120_000);
 });
 
@@ -114,30 +125,13 @@ describe('sluice cluster stop, then start', () => {
     const restOf = (stdout: string): string => /REST API at http:\/\/(\S+?),/.exec(stdout)![1]!;
     let rest = restOf((await cluster('start')).stdout);
     try {
-      const records = 40_000;
-      const keys = 5;
-      const { stdout } = await run(process.execPath, [
-        BIN, 'run', '--jobmanager', rest, '--detached', '--no-typecheck', '-p', '2',
-        '-D', 'execution.checkpointing.interval=100', '-D', `execution.checkpointing.dir=${chk}`,
-        JOB, out, String(records), String(keys), '5000',
-      ]);
-      const jobId = stdout.trim();
-      for (;;) {
-        const c = await get<{ counts: { completed: number } }>(rest, `/jobs/${jobId}/checkpoints`);
-        if (c.counts.completed >= 3) break;
-        await new Promise((r) => setTimeout(r, 100));
-      }
+      const jobId = await submitAndCheckpoint(rest, chk, out);
       await cluster('stop');
-      expect((await readCommittedLines(out)).length, 'stopped before the end of the job').toBeLessThan(records);
+      expect((await readCommittedLines(out)).length, 'stopped before the end of the job').toBeLessThan(RECORDS);
       rest = restOf((await cluster('start')).stdout);
-      let status = '';
-      const deadline = Date.now() + 60_000;
-      while (Date.now() < deadline && status !== 'FINISHED' && status !== 'FAILED') {
-        await new Promise((r) => setTimeout(r, 200));
-        status = (await get<{ jobs: { id: string; status: string }[] }>(rest, '/jobs')).jobs.find((j) => j.id === jobId)?.status ?? '';
-      }
+      const status = await finalStatus(rest, jobId);
       expect(status).toBe('FINISHED');
-      expect(compareMultisets(await readCommittedLines(out), countReference(records, keys))).toEqual({ duplicates: 0, missing: 0, unexpected: 0 });
+      expect(compareMultisets(await readCommittedLines(out), countReference(RECORDS, KEYS))).toEqual({ duplicates: 0, missing: 0, unexpected: 0 });
     } finally {
       await cluster('stop').catch(() => {});
     }
