@@ -5,7 +5,7 @@
 //               again when they die); faults: a TaskManager killed or frozen
 //   standalone  `sluice jobmanager` and `sluice taskmanager` processes the soak starts itself;
 //               faults: a TaskManager killed (started again after a while) or frozen, and the
-//               JobManager killed and started again on its ports (it takes the job back from
+//               JobManager killed (SIGKILL) or stopped (SIGTERM: it suspends the job) and started again on its ports (it takes the job back from
 //               the high-availability directory; the TaskManagers register again)
 // Every round compares the job's committed output
 // with an independent reference and counts duplicates, losses and lines that should not be
@@ -197,12 +197,15 @@ async function startStandalone(haDir) {
     async inject(next, int) {
       const what = next();
       if (what < 0.25) {
-        jobManager.kill('SIGKILL');
-        await new Promise((r) => jobManager.once('exit', r));
+        // Killed, or stopped gracefully (SIGTERM suspends the job, keeping its checkpoints and HA record).
+        const signal = what < 0.15 ? 'SIGKILL' : 'SIGTERM';
+        const exited = new Promise((r) => jobManager.once('exit', r));
+        jobManager.kill(signal);
+        await exited;
         const downMs = int(1_500);
         await sleep(downMs);
         jobManager = (await startSluice(jmArgs, /JobManager ready/)).child;
-        return `JobManager SIGKILL, ${downMs} ms down`;
+        return `JobManager ${signal}, ${downMs} ms down`;
       }
       const i = int(TASK_MANAGERS);
       const victim = taskManagers[i];
