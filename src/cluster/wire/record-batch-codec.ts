@@ -112,6 +112,8 @@ export const MAX_SHAPES = 0xffff;
 export const DEFAULT_MAX_SHAPES = 1024;
 export const MAX_FIELDS = 256;
 const MAX_DEPTH = 64;
+/** Shapes the encoder tries before it builds a record's signature. */
+const RECENT_SHAPES = 4;
 
 interface EncoderShape {
   readonly id: number;
@@ -141,7 +143,12 @@ export class RecordBatchEncoder {
   private position = 0;
   private readonly shapes: EncoderShape[] = [];
   private readonly shapesByKeys = new Map<string, EncoderShape>();
-  private last: EncoderShape | undefined;
+  /**
+   * The shapes written last, newest first (at most RECENT_SHAPES): a stream of a few record
+   * kinds (Nexmark's bids, auctions and people) finds each kind's shape here, checked without
+   * allocating its keys, instead of building and looking up a signature at every change.
+   */
+  private readonly recent: EncoderShape[] = [];
   /** The connection's dictionary: string -> id, and the strings by id. */
   private readonly dictionary = new Map<string, number>();
   private readonly dictionaryStrings: string[] = [];
@@ -420,11 +427,10 @@ export class RecordBatchEncoder {
 
   /** False when the object must go to msgpackr (too many shapes or fields, a `__proto__` key). */
   private object(o: Record<string, unknown>, depth: number): boolean {
-    let shape = this.last;
+    let shape = this.recentShape(o);
     /** The keys of a shape this record defines. */
     let defined: string[] | undefined;
-    // Most records have the shape of the one before: checked without allocating the keys.
-    if (shape === undefined || !hasKeys(o, shape.keys)) {
+    if (shape === undefined) {
       const keys = Object.keys(o);
       const signature = keys.join('\u0000');
       shape = this.shapesByKeys.get(signature);
@@ -433,7 +439,8 @@ export class RecordBatchEncoder {
         shape = this.define(keys, signature);
         defined = keys;
       }
-      this.last = shape;
+      this.recent.unshift(shape);
+      if (this.recent.length > RECENT_SHAPES) this.recent.pop();
     }
     this.ensure(5);
     this.buffer[this.position] = defined !== undefined ? TAG_NEW_SHAPE : TAG_SHAPE;
@@ -446,6 +453,21 @@ export class RecordBatchEncoder {
     }
     shape.write(o, this, depth);
     return true;
+  }
+
+  /** The recent shape with the keys of `o` (moved to the front), or undefined. */
+  private recentShape(o: Record<string, unknown>): EncoderShape | undefined {
+    const recent = this.recent;
+    for (let i = 0; i < recent.length; i++) {
+      const shape = recent[i]!;
+      if (!hasKeys(o, shape.keys)) continue;
+      if (i > 0) {
+        recent.copyWithin(1, 0, i);
+        recent[0] = shape;
+      }
+      return shape;
+    }
+    return undefined;
   }
 
   private define(keys: string[], signature: string): EncoderShape {
@@ -464,7 +486,7 @@ export class RecordBatchEncoder {
 
   private forgetShapesFrom(id: number): void {
     for (const s of this.shapes.splice(id)) this.shapesByKeys.delete(s.keys.join('\u0000'));
-    this.last = undefined;
+    this.recent.length = 0;
   }
 
   private msgpack(v: unknown): void {
