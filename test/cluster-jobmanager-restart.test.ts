@@ -90,7 +90,7 @@ describe('JobManager restart', () => {
   it.each([
     ['SIGKILL', 'killed'],
     ['SIGTERM', 'stopped'],
-  ] as const)('a JobManager %s (%s), started again, takes its job back from the latest checkpoint; TaskManagers reconnect; output exactly-once', async (signal) => {
+  ] as const)('a JobManager %s (%s), started again, takes its job back from the latest checkpoint; TaskManagers reconnect; output exactly-once', async (signal, _how) => {
     const rpcPort = await freePort();
     const chk = tempDir();
     const jmArgs = ['jobmanager', '--rpc-port', String(rpcPort), '--rest-port', '0', '-D', `execution.checkpointing.dir=${chk}`];
