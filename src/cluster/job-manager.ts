@@ -152,19 +152,11 @@ export class JobManager {
     });
     this.rest.register(executor);
     this.persistJob(jobId, s, env.config.getString('execution.checkpointing.dir'));
-    const result = executor.run().then(
-      (r) => {
-        this.registry.forgetJob(jobId);
-        // A suspended job is not over: the next JobManager takes it back.
-        if (r.status !== 'SUSPENDED') this.forgetPersistedJob(jobId);
-        return r;
-      },
-      (e: unknown) => {
-        this.registry.forgetJob(jobId);
-        this.forgetPersistedJob(jobId);
-        throw e;
-      },
-    );
+    const result = executor.run().finally(() => {
+      this.registry.forgetJob(jobId);
+      // A suspended job is not over: the next JobManager takes it back.
+      if (executor.status !== 'SUSPENDED') this.forgetPersistedJob(jobId);
+    });
     result.then(
       (r) => this.log(`job ${jobId} ${r.status.toLowerCase()}${r.status === 'SUSPENDED' ? ': a JobManager started again on the same high-availability directory takes it back' : ''}`),
       (e: unknown) => this.log(`job ${jobId} failed: ${(e as Error).message}`),
