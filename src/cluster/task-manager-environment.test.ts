@@ -3,9 +3,11 @@ import { TASK_MANAGER_MALLOC_ENV, TASK_MANAGER_SEMI_SPACE_MB, taskManagerEnviron
 
 describe('TaskManager Node.js options', () => {
   it('a larger young generation unless the configured options set one; the configured options are kept in order', () => {
-    expect(taskManagerNodeArgs('')).toEqual([`--max-semi-space-size=${TASK_MANAGER_SEMI_SPACE_MB}`]);
-    expect(taskManagerNodeArgs(' --max-old-space-size=8192  --cpu-prof ')).toEqual([`--max-semi-space-size=${TASK_MANAGER_SEMI_SPACE_MB}`, '--max-old-space-size=8192', '--cpu-prof']);
+    const young = [`--max-semi-space-size=${TASK_MANAGER_SEMI_SPACE_MB}`, `--min-semi-space-size=${TASK_MANAGER_SEMI_SPACE_MB}`];
+    expect(taskManagerNodeArgs('')).toEqual(young);
+    expect(taskManagerNodeArgs(' --max-old-space-size=8192  --cpu-prof ')).toEqual([...young, '--max-old-space-size=8192', '--cpu-prof']);
     expect(taskManagerNodeArgs('--max-semi-space-size=16')).toEqual(['--max-semi-space-size=16']);
+    expect(taskManagerNodeArgs('--min_semi_space_size=8')).toEqual(['--min_semi_space_size=8']);
   });
 });
 

@@ -15,13 +15,18 @@ export const TASK_MANAGER_MALLOC_ENV: Readonly<Record<string, string>> = {
 };
 
 /**
- * V8's young generation of a TaskManager: semi-spaces of 64 MB (Node's default is 16 MB on 64-bit).
+ * V8's young generation of a TaskManager: semi-spaces of 64 MB from the start (Node's default
+ * grows them from 1 MB to 16 MB on 64-bit).
  * Records live briefly but not instantly: a batch waits in a channel's buffers for credit, a
  * window's accumulators change every record. With small semi-spaces a scavenge comes every few
  * milliseconds and copies, then promotes, whatever is in flight, which the old generation's
  * collector later walks again. Measured on `tcp-wordcount`: the main thread's GC share went
  * from 8% to 4% of the TaskManagers' CPU, and throughput rose 5-14% in three alternating runs
  * (32 MB gave less, 128 MB no more); see docs/architecture.md.
+ *
+ * The minimum is the maximum: left to grow and shrink, V8 gives back the pages of semi-spaces it
+ * shrinks and faults them in again (zeroed by the kernel, ~10 us a page here) when they grow,
+ * which took 4-6% of the TaskManagers' CPU on `tcp-wordcount`; fixed, they are touched once.
  */
 export const TASK_MANAGER_SEMI_SPACE_MB = 64;
 
@@ -31,7 +36,9 @@ export const TASK_MANAGER_SEMI_SPACE_MB = 64;
  */
 export function taskManagerNodeArgs(configured: string): string[] {
   const args = configured.split(/\s+/).filter((a) => a !== '');
-  if (!args.some((a) => a.startsWith('--max-semi-space-size'))) args.unshift(`--max-semi-space-size=${TASK_MANAGER_SEMI_SPACE_MB}`);
+  if (!args.some((a) => /^--(max|min)[-_]semi[-_]space[-_]size/.test(a))) {
+    args.unshift(`--max-semi-space-size=${TASK_MANAGER_SEMI_SPACE_MB}`, `--min-semi-space-size=${TASK_MANAGER_SEMI_SPACE_MB}`);
+  }
   return args;
 }
 

@@ -256,43 +256,39 @@ export class RecordBatchEncoder {
 
   /** Writes one value; `depth` guards against cycles. Called by the generated shape writers. */
   value(v: unknown, depth: number): void {
-    switch (typeof v) {
-      case 'number':
-        this.number(v);
-        return;
-      case 'string':
-        this.string(v, this.anySite);
-        return;
-      case 'boolean':
+    // Comparisons with `typeof`, not a switch on it: TurboFan turns each into a type check,
+    // while a switch calls the Typeof builtin for every value (1.6% of a TaskManager's CPU on
+    // word count).
+    if (typeof v === 'number') {
+      this.number(v);
+    } else if (typeof v === 'string') {
+      this.string(v, this.anySite);
+    } else if (typeof v === 'object') {
+      if (v === null) {
         this.ensure(1);
-        this.buffer[this.position++] = v ? TAG_TRUE : TAG_FALSE;
+        this.buffer[this.position++] = TAG_NULL;
         return;
-      case 'undefined':
-        this.ensure(1);
-        this.buffer[this.position++] = TAG_UNDEFINED;
-        return;
-      case 'object':
-        if (v === null) {
-          this.ensure(1);
-          this.buffer[this.position++] = TAG_NULL;
+      }
+      if (depth < MAX_DEPTH) {
+        const c = (v as object).constructor;
+        if (c === Object) {
+          if (this.object(v as Record<string, unknown>, depth + 1)) return;
+        } else if (c === Array) {
+          this.array(v as unknown[], depth + 1);
           return;
         }
-        if (depth < MAX_DEPTH) {
-          const c = (v as object).constructor;
-          if (c === Object) {
-            if (this.object(v as Record<string, unknown>, depth + 1)) return;
-          } else if (c === Array) {
-            this.array(v as unknown[], depth + 1);
-            return;
-          }
-        }
-        this.msgpack(v);
-        return;
-      case 'function':
-      case 'symbol':
-        throw new RecordEncodeError(`it holds a ${typeof v}`);
-      default:
-        this.msgpack(v);
+      }
+      this.msgpack(v);
+    } else if (typeof v === 'boolean') {
+      this.ensure(1);
+      this.buffer[this.position++] = v ? TAG_TRUE : TAG_FALSE;
+    } else if (v === undefined) {
+      this.ensure(1);
+      this.buffer[this.position++] = TAG_UNDEFINED;
+    } else if (typeof v === 'function' || typeof v === 'symbol') {
+      throw new RecordEncodeError(`it holds a ${typeof v}`);
+    } else {
+      this.msgpack(v);
     }
   }
 

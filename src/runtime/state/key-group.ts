@@ -31,29 +31,25 @@ function longHash(hi: number, lo: number): number {
  * bigints, Double for other numbers, Boolean, String.
  */
 export function keyHashCode(key: KeyType): number {
-  switch (typeof key) {
-    case 'string':
-      return stringHashCode(key);
-    case 'number': {
-      if ((key | 0) === key) return key; // Integer.hashCode (also covers -0 -> 0)
-      if (Number.isSafeInteger(key)) {
-        const lo = key % 0x1_0000_0000;
-        const hi = Math.floor(key / 0x1_0000_0000);
-        return longHash(hi | 0, lo | 0);
-      }
-      if (Number.isNaN(key)) return 0x7ff80000; // Double.doubleToLongBits(NaN) canonical
-      f64[0] = key;
-      return longHash(u32[1]! | 0, u32[0]! | 0);
+  // Comparisons with `typeof` rather than a switch on it, which calls the Typeof builtin.
+  if (typeof key === 'string') return stringHashCode(key);
+  if (typeof key === 'number') {
+    if ((key | 0) === key) return key; // Integer.hashCode (also covers -0 -> 0)
+    if (Number.isSafeInteger(key)) {
+      const lo = key % 0x1_0000_0000;
+      const hi = Math.floor(key / 0x1_0000_0000);
+      return longHash(hi | 0, lo | 0);
     }
-    case 'bigint': {
-      const v = BigInt.asUintN(64, key);
-      return longHash(Number(v >> 32n) | 0, Number(v & 0xffff_ffffn) | 0);
-    }
-    case 'boolean':
-      return key ? 1231 : 1237;
-    default:
-      throw new TypeError(`a key must be a string, number, bigint or boolean, got ${typeof key}`);
+    if (Number.isNaN(key)) return 0x7ff80000; // Double.doubleToLongBits(NaN) canonical
+    f64[0] = key;
+    return longHash(u32[1]! | 0, u32[0]! | 0);
   }
+  if (typeof key === 'bigint') {
+    const v = BigInt.asUintN(64, key);
+    return longHash(Number(v >> 32n) | 0, Number(v & 0xffff_ffffn) | 0);
+  }
+  if (typeof key === 'boolean') return key ? 1231 : 1237;
+  throw new TypeError(`a key must be a string, number, bigint or boolean, got ${typeof key}`);
 }
 
 function rotl(x: number, n: number): number {

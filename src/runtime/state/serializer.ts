@@ -58,16 +58,8 @@ function isFlatPlainObject(obj: object): boolean {
 
 /** A number, string, boolean, undefined, bigint or null: what the flat checks accept without the walk. */
 function isCarriedScalar(v: unknown): boolean {
-  switch (typeof v) {
-    case 'number':
-    case 'string':
-    case 'boolean':
-    case 'undefined':
-    case 'bigint':
-      return true;
-    default:
-      return v === null;
-  }
+  // Comparisons with `typeof` rather than a switch on it, which calls the Typeof builtin.
+  return typeof v === 'number' || typeof v === 'string' || typeof v === 'boolean' || v === undefined || v === null || typeof v === 'bigint';
 }
 
 /** The same for an array of scalars (a tuple, as `[word, count]`). */
