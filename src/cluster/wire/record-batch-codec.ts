@@ -675,6 +675,10 @@ export class RecordBatchDecoder {
         const n = this.view.getUint32(this.position, true);
         this.position += 4;
         if (n > this.end - this.position) throw new RecordBatchDecodeError(`an array of ${n} elements in ${this.end - this.position} bytes`);
+        // Tuples as literals: packed arrays, as the job that built them had (`new Array(n)` is
+        // holey, and every later read of an element checks for a hole).
+        if (n === 2) return [this.value(), this.value()];
+        if (n === 3) return [this.value(), this.value(), this.value()];
         const a = new Array<unknown>(n);
         for (let i = 0; i < n; i++) a[i] = this.value();
         return a;
