@@ -29,7 +29,7 @@ describe('record batch codec', () => {
       0, -0, 1, 255, 256, -1, 2 ** 31 - 1, -(2 ** 31), 2 ** 31, 2 ** 53 - 1, 1.5, NaN, Infinity, -Infinity, 1_700_000_000_123,
       '', 'a', 'bid', 'x'.repeat(31), 'x'.repeat(32), 'x'.repeat(70_000), 'é', 'naïve café', '日本語', '😀 emoji', 'é'.repeat(40),
       true, false, null, undefined,
-      [], [1, 'two', [3, [4, null]]], Array.from({ length: 300 }, (_, i) => i),
+      [], [1, 'two', [3, [4, null]]], ['word', 1], Array.from({ length: 255 }, (_, i) => i), Array.from({ length: 256 }, (_, i) => i), Array.from({ length: 300 }, (_, i) => i),
       {}, { kind: 'bid', auction: 1000, price: 12.5, url: 'https://example.com/x', extra: '' }, { nested: { deeper: { deepest: [1, { a: 'b' }] } } },
       { 1: 'numeric key', b: 2, 0: 'zero' }, { 'we"ird\nkey': 1, 'with space': 2, '': 3 },
       10n, -(2n ** 70n), new Map<unknown, unknown>([[1, 'a'], ['b', { c: 2 }]]), new Set([1, 'x']), new Date(1_700_000_000_123), new Uint8Array([1, 2, 3]), new Float64Array([1.5]),

@@ -62,6 +62,8 @@ const TAG_UTF8 = 13;
 const TAG_DICTIONARY = 14;
 /** Dictionary id u16 (the next one), then the string (TAG_ASCII8, TAG_ASCII32 or TAG_UTF8): defines it. */
 const TAG_DICTIONARY_NEW = 15;
+/** Element count u8, then the elements: an array of fewer than 256 (a tuple). TAG_ARRAY: count u32. */
+const TAG_ARRAY8 = 16;
 
 const FLAG_TIMESTAMPS = 1;
 const FLAG_DICTIONARY_RESET = 2;
@@ -414,11 +416,18 @@ export class RecordBatchEncoder {
   }
 
   private array(a: unknown[], depth: number): void {
+    const n = a.length;
     this.ensure(5);
-    this.buffer[this.position] = TAG_ARRAY;
-    this.view.setUint32(this.position + 1, a.length, true);
-    this.position += 5;
-    for (let i = 0; i < a.length; i++) this.value(a[i], depth);
+    if (n < 0x100) {
+      this.buffer[this.position] = TAG_ARRAY8;
+      this.buffer[this.position + 1] = n;
+      this.position += 2;
+    } else {
+      this.buffer[this.position] = TAG_ARRAY;
+      this.view.setUint32(this.position + 1, n, true);
+      this.position += 5;
+    }
+    for (let i = 0; i < n; i++) this.value(a[i], depth);
   }
 
   /** False when the object must go to msgpackr (too many shapes or fields, a `__proto__` key). */
@@ -670,10 +679,17 @@ export class RecordBatchDecoder {
         return false;
       case TAG_TRUE:
         return true;
+      case TAG_ARRAY8:
       case TAG_ARRAY: {
-        this.need(4);
-        const n = this.view.getUint32(this.position, true);
-        this.position += 4;
+        let n: number;
+        if (tag === TAG_ARRAY8) {
+          this.need(1);
+          n = this.bytes[this.position++]!;
+        } else {
+          this.need(4);
+          n = this.view.getUint32(this.position, true);
+          this.position += 4;
+        }
         if (n > this.end - this.position) throw new RecordBatchDecodeError(`an array of ${n} elements in ${this.end - this.position} bytes`);
         // Tuples as literals: packed arrays, as the job that built them had (`new Array(n)` is
         // holey, and every later read of an element checks for a hole).
