@@ -571,9 +571,12 @@ function shortAscii(b: Uint8Array, i: number, n: number): string {
 
 type DecoderShape = (d: RecordBatchDecoder) => Record<string, unknown>;
 
+/** What a decoder reads between frames (it keeps no frame alive). */
+const NO_BYTES = Buffer.alloc(0) as FastBuffer;
+
 /** Reads the record batches of one direction of one connection, in order. */
 export class RecordBatchDecoder {
-  private bytes = Buffer.alloc(0) as FastBuffer;
+  private bytes = NO_BYTES;
   private view: DataView = new DataView(new ArrayBuffer(0));
   private position = 0;
   private end = 0;
@@ -599,14 +602,13 @@ export class RecordBatchDecoder {
     const flags = payload[9]!;
     if ((flags & ~(FLAG_TIMESTAMPS | FLAG_DICTIONARY_RESET | FLAG_KEY_GROUPS)) !== 0) throw new RecordBatchDecodeError(`unknown flags ${flags}`);
     if ((flags & FLAG_DICTIONARY_RESET) !== 0) this.dictionary.length = 0;
-    const timestamps = new Array<number>(count);
+    // Filled first: an array of doubles from the start (see presizedRecordBatch).
+    const timestamps = new Array<number>(count).fill(NO_TIMESTAMP);
     if ((flags & FLAG_TIMESTAMPS) !== 0) {
       this.position = at;
       this.need(8 * count);
       for (let i = 0; i < count; i++) timestamps[i] = this.view.getFloat64(at + 8 * i, true);
       at += 8 * count;
-    } else {
-      for (let i = 0; i < count; i++) timestamps[i] = NO_TIMESTAMP;
     }
     let keyGroups: number[] | undefined;
     if ((flags & FLAG_KEY_GROUPS) !== 0) {
@@ -620,7 +622,7 @@ export class RecordBatchDecoder {
     const values = new Array<unknown>(count);
     for (let i = 0; i < count; i++) values[i] = this.value();
     if (this.position !== this.end) throw new RecordBatchDecodeError(`${this.end - this.position} bytes left after ${count} records`);
-    this.bytes = Buffer.alloc(0) as FastBuffer;
+    this.bytes = NO_BYTES;
     return { channel, batch: { kind: 'batch', values, timestamps, keyGroups } };
   }
 

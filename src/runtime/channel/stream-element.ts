@@ -83,7 +83,10 @@ export type ChannelElementHandlers<R> = { [K in ChannelElementKind]: (element: E
  * index and trims them to what it wrote.
  */
 export function presizedRecordBatch(n: number, keyed = false): RecordBatch {
-  return { kind: 'batch', values: new Array<unknown>(n), timestamps: new Array<number>(n), keyGroups: keyed ? new Array<number>(n) : undefined };
+  // Timestamps are doubles (NO_TIMESTAMP is -Infinity, epoch milliseconds exceed small
+  // integers): filled, the array holds doubles from the start, instead of being copied into a
+  // double array at the batch's first record (and the writer's store seeing two array kinds).
+  return { kind: 'batch', values: new Array<unknown>(n), timestamps: new Array<number>(n).fill(NO_TIMESTAMP), keyGroups: keyed ? new Array<number>(n) : undefined };
 }
 
 export const END_OF_PARTITION: EndOfPartition = Object.freeze({ kind: 'end-of-partition', suspend: false });
