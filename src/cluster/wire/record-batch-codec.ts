@@ -602,13 +602,16 @@ export class RecordBatchDecoder {
     const flags = payload[9]!;
     if ((flags & ~(FLAG_TIMESTAMPS | FLAG_DICTIONARY_RESET | FLAG_KEY_GROUPS)) !== 0) throw new RecordBatchDecodeError(`unknown flags ${flags}`);
     if ((flags & FLAG_DICTIONARY_RESET) !== 0) this.dictionary.length = 0;
-    // Filled first: an array of doubles from the start (see presizedRecordBatch).
-    const timestamps = new Array<number>(count).fill(NO_TIMESTAMP);
+    let timestamps: number[];
     if ((flags & FLAG_TIMESTAMPS) !== 0) {
       this.position = at;
       this.need(8 * count);
+      timestamps = new Array<number>(count);
       for (let i = 0; i < count; i++) timestamps[i] = this.view.getFloat64(at + 8 * i, true);
       at += 8 * count;
+    } else {
+      // Filled: an array of doubles from the start (see presizedRecordBatch).
+      timestamps = new Array<number>(count).fill(NO_TIMESTAMP);
     }
     let keyGroups: number[] | undefined;
     if ((flags & FLAG_KEY_GROUPS) !== 0) {
@@ -624,6 +627,18 @@ export class RecordBatchDecoder {
     if (this.position !== this.end) throw new RecordBatchDecodeError(`${this.end - this.position} bytes left after ${count} records`);
     this.bytes = NO_BYTES;
     return { channel, batch: { kind: 'batch', values, timestamps, keyGroups } };
+  }
+
+  /** Reads the `n` elements of an array. */
+  private array(n: number): unknown[] {
+    if (n > this.end - this.position) throw new RecordBatchDecodeError(`an array of ${n} elements in ${this.end - this.position} bytes`);
+    // Tuples as literals: packed arrays, as the job that built them had (`new Array(n)` is
+    // holey, and every later read of an element checks for a hole).
+    if (n === 2) return [this.value(), this.value()];
+    if (n === 3) return [this.value(), this.value(), this.value()];
+    const a = new Array<unknown>(n);
+    for (let i = 0; i < n; i++) a[i] = this.value();
+    return a;
   }
 
   /** Reads one value. Called by the generated shape readers. */
@@ -682,24 +697,13 @@ export class RecordBatchDecoder {
       case TAG_TRUE:
         return true;
       case TAG_ARRAY8:
+        this.need(1);
+        return this.array(this.bytes[this.position++]!);
       case TAG_ARRAY: {
-        let n: number;
-        if (tag === TAG_ARRAY8) {
-          this.need(1);
-          n = this.bytes[this.position++]!;
-        } else {
-          this.need(4);
-          n = this.view.getUint32(this.position, true);
-          this.position += 4;
-        }
-        if (n > this.end - this.position) throw new RecordBatchDecodeError(`an array of ${n} elements in ${this.end - this.position} bytes`);
-        // Tuples as literals: packed arrays, as the job that built them had (`new Array(n)` is
-        // holey, and every later read of an element checks for a hole).
-        if (n === 2) return [this.value(), this.value()];
-        if (n === 3) return [this.value(), this.value(), this.value()];
-        const a = new Array<unknown>(n);
-        for (let i = 0; i < n; i++) a[i] = this.value();
-        return a;
+        this.need(4);
+        const n = this.view.getUint32(this.position, true);
+        this.position += 4;
+        return this.array(n);
       }
       case TAG_DICTIONARY: {
         this.need(2);
