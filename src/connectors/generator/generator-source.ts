@@ -95,10 +95,18 @@ class GeneratorReader<T> implements SourceReader<T, GeneratorSplit> {
 
   pollNext(output: ReaderOutput<T>): InputStatus {
     const splits = this.splits;
-    let split = splits[this.current];
-    while (split !== undefined && split.next >= split.end) {
-      this.current++;
-      split = splits[this.current];
+    const n = splits.length;
+    // The current split, or the next one (wrapping around) with records left. Splits restored
+    // from several subtasks stand at different positions, so any of them may run out first;
+    // the others still have records.
+    let split: GeneratorSplit | undefined;
+    for (let tried = 0; tried < n; tried++) {
+      const s = splits[this.current]!;
+      if (s.next < s.end) {
+        split = s;
+        break;
+      }
+      this.current = this.current + 1 === n ? 0 : this.current + 1;
     }
     if (split === undefined) return this.noMore ? 'end' : 'nothing';
     if (this.ratePerMs > 0) {
