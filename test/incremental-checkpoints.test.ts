@@ -1,11 +1,11 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { StreamExecutionEnvironment, valueState, type Collector, type KeyedProcessContext, type KeyedProcessFunction, type KeyedRuntimeContext, type ValueState } from '../src/index.js';
 import { numberSource } from '../src/connectors/generator/sources.js';
 import { FaultPlan } from '../src/testing/fault-plan.js';
+import { tempDirs } from './support/temp-dirs.js';
 import { FilesystemCheckpointStorage } from '../src/runtime/storage/filesystem-checkpoint-storage.js';
 import { sharedPathsOf } from '../src/runtime/checkpoint/shared-state-registry.js';
 import type { CheckpointStatsEntry } from '../src/runtime/checkpoint/checkpoint-stats.js';
@@ -52,15 +52,7 @@ function reference(from: number, to: number, startCounts = new Map<number, numbe
   return out.sort();
 }
 
-const dirs: string[] = [];
-const tempDir = (): string => {
-  const d = mkdtempSync(join(tmpdir(), 'sluice-incremental-'));
-  dirs.push(d);
-  return d;
-};
-afterAll(() => {
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
-});
+const tempDir = tempDirs('sluice-incremental-');
 
 interface Run {
   readonly backend: 'hashmap' | 'lmdb';

@@ -1,13 +1,11 @@
-import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { StreamExecutionEnvironment } from '../src/index.js';
 import { numberSource } from '../src/connectors/generator/sources.js';
 import { ExactlyOnceFileSink, readCommittedLines } from '../src/connectors/file/exactly-once-file-sink.js';
 import { LocalExecutor } from '../src/runtime/local-executor.js';
 import { seededRandom } from '../src/testing/seeded-random.js';
 import { CountPerKey, countReference } from './support/counting-job.js';
+import { latestCheckpoint, tempDirs } from './support/temp-dirs.js';
 import { compareMultisets } from './support/txn-store-sink.js';
 
 // A job canceled and restored from its retained checkpoint again and again, each time at
@@ -21,15 +19,7 @@ const KEYS = 13;
 const RECORDS = 30_000;
 const HOPS = 4;
 
-const dirs: string[] = [];
-const tempDir = (): string => {
-  const d = mkdtempSync(join(tmpdir(), 'sluice-rescale-'));
-  dirs.push(d);
-  return d;
-};
-afterAll(() => {
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
-});
+const tempDir = tempDirs('sluice-rescale-');
 
 const VARIANTS: Record<string, Record<string, string | number | boolean>> = {
   'hashmap, full checkpoints': {},
@@ -57,14 +47,6 @@ function job(parallelism: number, checkpoints: string, out: string, variant: Rec
     .sinkTo(new ExactlyOnceFileSink<string>(out))
     .uid('sink');
   return env;
-}
-
-function latestCheckpoint(checkpoints: string, jobId: string): string | undefined {
-  const dir = join(checkpoints, jobId);
-  if (!existsSync(dir)) return undefined;
-  const chks = readdirSync(dir).filter((f) => /^chk-\d+$/.test(f) && existsSync(join(dir, f, '_metadata')));
-  const newest = chks.sort((a, b) => Number(b.slice(4)) - Number(a.slice(4)))[0];
-  return newest === undefined ? undefined : join(dir, newest);
 }
 
 describe('rescaling through a chain of restores', () => {

@@ -1,25 +1,16 @@
 import { CountPerKey, countReference } from './support/counting-job.js';
-import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { existsSync, readdirSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
 import { StreamExecutionEnvironment } from '../src/index.js';
 import { numberSource } from '../src/connectors/generator/sources.js';
 import { ExactlyOnceFileSink, readCommittedLines } from '../src/connectors/file/exactly-once-file-sink.js';
 import { LocalExecutor } from '../src/runtime/local-executor.js';
+import { latestCheckpoint as newestCheckpoint, tempDirs } from './support/temp-dirs.js';
 import { compareMultisets } from './support/txn-store-sink.js';
 
 const KEYS = 11;
 const RECORDS = 30_000;
-const dirs: string[] = [];
-const tempDir = (): string => {
-  const d = mkdtempSync(join(tmpdir(), 'sluice-restore-'));
-  dirs.push(d);
-  return d;
-};
-afterEach(() => {
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
-});
+const tempDir = tempDirs('sluice-restore-');
 
 const reference = (): string[] => countReference(RECORDS, KEYS);
 
@@ -38,10 +29,9 @@ function job(parallelism: number, checkpoints: string, out: string, o: { withCou
 }
 
 function latestCheckpoint(checkpoints: string, jobId: string): string {
-  const chks = readdirSync(join(checkpoints, jobId)).filter((f) => /^chk-\d+$/.test(f) && existsSync(join(checkpoints, jobId, f, '_metadata')));
-  const newest = chks.sort((a, b) => Number(b.slice(4)) - Number(a.slice(4)))[0];
+  const newest = newestCheckpoint(checkpoints, jobId);
   if (newest === undefined) throw new Error('no retained checkpoint');
-  return join(checkpoints, jobId, newest);
+  return newest;
 }
 
 async function runUntilCanceled(env: StreamExecutionEnvironment, afterCheckpoints: number): Promise<LocalExecutor> {

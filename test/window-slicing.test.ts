@@ -1,11 +1,9 @@
 // Sliced sliding windows (src/runtime/operators/window-slicing.ts) through checkpoints,
 // failures, rescaling and backends, and across the switch between the two state layouts.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { SlidingEventTimeWindows, StreamExecutionEnvironment, WatermarkStrategy, type AggregateFunction, type ProcessWindowFunction, type WatermarkGenerator } from '../src/index.js';
 import { numberSource } from '../src/connectors/generator/sources.js';
+import { tempDirs } from './support/temp-dirs.js';
 import { ExactlyOnceFileSink, readCommittedLines } from '../src/connectors/file/exactly-once-file-sink.js';
 import { LocalExecutor } from '../src/runtime/local-executor.js';
 import { WindowOperator } from '../src/runtime/operators/window-operator.js';
@@ -16,15 +14,7 @@ const KEYS = 7;
 const SIZE_MS = 50;
 const SLIDE_MS = 10;
 
-const dirs: string[] = [];
-const tempDir = (): string => {
-  const d = mkdtempSync(join(tmpdir(), 'sluice-slicing-'));
-  dirs.push(d);
-  return d;
-};
-afterEach(() => {
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
-});
+const tempDir = tempDirs('sluice-slicing-');
 
 /** Sum of the records with merge(): sliced. Without merge: one accumulator per window. */
 const sum = (withMerge: boolean): AggregateFunction<number, number, number> => ({
