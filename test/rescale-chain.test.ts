@@ -1,10 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { StreamExecutionEnvironment } from '../src/index.js';
-import { numberSource } from '../src/connectors/generator/sources.js';
-import { ExactlyOnceFileSink, readCommittedLines } from '../src/connectors/file/exactly-once-file-sink.js';
+import { readCommittedLines } from '../src/connectors/file/exactly-once-file-sink.js';
 import { LocalExecutor } from '../src/runtime/local-executor.js';
 import { seededRandom } from '../src/testing/seeded-random.js';
-import { CountPerKey, countReference } from './support/counting-job.js';
+import { countingPipeline, countReference } from './support/counting-job.js';
 import { latestCheckpoint, tempDirs } from './support/temp-dirs.js';
 import { compareMultisets } from './support/txn-store-sink.js';
 
@@ -38,14 +37,7 @@ function job(parallelism: number, checkpoints: string, out: string, variant: Rec
     'execution.checkpointing.num-retained': 2,
     ...variant,
   });
-  env
-    .fromSource(numberSource({ count: RECORDS, eventsPerSecond: 20_000 }), 'numbers')
-    .uid('numbers')
-    .keyBy((n) => n % KEYS)
-    .process(new CountPerKey())
-    .uid('count')
-    .sinkTo(new ExactlyOnceFileSink<string>(out))
-    .uid('sink');
+  countingPipeline(env, { records: RECORDS, eventsPerSecond: 20_000, keys: KEYS, out });
   return env;
 }
 

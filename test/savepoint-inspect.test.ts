@@ -8,7 +8,7 @@ import { ExactlyOnceFileSink, readCommittedLines } from '../src/connectors/file/
 import { LocalExecutor } from '../src/runtime/local-executor.js';
 import { main } from '../src/cli/main.js';
 import type { SnapshotInspection } from '../src/cli/savepoint-inspect.js';
-import { CountPerKey } from './support/counting-job.js';
+import { countingPipeline } from './support/counting-job.js';
 
 const KEYS = 11;
 const RECORDS = 30_000;
@@ -52,14 +52,7 @@ beforeAll(async () => {
     'execution.checkpointing.interval': 30,
     'execution.checkpointing.dir': tempDir(),
   });
-  env
-    .fromSource(numberSource({ count: RECORDS, eventsPerSecond: 20_000 }), 'numbers')
-    .uid('numbers')
-    .keyBy((n) => n % KEYS)
-    .process(new CountPerKey())
-    .uid('count')
-    .sinkTo(new ExactlyOnceFileSink<string>(out))
-    .uid('sink');
+  countingPipeline(env, { records: RECORDS, eventsPerSecond: 20_000, keys: KEYS, out });
   const executor = new LocalExecutor(env.getJobGraph(), env.config, { log: () => {} });
   const done = executor.run();
   while (executor.checkpointStats.counts.completed < 2) await new Promise((r) => setTimeout(r, 5));

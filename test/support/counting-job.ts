@@ -1,5 +1,8 @@
+import { ExactlyOnceFileSink } from '../../src/connectors/file/exactly-once-file-sink.js';
+import { numberSource } from '../../src/connectors/generator/sources.js';
 import {
   valueState,
+  type StreamExecutionEnvironment,
   type Collector,
   type KeyedProcessContext,
   type KeyedProcessFunction,
@@ -32,4 +35,20 @@ export function countReference(n: number, keys: number): string[] {
   const out: string[] = [];
   for (const [k, c] of perKey) for (let i = 1; i <= c; i++) out.push(`${k}:${i}`);
   return out.sort();
+}
+
+/**
+ * The counting job of the restore tests: the numbers [0, records) at `eventsPerSecond` ->
+ * keyBy(n % keys) -> CountPerKey -> exactly-once files in `out`, with the uids numbers, count
+ * and sink (so runs restore each other's state).
+ */
+export function countingPipeline(env: StreamExecutionEnvironment, o: { records: number; eventsPerSecond: number; keys: number; out: string }): void {
+  env
+    .fromSource(numberSource({ count: o.records, eventsPerSecond: o.eventsPerSecond }), 'numbers')
+    .uid('numbers')
+    .keyBy((n) => n % o.keys)
+    .process(new CountPerKey())
+    .uid('count')
+    .sinkTo(new ExactlyOnceFileSink<string>(o.out))
+    .uid('sink');
 }
