@@ -7,13 +7,17 @@
 //               faults: a TaskManager killed (started again after a while) or frozen, and the
 //               JobManager killed (SIGKILL) or stopped (SIGTERM: it suspends the job) and started again on its ports (it takes the job back from
 //               the high-availability directory; the TaskManagers register again)
+// In both, a fault may also be a rescale: the job is stopped with a savepoint (`sluice stop`)
+// and resumed from it at the other parallelism (`sluice run -s -p`, 2 -> 1 or 1 -> 2), writing
+// on into the same output directory.
 // Every round compares the job's committed output
 // with an independent reference and counts duplicates, losses and lines that should not be
 // there; a round that differs, or a job that does not finish, prints the seed and variant
 // that reproduce it and makes the soak exit with 1.
 //
 // The suite runs a short seeded version of this (test/cluster-failover.test.ts: five kills,
-// two variants); this is the long one, for before a release or after touching recovery.
+// two variants, and a stop-with-savepoint resumed at parallelism 1 between kills); this is the
+// long one, for before a release or after touching recovery.
 //
 // usage: node bench/chaos-soak.js [--rounds N] [--minutes M] [--seed S] [--variant NAME] [--topology local|standalone]
 //   --rounds    rounds to run (default 8; with --minutes, at most this many)
@@ -257,14 +261,42 @@ async function round(cluster, seed, variant, dirs) {
   const out = mkdtempSync(join(tmpdir(), 'sluice-soak-out-'));
   const chk = mkdtempSync(join(tmpdir(), 'sluice-soak-chk-'));
   dirs.push(out, chk);
-  const { stdout } = await run(process.execPath, [
-    BIN, 'run', '--jobmanager', cluster.rest(), '--detached', '--no-typecheck', '-p', String(TASK_MANAGERS),
+  const options = [
     '-D', `execution.checkpointing.interval=${50 + int(200)}`, '-D', `execution.checkpointing.dir=${chk}`,
     ...VARIANTS[variant],
     '-D', 'restart-strategy.type=fixed-delay', '-D', 'restart-strategy.fixed-delay.attempts=1000', '-D', `restart-strategy.fixed-delay.delay=${int(300)} ms`,
-    JOB, out, String(records), String(keys), String(rate),
-  ]);
-  const jobId = stdout.trim();
+  ];
+  const submit = async (parallelism, savepoint) =>
+    (
+      await run(process.execPath, [
+        BIN, 'run', '--jobmanager', cluster.rest(), '--detached', '--no-typecheck', '-p', String(parallelism),
+        ...(savepoint === undefined ? [] : ['-s', savepoint]),
+        ...options,
+        JOB, out, String(records), String(keys), String(rate),
+      ])
+    ).stdout.trim();
+  let parallelism = TASK_MANAGERS;
+  let jobId = await submit(parallelism);
+  /** Stops the job with a savepoint and resumes it from there at the other parallelism; undefined when the stop did not happen. */
+  const rescale = async () => {
+    const savepoints = mkdtempSync(join(tmpdir(), 'sluice-soak-sp-'));
+    dirs.push(savepoints);
+    let stdout;
+    try {
+      ({ stdout } = await run(process.execPath, [BIN, 'stop', '-m', cluster.rest(), '--savepoint-path', savepoints, jobId]));
+    } catch {
+      // Refused: the job restarts, its JobManager is away, or it read its last record meanwhile
+      // (then it finished by itself). The job goes on as it was; the output check at the end
+      // would show a stop that failed yet ended the job early.
+      return undefined;
+    }
+    const path = /Savepoint: (\S+)/.exec(stdout)?.[1];
+    if (path === undefined) throw new Error(`sluice stop printed no savepoint path:\n${stdout}`);
+    const from = parallelism;
+    parallelism = parallelism === 1 ? TASK_MANAGERS : 1;
+    jobId = await submit(parallelism, path);
+    return `stop-with-savepoint, resumed at parallelism ${from} -> ${parallelism}`;
+  };
   const injected = [];
   const deadline = Date.now() + 240_000;
   let state = '';
@@ -277,7 +309,7 @@ async function round(cluster, seed, variant, dirs) {
     }
     await sleep(200 + int(1_500));
     try {
-      const fault = await cluster.inject(next, int);
+      const fault = next() < 0.2 ? await rescale() : await cluster.inject(next, int);
       if (fault !== undefined) injected.push(fault);
     } catch (e) {
       if (e.code !== 'ESRCH') throw e; // it exited on its own meanwhile

@@ -108,4 +108,65 @@ describe('cluster failover with real processes', () => {
     const committed = await readCommittedLines(out);
     expect(compareMultisets(committed, countReference(records, keys)), `seed ${seed}`).toEqual({ duplicates: 0, missing: 0, unexpected: 0 });
   }, 180_000);
+
+  it('stop-with-savepoint between TaskManager kills, resumed at parallelism 1 (one reader takes both sources\' splits): exactly the reference', async () => {
+    const seed = Number(process.env.SLUICE_SEED ?? Date.now() % 100_000);
+    console.log(`cluster rescale seed: ${seed} (rerun with SLUICE_SEED=${seed})`);
+    const next = seededRandom(seed);
+    const nextInt = (n: number): number => Math.floor(next() * n);
+    const out = tempDir();
+    const checkpoints = tempDir();
+    const savepoints = tempDir();
+    const records = 40_000;
+    const keys = 7;
+    const submit = async (parallelism: number, savepoint?: string): Promise<string> =>
+      (
+        await run(process.execPath, [
+          BIN, 'run', '--jobmanager', rest, '--detached', '--no-typecheck', '-p', String(parallelism),
+          ...(savepoint === undefined ? [] : ['-s', savepoint]),
+          '-D', 'execution.checkpointing.interval=100', '-D', `execution.checkpointing.dir=${checkpoints}`,
+          '-D', 'restart-strategy.type=fixed-delay', '-D', 'restart-strategy.fixed-delay.attempts=100', '-D', 'restart-strategy.fixed-delay.delay=200 ms',
+          JOB, out, String(records), String(keys), '5000',
+        ])
+      ).stdout.trim();
+    const killTaskManagers = async (jobId: string, n: number): Promise<void> => {
+      for (let kills = 0; kills < n; ) {
+        await new Promise((r) => setTimeout(r, 300 + nextInt(700)));
+        if ((await get<{ state: string }>(`/jobs/${jobId}`)).state === 'FINISHED') return;
+        const pids = await taskManagerPids();
+        if (pids.length < 2) continue; // a killed one is still coming back
+        try {
+          process.kill(pids[nextInt(pids.length)]!, 'SIGKILL');
+          kills++;
+        } catch {
+          // it exited on its own meanwhile
+        }
+      }
+    };
+    const first = await submit(2);
+    await killTaskManagers(first, 2);
+    // The stop is refused while the job restarts after a kill: try again until it is taken.
+    let savepoint: string | undefined;
+    for (let attempt = 0; savepoint === undefined && attempt < 100; attempt++) {
+      try {
+        const { stdout } = await run(process.execPath, [BIN, 'stop', '-m', rest, '--savepoint-path', savepoints, first]);
+        savepoint = /Savepoint: (\S+)/.exec(stdout)?.[1];
+      } catch {
+        await new Promise((r) => setTimeout(r, 200));
+      }
+    }
+    expect(savepoint, `seed ${seed}: stop-with-savepoint of the first job`).toBeDefined();
+    const second = await submit(1, savepoint);
+    await killTaskManagers(second, 2);
+    const deadline = Date.now() + 90_000;
+    let state = '';
+    while (Date.now() < deadline) {
+      state = (await get<{ state: string }>(`/jobs/${second}`)).state;
+      if (state === 'FINISHED' || state === 'FAILED') break;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    expect(state, `seed ${seed}`).toBe('FINISHED');
+    const committed = await readCommittedLines(out);
+    expect(compareMultisets(committed, countReference(records, keys)), `seed ${seed}`).toEqual({ duplicates: 0, missing: 0, unexpected: 0 });
+  }, 180_000);
 });
