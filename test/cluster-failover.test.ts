@@ -55,6 +55,18 @@ async function taskManagerPids(): Promise<number[]> {
   return taskmanagers.map((t) => Number(t.path.split('/').at(-1)));
 }
 
+/** The job's state once it finished or failed (or the last one seen after 90 s). */
+async function finalState(jobId: string): Promise<string> {
+  const deadline = Date.now() + 90_000;
+  let state = '';
+  while (Date.now() < deadline) {
+    state = (await get<{ state: string }>(`/jobs/${jobId}`)).state;
+    if (state === 'FINISHED' || state === 'FAILED') break;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  return state;
+}
+
 describe('cluster failover with real processes', () => {
   const variants = [
     // Incremental: subtasks on the TaskManagers send deltas, the JobManager builds the chains.
@@ -94,14 +106,7 @@ describe('cluster failover with real processes', () => {
         // it exited on its own meanwhile
       }
     }
-    const deadline = Date.now() + 90_000;
-    let state = '';
-    while (Date.now() < deadline) {
-      state = (await get<{ state: string }>(`/jobs/${jobId}`)).state;
-      if (state === 'FINISHED' || state === 'FAILED') break;
-      await new Promise((r) => setTimeout(r, 200));
-    }
-    expect(state, `seed ${seed}`).toBe('FINISHED');
+    expect(await finalState(jobId), `seed ${seed}`).toBe('FINISHED');
     const restarts = (await get<{ numRestarts: number }>(`/jobs/${jobId}/result`)).numRestarts;
     expect(kills, `seed ${seed}: the job ended before 5 kills`).toBe(5);
     expect(restarts, `seed ${seed}`).toBeGreaterThanOrEqual(1);
@@ -158,14 +163,7 @@ describe('cluster failover with real processes', () => {
     expect(savepoint, `seed ${seed}: stop-with-savepoint of the first job`).toBeDefined();
     const second = await submit(1, savepoint);
     await killTaskManagers(second, 2);
-    const deadline = Date.now() + 90_000;
-    let state = '';
-    while (Date.now() < deadline) {
-      state = (await get<{ state: string }>(`/jobs/${second}`)).state;
-      if (state === 'FINISHED' || state === 'FAILED') break;
-      await new Promise((r) => setTimeout(r, 200));
-    }
-    expect(state, `seed ${seed}`).toBe('FINISHED');
+    expect(await finalState(second), `seed ${seed}`).toBe('FINISHED');
     const committed = await readCommittedLines(out);
     expect(compareMultisets(committed, countReference(records, keys)), `seed ${seed}`).toEqual({ duplicates: 0, missing: 0, unexpected: 0 });
   }, 180_000);
