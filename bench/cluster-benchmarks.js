@@ -2,7 +2,7 @@
 // (LocalCluster), jobs submitted as bundles and their records crossing TCP through a keyBy.
 //   tcp-nexmark-q0, tcp-nexmark-q5, tcp-wordcount: eventsPerSecondPerCore = source events /
 //     job duration / 2 (two TaskManager processes, one core each), of a job run after two
-//     warm-up jobs with a quarter of the events each on the same cluster (reported too: the
+//     warm-up jobs of the same size on the same cluster (reported too: the
 //     first job on cold processes, the second while V8 adapts code compiled for the first)
 //   recovery-taskmanager-kill: SIGKILL one TaskManager of a running job; time from the kill to
 //     the first record written by the restarted attempt (recoveryMs)
@@ -68,15 +68,16 @@ async function throughputStep(query, events) {
   const code = await bundle();
   return withCluster(1, async (cluster) => {
     const config = [['parallelism.default', TASK_MANAGERS], ...JSON.parse(process.env.BENCH_EXTRA ?? '[]')];
-    // Warm-up (as JMH's warm-up iterations in Flink's benchmarks): the same job twice with a
-    // quarter of the events on the same TaskManagers first, so the measured job runs compiled
-    // code on processes that have loaded the job, not the first seconds of a cold process. Two
-    // jobs, not one: V8 compiles the first job's functions into the runtime's hot paths (the
-    // key selector and the user functions inlined where records pass), and the second job's
-    // new closures deoptimize those once more before the code settles on closure-independent
-    // feedback. Word count, jobs of 4M lines back to back on one cluster: 1st 0.55-0.65M,
-    // 2nd 0.93-0.96M, 3rd and later 1.05-1.15M lines/s per core.
-    const warmUpEvents = Math.floor(events / 4);
+    // Warm-up (as JMH's warm-up iterations in Flink's benchmarks, which run the same workload as
+    // the measured ones): the same job twice at full size on the same TaskManagers first, so
+    // the measured job runs compiled code on processes that have loaded the job, not the first
+    // seconds of a cold process. Two jobs, not one: V8 compiles the first job's functions into
+    // the runtime's hot paths (the key selector and the user functions inlined where records
+    // pass), and the second job's new closures deoptimize those once more before the code
+    // settles. Full size, not a quarter: word count, jobs back to back on one cluster, 4M lines
+    // each: 1st 0.66M, 2nd 0.89M, 3rd and later 0.95-0.98M lines/s per core; after two warm-ups
+    // of 1M lines the 3rd job (4M) still ran 6-10% below the 4th (0.85-0.93M vs 0.96-1.0M).
+    const warmUpEvents = events;
     const warmUp = await (await cluster.jobManager.submit({ bundle: code, config, args: [query, String(warmUpEvents)], name: `${query} (warm-up)` })).run();
     const secondWarmUp = await (await cluster.jobManager.submit({ bundle: code, config, args: [query, String(warmUpEvents)], name: `${query} (warm-up 2)` })).run();
     const cpuBefore = taskManagersCpuSeconds(cluster);
@@ -110,7 +111,7 @@ async function throughputStep(query, events) {
 /** `recordsPerEvent`: records each source event becomes before the keyBy (word count: 3 words a line), reported as recordsPerSecondPerCore. */
 function throughputBenchmark(query, events, recordsPerEvent = 1) {
   return {
-    description: `${query.slice(4)} on ${TASK_MANAGERS} TaskManager processes (1 slot each, parallelism ${TASK_MANAGERS}), records shuffled over TCP by a keyBy; ${events.toLocaleString('en-US')} source events; events/s over the job's duration (deployment included) divided by ${TASK_MANAGERS} cores, measured on the third job of the cluster, after two warm-up jobs of ${Math.floor(events / 4).toLocaleString('en-US')} events (warmUpEventsPerSecondPerCore: the first job, on cold processes; secondJobEventsPerSecondPerCore: the second, which deoptimizes code compiled for the first)`,
+    description: `${query.slice(4)} on ${TASK_MANAGERS} TaskManager processes (1 slot each, parallelism ${TASK_MANAGERS}), records shuffled over TCP by a keyBy; ${events.toLocaleString('en-US')} source events; events/s over the job's duration (deployment included) divided by ${TASK_MANAGERS} cores, measured on the third job of the cluster, after two warm-up jobs of the same size (warmUpEventsPerSecondPerCore: the first job, on cold processes; secondJobEventsPerSecondPerCore: the second, which deoptimizes code compiled for the first)`,
     parallelism: TASK_MANAGERS,
     headline: ['eventsPerSecondPerCore'],
     target: { eventsPerSecondPerCore: '>= 1000000' },
