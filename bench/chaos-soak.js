@@ -266,16 +266,21 @@ async function round(cluster, seed, variant, dirs) {
     ...VARIANTS[variant],
     '-D', 'restart-strategy.type=fixed-delay', '-D', 'restart-strategy.fixed-delay.attempts=1000', '-D', `restart-strategy.fixed-delay.delay=${int(300)} ms`,
   ];
+  // The numbers' ranges handed out on request (split requests and the enumerator's state in
+  // checkpoints) or statically, drawn per run: a stop-with-savepoint may switch between them.
+  const drawSplits = () => (int(2) === 0 ? 'static' : 'on-request');
+  let splits = drawSplits();
   const submit = async (parallelism, savepoint) =>
     (
       await run(process.execPath, [
         BIN, 'run', '--jobmanager', cluster.rest(), '--detached', '--no-typecheck', '-p', String(parallelism),
         ...(savepoint === undefined ? [] : ['-s', savepoint]),
         ...options,
-        JOB, out, String(records), String(keys), String(rate),
+        JOB, out, String(records), String(keys), String(rate), '0', splits,
       ])
     ).stdout.trim();
   let parallelism = TASK_MANAGERS;
+  const firstSplits = splits;
   let jobId = await submit(parallelism);
   /** Stops the job with a savepoint and resumes it from there at the other parallelism; undefined when the stop did not happen. */
   const rescale = async () => {
@@ -293,9 +298,11 @@ async function round(cluster, seed, variant, dirs) {
     const path = /Savepoint: (\S+)/.exec(stdout)?.[1];
     if (path === undefined) throw new Error(`sluice stop printed no savepoint path:\n${stdout}`);
     const from = parallelism;
+    const fromSplits = splits;
     parallelism = parallelism === 1 ? TASK_MANAGERS : 1;
+    splits = drawSplits();
     jobId = await submit(parallelism, path);
-    return `stop-with-savepoint, resumed at parallelism ${from} -> ${parallelism}`;
+    return `stop-with-savepoint, resumed at parallelism ${from} -> ${parallelism}${fromSplits === splits ? '' : ` (splits ${fromSplits} -> ${splits})`}`;
   };
   const injected = [];
   const deadline = Date.now() + 240_000;
@@ -319,7 +326,7 @@ async function round(cluster, seed, variant, dirs) {
   if (state !== 'FINISHED' && state !== 'FAILED' && state !== 'CANCELED') await fetch(`http://${cluster.rest()}/jobs/${jobId}`, { method: 'PATCH' }).catch(() => {});
   const diff = state === 'FINISHED' ? compare(await readCommittedLines(out), reference(records, keys)) : undefined;
   const exceptions = state === 'FINISHED' ? undefined : await get(cluster.rest(), `/jobs/${jobId}/exceptions`).catch((e) => String(e));
-  return { state, records, keys, rate, faults: injected, numRestarts: result.numRestarts, diff, exceptions };
+  return { state, records, keys, rate, splits: firstSplits, faults: injected, numRestarts: result.numRestarts, diff, exceptions };
 }
 
 const o = parseArgs(process.argv.slice(2));
@@ -351,7 +358,7 @@ try {
     done++;
     const ok = res.state === 'FINISHED' && res.diff.duplicates === 0 && res.diff.missing === 0 && res.diff.unexpected === 0;
     console.log(
-      `${ok ? 'ok  ' : 'FAIL'} seed ${seed} ${topology} ${variant}: ${res.records} records, ${res.keys} keys, ${res.rate}/s; faults ${res.faults.join(', ') || 'none'}; ` +
+      `${ok ? 'ok  ' : 'FAIL'} seed ${seed} ${topology} ${variant}: ${res.records} records, ${res.keys} keys, ${res.rate}/s, splits ${res.splits}; faults ${res.faults.join(', ') || 'none'}; ` +
         `${res.state}, ${res.numRestarts ?? '?'} restarts, ${res.diff === undefined ? '' : `duplicates ${res.diff.duplicates}, missing ${res.diff.missing}, unexpected ${res.diff.unexpected}, `}${((Date.now() - t0) / 1000).toFixed(1)} s`,
     );
     if (!ok) {

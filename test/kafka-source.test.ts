@@ -146,7 +146,7 @@ describe('Kafka source against a real broker', () => {
       log: () => {},
     });
     const splits = await source.createSplits(1);
-    const reader = source.createReader({ subtaskIndex: 0, parallelism: 1, attemptNumber: 0, nowMs: () => Date.now() });
+    const reader = source.createReader({ subtaskIndex: 0, parallelism: 1, attemptNumber: 0, nowMs: () => Date.now(), sendSplitRequest: () => {} });
     await reader.start?.();
     reader.addSplits(splits);
     reader.noMoreSplits();
@@ -174,7 +174,7 @@ describe('Kafka source against a real broker', () => {
     const group = registry.addGroup(['taskmanager', 'job', 'task', 'operator'], { operator_name: 'kafka' });
     const source = new KafkaSource<string>({ bootstrapServers: brokers.bootstrap, topics: topic, queueRecordsMax: 50, startingOffsets: 'earliest', log: () => {} });
     const splits = await source.createSplits(1);
-    const reader = source.createReader({ subtaskIndex: 0, parallelism: 1, attemptNumber: 0, nowMs: () => Date.now(), metricGroup: group });
+    const reader = source.createReader({ subtaskIndex: 0, parallelism: 1, attemptNumber: 0, nowMs: () => Date.now(), metricGroup: group, sendSplitRequest: () => {} });
     await reader.start?.();
     reader.addSplits(splits);
     reader.noMoreSplits();

@@ -19,6 +19,8 @@ const RECORDS = 30_000;
 const HOPS = 4;
 
 const tempDir = tempDirs('sluice-rescale-');
+/** Not a configuration option: the variants' key for the source's split assignment. */
+const SPLITS = '(source splits)';
 
 const VARIANTS: Record<string, Record<string, string | number | boolean>> = {
   'hashmap, full checkpoints': {},
@@ -26,18 +28,29 @@ const VARIANTS: Record<string, Record<string, string | number | boolean>> = {
   'lmdb, incremental': { 'state.backend.type': 'lmdb', 'execution.checkpointing.incremental': true },
   'hashmap, unaligned': { 'execution.checkpointing.unaligned.enabled': true },
   'hashmap, changelog': { 'state.backend.changelog.enabled': true, 'state.changelog.dstl.dfs.batch.persist-delay': 5, 'state.backend.changelog.periodic-materialize.interval': 60 },
+  // Ranges of the numbers handed out on request: the enumerator's unassigned ranges are in
+  // every checkpoint beside the readers' own.
+  'hashmap, splits on request': { [SPLITS]: 'on-request' },
+  // The source switches between on-request and static assignment from run to run: restored
+  // into a static source, the ranges the enumerator had not handed out are dealt out.
+  'hashmap, splits on request and static in turn': { [SPLITS]: 'alternate' },
 };
 
-function job(parallelism: number, checkpoints: string, out: string, variant: Record<string, string | number | boolean>) {
+function splitAssignment(variant: Record<string, string | number | boolean>, hop: number): 'static' | 'on-request' {
+  const v = variant[SPLITS];
+  return v === 'on-request' || (v === 'alternate' && hop % 2 === 0) ? 'on-request' : 'static';
+}
+
+function job(parallelism: number, checkpoints: string, out: string, variant: Record<string, string | number | boolean>, hop: number) {
   const env = StreamExecutionEnvironment.create({
     'parallelism.default': parallelism,
     'execution.checkpointing.interval': 30,
     'execution.checkpointing.dir': checkpoints,
     'execution.checkpointing.externalized-checkpoint-retention': 'RETAIN_ON_CANCELLATION',
     'execution.checkpointing.num-retained': 2,
-    ...variant,
+    ...Object.fromEntries(Object.entries(variant).filter(([k]) => k !== SPLITS)),
   });
-  countingPipeline(env, { records: RECORDS, eventsPerSecond: 20_000, keys: KEYS, out });
+  countingPipeline(env, { records: RECORDS, eventsPerSecond: 20_000, keys: KEYS, out, splitAssignment: splitAssignment(variant, hop) });
   return env;
 }
 
@@ -56,7 +69,7 @@ describe('rescaling through a chain of restores', () => {
         const path: string[] = [];
         let finished = false;
         for (let hop = 0; hop < HOPS && !finished; hop++) {
-          const env = job(parallelism, checkpoints, out, variant);
+          const env = job(parallelism, checkpoints, out, variant, hop);
           const executor = new LocalExecutor(env.getJobGraph(), env.config, {
             log: () => {},
             ...(restoreFrom === undefined ? {} : { restoreFrom: { path: restoreFrom, allowNonRestoredState: false } }),

@@ -112,6 +112,28 @@ describe('sluice savepoint inspect', () => {
     expect(i.stateSizeBytes).toBe(i.operators.reduce((a, o) => a + o.stateSizeBytes, 0));
   });
 
+  it('a source with splits on request: the readers\' ranges and the enumerator\'s unassigned ones hold exactly the records not yet counted', async () => {
+    const out = tempDir();
+    const env = StreamExecutionEnvironment.create({ 'parallelism.default': 2, 'execution.checkpointing.interval': 30, 'execution.checkpointing.dir': tempDir() });
+    countingPipeline(env, { records: RECORDS, eventsPerSecond: 20_000, keys: KEYS, out, splitAssignment: 'on-request' });
+    const executor = new LocalExecutor(env.getJobGraph(), env.config, { log: () => {} });
+    const done = executor.run();
+    while (executor.checkpointStats.counts.completed < 2) await new Promise((r) => setTimeout(r, 5));
+    const savepoint = await executor.stopWithSavepoint(tempDir());
+    expect((await done).status).toBe('FINISHED');
+    const committed = (await readCommittedLines(out)).length;
+    const { code, stdout } = await cli('savepoint', 'inspect', '--json', '--samples', '1000', savepoint.pointer);
+    expect(code).toBe(0);
+    const numbers = (JSON.parse(stdout) as SnapshotInspection).operators.find((o) => o.uid === 'numbers')!;
+    type Range = { next: number; end: number };
+    const left = (splits: readonly unknown[]): number => (splits as Range[]).reduce((a, r) => a + (r.end - r.next), 0);
+    expect(numbers.unassignedSplits!.count).toBeGreaterThan(0);
+    expect(numbers.unassignedSplits!.samples.length).toBe(numbers.unassignedSplits!.count);
+    expect(committed + left(numbers.sourceSplits?.samples ?? []) + left(numbers.unassignedSplits!.samples)).toBe(RECORDS);
+    const text = await cli('savepoint', 'inspect', '--operator', 'numbers', savepoint.pointer);
+    expect(text.stdout).toMatch(new RegExp(`splits not handed out yet \\(split enumerator\\): ${numbers.unassignedSplits!.count}, `));
+  });
+
   it('--operator shows one operator; an unknown uid lists the uids', async () => {
     const { code, stdout } = await cli('savepoint', 'inspect', '--operator', 'count', '--json', savepointPath);
     expect(code).toBe(0);

@@ -21,6 +21,12 @@ export interface SourceReaderContext {
    * docs/metrics.md (Kafka lag per partition).
    */
   readonly metricGroup?: MetricGroup;
+  /**
+   * Sources with `splitAssignment: 'on-request'`: asks the JobManager's split enumerator for
+   * one more split. The answer comes later, between two polls: `addSplits` with a split, or
+   * `noMoreSplits` when none is left. Ask again only after that answer (one request at a time).
+   */
+  sendSplitRequest(): void;
 }
 
 /**
@@ -48,6 +54,15 @@ export interface Source<T, Split = unknown> {
   createSplits(parallelism: number): Split[] | Promise<Split[]>;
   /** Which subtask reads a split (default: round-robin by position in the list). */
   assignSplit?(split: Split, index: number, parallelism: number): number;
+  /**
+   * How splits reach readers. 'static' (the default): each reader gets its share at start
+   * (`assignSplit`) and then `noMoreSplits`. 'on-request': the JobManager's split enumerator
+   * holds the splits and hands one to a reader that asks (`ctx.sendSplitRequest()`), as
+   * Flink's FLIP-27 enumerators of files and number sequences: a reader that gets through its
+   * splits faster takes more, so skew in split sizes or in downstream load evens out. The
+   * splits not yet handed out are part of every checkpoint and savepoint.
+   */
+  readonly splitAssignment?: 'static' | 'on-request';
   createReader(ctx: SourceReaderContext): SourceReader<T, Split>;
 }
 

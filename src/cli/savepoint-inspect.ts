@@ -70,6 +70,8 @@ export interface OperatorInspection {
   readonly keyedState: KeyedStateInspection | null;
   readonly operatorState: readonly OperatorListInspection[];
   readonly sourceSplits: SourceSplitsInspection | null;
+  /** A source with on-request split assignment: the splits its enumerator had not handed out. */
+  readonly unassignedSplits: SourceSplitsInspection | null;
   readonly inFlight: InFlightInspection | null;
 }
 
@@ -244,6 +246,13 @@ async function inspectOperator(op: OperatorSnapshot, snapshot: OpenedSnapshot, s
     }
     if (any) subtasksWithState++;
   }
+  let unassigned: SourceSplitsInspection | null = null;
+  if (op.coordinatorState !== undefined) {
+    const n = stateHandleSizeBytes(op.coordinatorState);
+    size += n;
+    const values = packr.unpack(await snapshot.readStateHandle(op.coordinatorState)) as unknown[];
+    unassigned = { count: values.length, sizeBytes: n, samples: values.slice(0, samples) };
+  }
 
   const auto = /^auto-\d+-(.+)$/.exec(op.operatorUid);
   return {
@@ -263,6 +272,7 @@ async function inspectOperator(op: OperatorSnapshot, snapshot: OpenedSnapshot, s
       : null,
     operatorState: [...lists].map(([name, l]) => ({ name, ...l })),
     sourceSplits: splits,
+    unassignedSplits: unassigned,
     inFlight,
   };
 }
@@ -375,7 +385,7 @@ export function formatInspection(i: SnapshotInspection): string {
     lines.push('');
     lines.push(`Operator ${op.uid}${op.name === null ? '' : ` ('${op.name}', no uid() given)`}`);
     lines.push(`  parallelism ${op.parallelism}, max parallelism ${op.maxParallelism}; ${plural(op.subtasksWithState, 'subtask')} with state, ${formatBytes(op.stateSizeBytes)}`);
-    const nothing = op.keyedState === null && op.operatorState.length === 0 && op.sourceSplits === null && op.inFlight === null;
+    const nothing = op.keyedState === null && op.operatorState.length === 0 && op.sourceSplits === null && op.unassignedSplits === null && op.inFlight === null;
     if (nothing) lines.push('  no state');
     if (op.keyedState !== null) {
       const k = op.keyedState;
@@ -398,6 +408,12 @@ export function formatInspection(i: SnapshotInspection): string {
     if (op.sourceSplits !== null) {
       const s = op.sourceSplits;
       lines.push(`  source splits: ${s.count}, ${formatBytes(s.sizeBytes)}`);
+      for (const v of s.samples) lines.push(`      ${renderValue(v)}`);
+      if (s.count > s.samples.length && s.samples.length > 0) lines.push(`      … ${s.count - s.samples.length} more`);
+    }
+    if (op.unassignedSplits !== null) {
+      const s = op.unassignedSplits;
+      lines.push(`  splits not handed out yet (split enumerator): ${s.count}, ${formatBytes(s.sizeBytes)}`);
       for (const v of s.samples) lines.push(`      ${renderValue(v)}`);
       if (s.count > s.samples.length && s.samples.length > 0) lines.push(`      … ${s.count - s.samples.length} more`);
     }

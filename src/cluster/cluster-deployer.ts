@@ -3,6 +3,7 @@ import type { CheckpointBarrier } from '../runtime/channel/stream-element.js';
 import { subtaskKey } from '../runtime/checkpoint/state-persistence.js';
 import type { CheckpointResponder } from '../runtime/checkpoint/subtask-state.js';
 import type { AttemptSpec, DeployedAttempt, Deployer, TaskView } from '../runtime/deploy/deployer.js';
+import type { SplitAnswer } from '../runtime/split-enumerator.js';
 import { isTerminal, type TaskState } from '../runtime/task/task-state.js';
 import type { ConfigValue } from '../config/configuration.js';
 import { deserializeError, type Deployment, type JobManagerMessage, type TaskManagerMessage } from './control-messages.js';
@@ -184,6 +185,11 @@ export class ClusterAttempt implements DeployedAttempt {
     this.broadcast({ t: 'stop-sources', jobId: this.jobId, attempt: this.attemptNumber, drain });
   }
 
+  assignSplit(vertexId: number, subtaskIndex: number, answer: SplitAnswer): void {
+    const tm = this.byKey.get(subtaskKey(vertexId, subtaskIndex))?.taskManager;
+    if (tm !== undefined && !tm.lost) tm.send({ t: 'assign-split', jobId: this.jobId, attempt: this.attemptNumber, subtask: [vertexId, subtaskIndex], answer });
+  }
+
   private broadcast(m: JobManagerMessage): void {
     for (const tm of this.involved) if (!tm.lost) tm.send(m);
   }
@@ -251,6 +257,9 @@ export class ClusterAttempt implements DeployedAttempt {
         return;
       case 'data-finished':
         this.responder?.dataFinished(m.subtask[0], m.subtask[1]);
+        return;
+      case 'split-request':
+        if (!this.over && this.byKey.get(subtaskKey(m.subtask[0], m.subtask[1]))?.taskManager === tm) this.spec.requestSplit(m.subtask[0], m.subtask[1]);
         return;
       case 'canceled':
         this.canceledBy.add(tm);

@@ -6,6 +6,7 @@ import type { CheckpointFailureReason } from '../runtime/checkpoint/coordinator-
 import type { SubtaskCheckpointMetrics, SubtaskRestore, SubtaskState } from '../runtime/checkpoint/subtask-state.js';
 import type { BarrierMode } from '../runtime/checkpoint/barrier-handler.js';
 import type { TaskState } from '../runtime/task/task-state.js';
+import type { SplitAnswer } from '../runtime/split-enumerator.js';
 
 /** A subtask of a job: vertex id and subtask index. */
 export type SubtaskRef = readonly [vertexId: number, subtaskIndex: number];
@@ -86,6 +87,8 @@ export type TaskManagerMessage =
       readonly message: string;
     }
   | { readonly t: 'data-finished'; readonly jobId: string; readonly attempt: number; readonly subtask: SubtaskRef }
+  /** A source subtask asks its split enumerator for a split (on-request sources). */
+  | { readonly t: 'split-request'; readonly jobId: string; readonly attempt: number; readonly subtask: SubtaskRef }
   | { readonly t: 'canceled'; readonly jobId: string; readonly attempt: number }
   /** Live counters: [vertexId, subtaskIndex, state, recordsIn, recordsOut, inputWatermarkMs]. */
   | { readonly t: 'progress'; readonly jobId: string; readonly attempt: number; readonly tasks: readonly (readonly [number, number, TaskState, number, number, number])[] };
@@ -102,6 +105,8 @@ export type JobManagerMessage =
   | { readonly t: 'complete'; readonly jobId: string; readonly attempt: number; readonly checkpointId: number; readonly final: boolean }
   | { readonly t: 'abort'; readonly jobId: string; readonly attempt: number; readonly checkpointId: number; readonly reason: string }
   | { readonly t: 'stop-sources'; readonly jobId: string; readonly attempt: number; readonly drain: boolean }
+  /** The enumerator's answer to a split request: on this connection, in order with the triggers. */
+  | { readonly t: 'assign-split'; readonly jobId: string; readonly attempt: number; readonly subtask: SubtaskRef; readonly answer: SplitAnswer }
   | { readonly t: 'cancel'; readonly jobId: string; readonly attempt: number };
 
 export function serializeError(e: unknown, task?: string): SerializedError {

@@ -246,6 +246,11 @@ export class TaskManager {
         if (a !== undefined) for (const t of a.sources) t.stop(m.drain);
         return;
       }
+      case 'assign-split': {
+        const a = this.attempts.get(key(m.jobId, m.attempt));
+        a?.sources.find((t) => t.vertex.id === m.subtask[0] && t.subtaskIndex === m.subtask[1])?.assignSplit(m.answer);
+        return;
+      }
       case 'cancel': {
         const a = this.attempts.get(key(m.jobId, m.attempt));
         if (a !== undefined) this.cancelAttempt(a);
@@ -321,6 +326,7 @@ export class TaskManager {
       checkpointing: d.checkpointing === undefined ? undefined : { ...d.checkpointing, responder },
       restore: d.restore === undefined ? undefined : new Map(d.restore),
       splits: new Map(d.splits),
+      requestSplit: (vertexId, subtaskIndex) => this.send({ t: 'split-request', jobId, attempt, subtask: [vertexId, subtaskIndex] }),
     });
     const progressTimer = setInterval(() => this.reportProgress(local), 500);
     progressTimer.unref();

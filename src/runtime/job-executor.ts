@@ -6,7 +6,8 @@ import type { CheckpointBarrier } from './channel/stream-element.js';
 import { CheckpointCoordinator, discardAllRetained, type CompletedCheckpointInfo } from './checkpoint/checkpoint-coordinator.js';
 import { CheckpointStatsTracker } from './checkpoint/checkpoint-stats.js';
 import { checkpointCoordinatorConfig, type CheckpointCoordinatorConfig } from './checkpoint/coordinator-decisions.js';
-import { restoreAssignments, subtaskKey, type StateReader } from './checkpoint/state-persistence.js';
+import { encodeSplitEnumeratorState, restoreAssignments, restoreSplitEnumerators, subtaskKey, type StateReader } from './checkpoint/state-persistence.js';
+import { SplitEnumerator } from './split-enumerator.js';
 import type { CheckpointMetadata } from './storage/snapshot-format.js';
 import type { SubtaskRestore } from './checkpoint/subtask-state.js';
 import { createRestartStrategy, maxRestartDelayMs } from './recovery/restart-strategy.js';
@@ -18,6 +19,19 @@ import { systemClock, type Clock } from './task/clock.js';
 import type { StreamTask, TaskCheckpointing } from './task/stream-task.js';
 import type { DeployedAttempt, Deployer, TaskView } from './deploy/deployer.js';
 import { InProcessDeployer } from './deploy/in-process-deployer.js';
+
+
+/** Splits created at job start: by subtaskKey (static sources), by vertex id (split enumerators). */
+interface InitialSplits {
+  readonly perSubtask: Map<string, unknown[]>;
+  readonly enumerators: ReadonlyMap<number, readonly unknown[]>;
+}
+
+/** What an attempt restores: every subtask's state and the split enumerators' unassigned splits. */
+interface Restored {
+  readonly assignments: Map<string, SubtaskRestore>;
+  readonly enumerators: ReadonlyMap<number, readonly unknown[]>;
+}
 
 export interface VertexResult {
   readonly name: string;
@@ -166,12 +180,12 @@ export class JobExecutor {
     const storage = await this.createStorage();
     const strategy = createRestartStrategy(this.config, this.checkpointing !== undefined, this.random);
     const initialSplits = await this.createSplits();
-    let restore: Map<string, SubtaskRestore> | undefined;
+    let restore: Restored | undefined;
     let retained: CompletedCheckpointInfo[] = [];
     let nextCheckpointId = 1;
     if (this.options.restoreFrom !== undefined) {
       const initial = await this.loadSnapshot(this.options.restoreFrom.path, this.options.restoreFrom.allowNonRestoredState);
-      restore = initial.assignments;
+      restore = initial.restored;
       nextCheckpointId = initial.checkpointId + 1;
       const claimMode = this.options.restoreFrom.claimMode ?? (this.config.getString('execution.state-recovery.claim-mode') as 'CLAIM' | 'NO_CLAIM' | undefined) ?? 'NO_CLAIM';
       if (claimMode === 'CLAIM' && storage !== undefined) {
@@ -286,17 +300,25 @@ export class JobExecutor {
     });
   }
 
-  /** The splits of every source subtask, by subtaskKey, created once at job start. */
-  private async createSplits(): Promise<Map<string, unknown[]>> {
-    const out = new Map<string, unknown[]>();
+  /**
+   * The splits of every source, created once at job start: by subtaskKey for sources that
+   * assign them statically, by vertex id for the split enumerators of on-request sources.
+   */
+  private async createSplits(): Promise<InitialSplits> {
+    const perSubtask = new Map<string, unknown[]>();
+    const enumerators = new Map<number, unknown[]>();
     for (const v of this.jobGraph.vertices) {
       const source = v.nodes[0]!.source;
       if (source === undefined) continue;
       const splits = await source.createSplits(v.parallelism);
-      for (let i = 0; i < v.parallelism; i++) out.set(subtaskKey(v.id, i), []);
-      splits.forEach((s, i) => out.get(subtaskKey(v.id, source.assignSplit?.(s, i, v.parallelism) ?? i % v.parallelism))!.push(s));
+      for (let i = 0; i < v.parallelism; i++) perSubtask.set(subtaskKey(v.id, i), []);
+      if (source.splitAssignment === 'on-request') {
+        enumerators.set(v.id, splits);
+        continue;
+      }
+      splits.forEach((s, i) => perSubtask.get(subtaskKey(v.id, source.assignSplit?.(s, i, v.parallelism) ?? i % v.parallelism))!.push(s));
     }
-    return out;
+    return { perSubtask, enumerators };
   }
 
   /** A savepoint or retained checkpoint: a local directory, or s3:// (with the s3.* options). */
@@ -311,11 +333,13 @@ export class JobExecutor {
   }
 
   /** A savepoint or retained checkpoint given by path, redistributed to this job. */
-  private async loadSnapshot(path: string, allowNonRestoredState: boolean): Promise<{ assignments: Map<string, SubtaskRestore>; checkpointId: number; dir: string }> {
+  private async loadSnapshot(path: string, allowNonRestoredState: boolean): Promise<{ restored: Restored; checkpointId: number; dir: string }> {
     const snapshot = await this.openSnapshot(path);
     const metadata = snapshot.metadata;
     const ref = { pointer: snapshot.dir, checkpointId: metadata.checkpointId };
-    const assignments = await restoreAssignments(metadata, this.jobGraph, { readStateHandle: snapshot.readStateHandle }, ref, { allowNonRestoredState, log: this.log });
+    const reader = { readStateHandle: snapshot.readStateHandle };
+    const assignments = await restoreAssignments(metadata, this.jobGraph, reader, ref, { allowNonRestoredState, log: this.log });
+    const enumerators = await restoreSplitEnumerators(metadata, this.jobGraph, reader, ref);
     const withoutUid = this.jobGraph.vertices.flatMap((v) => v.nodes).filter((n) => !n.hasUserUid);
     if (withoutUid.length > 0) {
       this.log(
@@ -326,23 +350,24 @@ export class JobExecutor {
     this.log(`job ${this.jobId}: restoring from ${metadata.type} ${metadata.checkpointId} of job ${metadata.jobId} (${snapshot.dir})`);
     this.checkpointStats.counts.restored++;
     this.checkpointStats.latestRestored = { id: metadata.checkpointId, restoreTimestampMs: this.clock.nowMs(), externalPath: snapshot.dir, isSavepoint: metadata.type === 'savepoint' };
-    return { assignments, checkpointId: metadata.checkpointId, dir: snapshot.dir };
+    return { restored: { assignments, enumerators }, checkpointId: metadata.checkpointId, dir: snapshot.dir };
   }
 
   /** The newest readable retained checkpoint, redistributed to the job; older ones when it cannot be read. */
-  private async loadLatest(storage: CheckpointStorage, retained: readonly CompletedCheckpointInfo[]): Promise<Map<string, SubtaskRestore> | undefined> {
+  private async loadLatest(storage: CheckpointStorage, retained: readonly CompletedCheckpointInfo[]): Promise<Restored | undefined> {
     const candidates = [...retained].sort((a, b) => b.checkpointId - a.checkpointId);
     const tried: { checkpointId: number; readable: boolean | Error }[] = [];
     for (const c of candidates) {
       try {
         const metadata = await storage.readMetadata(c.pointer);
         const assignments = await restoreAssignments(metadata, this.jobGraph, storage, c, { allowNonRestoredState: false });
+        const enumerators = await restoreSplitEnumerators(metadata, this.jobGraph, storage, c);
         tried.push({ checkpointId: c.checkpointId, readable: true });
         for (const line of describeFallbacks(chooseCheckpointToRestore(tried))) this.log(line);
         this.log(`job ${this.jobId}: restoring from checkpoint ${c.checkpointId} (${c.pointer})`);
         this.checkpointStats.counts.restored++;
         this.checkpointStats.latestRestored = { id: c.checkpointId, restoreTimestampMs: this.clock.nowMs(), externalPath: c.pointer, isSavepoint: false };
-        return assignments;
+        return { assignments, enumerators };
       } catch (e) {
         tried.push({ checkpointId: c.checkpointId, readable: e as Error });
       }
@@ -350,7 +375,7 @@ export class JobExecutor {
     if (tried.length === 0 && this.options.restoreFrom !== undefined) {
       // No checkpoint of its own yet: the job restarts from the snapshot it was started from.
       const again = await this.loadSnapshot(this.options.restoreFrom.path, this.options.restoreFrom.allowNonRestoredState);
-      return again.assignments;
+      return again.restored;
     }
     if (tried.length > 0) {
       for (const line of describeFallbacks(chooseCheckpointToRestore(tried))) this.log(line);
@@ -367,12 +392,17 @@ export class JobExecutor {
   private async runAttempt(
     attempt: number,
     storage: CheckpointStorage | undefined,
-    splits: Map<string, unknown[]>,
-    restore: Map<string, SubtaskRestore> | undefined,
+    splits: InitialSplits,
+    restored: Restored | undefined,
     retained: CompletedCheckpointInfo[],
     nextCheckpointId: number,
   ): Promise<{ ok: true; retained: CompletedCheckpointInfo[] } | { ok: false; error: Error; retained: CompletedCheckpointInfo[]; nextCheckpointId: number; stuck?: TaskCancellationTimeoutError }> {
     const finalCheckpoint = this.config.getBoolean('execution.checkpointing.checkpoints-after-tasks-finish');
+    const restore = restored?.assignments;
+    // The enumerators start from the checkpoint restored, else from the source's own splits.
+    const enumerators = new Map(
+      [...splits.enumerators].map(([vertexId, initial]) => [vertexId, new SplitEnumerator(vertexId, restored?.enumerators.get(vertexId) ?? initial)] as const),
+    );
     let failAttempt!: (e: Error) => void;
     const attemptFailed = new Promise<never>((_, reject) => (failAttempt = reject));
     attemptFailed.catch(() => {});
@@ -395,6 +425,7 @@ export class JobExecutor {
         stats: this.checkpointStats,
         gateway: {
           triggerSources: (barrier: CheckpointBarrier) => deployed?.triggerSources(barrier),
+          snapshotSplitEnumerators: () => new Map([...enumerators].map(([vertexId, e]) => [this.sourceUidOf(vertexId), encodeSplitEnumeratorState(e.snapshot())])),
           notifyComplete: (id, final) => deployed?.notifyComplete(id, final),
           notifyAborted: (id, reason) => deployed?.notifyAborted(id, reason),
           failJob: (reason) => failAttempt(new Error(reason)),
@@ -440,7 +471,19 @@ export class JobExecutor {
     try {
       try {
         deployed = await Promise.race([
-          this.deployer.deploy({ attemptNumber: attempt, graph: this.jobGraph, restore, splits, checkpointing, fail: failAttempt }),
+          this.deployer.deploy({
+            attemptNumber: attempt,
+            graph: this.jobGraph,
+            restore,
+            splits: splits.perSubtask,
+            requestSplit: (vertexId, subtaskIndex) => {
+              const answer = enumerators.get(vertexId)?.handleSplitRequest();
+              if (answer === undefined) throw new Error(`a split request from subtask ${subtaskIndex} of vertex ${vertexId}, which has no split enumerator`);
+              deployed!.assignSplit(vertexId, subtaskIndex, answer);
+            },
+            checkpointing,
+            fail: failAttempt,
+          }),
           attemptFailed,
         ]);
         this.attempt = deployed;
@@ -460,6 +503,10 @@ export class JobExecutor {
       const error = e instanceof Error ? e : new Error(String(e));
       return { ok: false, error, ...(await shutdown()) };
     }
+  }
+
+  private sourceUidOf(vertexId: number): string {
+    return this.jobGraph.vertices.find((v) => v.id === vertexId)!.nodes[0]!.operatorUid;
   }
 
   private vertexResults(): VertexResult[] {

@@ -42,9 +42,12 @@ export function countReference(n: number, keys: number): string[] {
  * keyBy(n % keys) -> CountPerKey -> exactly-once files in `out`, with the uids numbers, count
  * and sink (so runs restore each other's state).
  */
-export function countingPipeline(env: StreamExecutionEnvironment, o: { records: number; eventsPerSecond: number; keys: number; out: string }): void {
+export function countingPipeline(
+  env: StreamExecutionEnvironment,
+  o: { records: number; eventsPerSecond: number; keys: number; out: string; splitAssignment?: 'static' | 'on-request' },
+): void {
   env
-    .fromSource(numberSource({ count: o.records, eventsPerSecond: o.eventsPerSecond }), 'numbers')
+    .fromSource(numberSource({ count: o.records, eventsPerSecond: o.eventsPerSecond, ...(o.splitAssignment === undefined ? {} : { splitAssignment: o.splitAssignment }) }), 'numbers')
     .uid('numbers')
     .keyBy((n) => n % o.keys)
     .process(new CountPerKey())

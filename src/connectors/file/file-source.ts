@@ -1,6 +1,6 @@
 import { open, readdir, stat, type FileHandle } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import type { InputStatus, ReaderOutput, Source, SourceReader } from '../../api/source.js';
+import type { InputStatus, ReaderOutput, Source, SourceReader, SourceReaderContext } from '../../api/source.js';
 
 /** A file to read and the byte offset of the next line: the position a checkpoint keeps. */
 export interface FileSplit {
@@ -11,6 +11,13 @@ export interface FileSplit {
 export interface FileSourceOptions {
   /** Bytes read at a time. */
   readonly chunkBytes?: number;
+  /**
+   * 'on-request' (default, as Flink's FileSource): the JobManager hands out one file at a time
+   * to a reader that asks, so a reader done with its small files takes the next one while
+   * another is still in a large file. 'static': each reader gets its share of the files at
+   * start (round-robin by name).
+   */
+  readonly splitAssignment?: 'static' | 'on-request';
 }
 
 /**
@@ -19,10 +26,15 @@ export interface FileSourceOptions {
  */
 export class FileSource implements Source<string, FileSplit> {
   readonly boundedness = 'bounded' as const;
+  readonly splitAssignment: 'static' | 'on-request';
   constructor(
     readonly path: string,
     private readonly options: FileSourceOptions = {},
-  ) {}
+  ) {
+    const assignment = options.splitAssignment ?? 'on-request';
+    if (assignment !== 'static' && assignment !== 'on-request') throw new RangeError(`file source: splitAssignment must be 'static' or 'on-request', got ${String(options.splitAssignment)}`);
+    this.splitAssignment = assignment;
+  }
 
   async createSplits(): Promise<FileSplit[]> {
     const p = resolve(this.path);
@@ -38,8 +50,8 @@ export class FileSource implements Source<string, FileSplit> {
     return names.sort().map((n) => ({ path: join(p, n), offset: 0 }));
   }
 
-  createReader(): SourceReader<string, FileSplit> {
-    return new FileReader(this.options.chunkBytes ?? 1 << 20);
+  createReader(ctx: SourceReaderContext): SourceReader<string, FileSplit> {
+    return new FileReader(this.options.chunkBytes ?? 1 << 20, this.splitAssignment === 'on-request' ? ctx : undefined);
   }
 }
 
@@ -55,19 +67,40 @@ class FileReader implements SourceReader<string, FileSplit> {
   private reading: Promise<void> | undefined;
   private failure: Error | undefined;
   private noMore = false;
+  /** On-request: a split request is out, its answer not in yet. */
+  private requested = false;
+  private splitArrived: (() => void) | undefined;
 
-  constructor(private readonly chunkBytes: number) {}
+  /** `requests`: the reader context of an on-request source (it asks for one file at a time). */
+  constructor(
+    private readonly chunkBytes: number,
+    private readonly requests: SourceReaderContext | undefined,
+  ) {}
 
   addSplits(splits: readonly FileSplit[]): void {
     for (const s of splits) this.queue.push({ ...s });
+    this.answered();
   }
 
   noMoreSplits(): void {
     this.noMore = true;
+    this.answered();
+  }
+
+  private answered(): void {
+    this.requested = false;
+    const wake = this.splitArrived;
+    this.splitArrived = undefined;
+    wake?.();
   }
 
   pollNext(output: ReaderOutput<string>): InputStatus {
     if (this.failure !== undefined) throw this.failure;
+    // Ask for the next file while this one is read, so it is there when this one ends.
+    if (this.requests !== undefined && this.queue.length === 0 && !this.requested && !this.noMore) {
+      this.requested = true;
+      this.requests.sendSplitRequest();
+    }
     if (this.reading !== undefined) return 'nothing';
     if (this.current === undefined) {
       const next = this.queue.shift();
@@ -134,7 +167,9 @@ class FileReader implements SourceReader<string, FileSplit> {
   }
 
   isAvailable(): Promise<void> {
-    return this.reading ?? Promise.resolve();
+    if (this.reading !== undefined) return this.reading;
+    if (this.current === undefined && this.queue.length === 0 && !this.noMore) return new Promise((resolve) => (this.splitArrived = resolve));
+    return Promise.resolve();
   }
 
   snapshotState(): FileSplit[] {

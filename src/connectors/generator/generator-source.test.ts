@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { GeneratorSource, type GeneratorSplit } from './generator-source.js';
 
-const ctx = { subtaskIndex: 0, parallelism: 1, attemptNumber: 0, nowMs: () => 0 };
+const ctx = { subtaskIndex: 0, parallelism: 1, attemptNumber: 0, nowMs: () => 0, sendSplitRequest: () => {} };
 
 function drain(source: GeneratorSource<number>, splits: readonly GeneratorSplit[]): number[] {
   const reader = source.createReader(ctx);
@@ -34,3 +34,66 @@ describe('GeneratorSource', () => {
     expect(got.sort((a, b) => a - b)).toEqual(want.sort((a, b) => a - b));
   });
 });
+
+describe('GeneratorSource with on-request splits', () => {
+  /** A reader driven by a fake enumerator: `answers` are handed out one per request, then no more. */
+  function drive(source: GeneratorSource<number>, restored: readonly GeneratorSplit[], answers: GeneratorSplit[]): { out: number[]; requests: number; maxHeld: number } {
+    let requests = 0;
+    let pending = false;
+    const reader = source.createReader({ ...ctx, sendSplitRequest: () => (expect(pending).toBe(false), (pending = true), requests++) });
+    if (restored.length > 0) reader.addSplits(restored);
+    const out: number[] = [];
+    let maxHeld = 0;
+    const output = { collect: (v: number) => void out.push(v) };
+    for (let guard = 0; guard < 100_000; guard++) {
+      const status = reader.pollNext(output);
+      maxHeld = Math.max(maxHeld, reader.snapshotState(0).length);
+      if (status === 'end') return { out, requests, maxHeld };
+      if (pending) {
+        // The answer arrives between two polls, as the task's mailbox delivers it.
+        pending = false;
+        const next = answers.shift();
+        if (next === undefined) reader.noMoreSplits();
+        else reader.addSplits([next]);
+      }
+    }
+    throw new Error('the reader never reached the end');
+  }
+
+  it('splits are contiguous ranges covering the index space once, in order', () => {
+    const source = new GeneratorSource<number>({ generate: (i) => i, count: 10_000, from: 5, splitAssignment: 'on-request' });
+    const splits = source.createSplits(2);
+    expect(splits.length).toBe(10); // 10,000 records: ranges of at least 1,024 (fewer than 64 per subtask)
+    expect(splits.every((s) => s.stride === 1)).toBe(true);
+    expect(splits[0]!.next).toBe(5);
+    for (let i = 1; i < splits.length; i++) expect(splits[i]!.next).toBe(splits[i - 1]!.end);
+    expect(splits.at(-1)!.end).toBe(10_005);
+  });
+
+  it('reads the ranges it is given in index order, asks for the next while it holds one, and ends on no more splits', () => {
+    const source = new GeneratorSource<number>({ generate: (i) => i, count: 5_000, splits: 5, splitAssignment: 'on-request' });
+    const splits = source.createSplits(1);
+    const { out, requests, maxHeld } = drive(source, [], splits);
+    expect(out).toEqual(Array.from({ length: 5_000 }, (_, i) => i));
+    expect(requests).toBe(6); // five ranges, then the answer "no more"
+    expect(maxHeld).toBeLessThanOrEqual(2); // the current range and the one asked for ahead
+  });
+
+  it('restored ranges at different positions come first, merged in index order, then the ones it asks for', () => {
+    const source = new GeneratorSource<number>({ generate: (i) => i, count: 4_000, splits: 4, splitAssignment: 'on-request' });
+    const [a, b, c, d] = source.createSplits(3);
+    // Restored at lower parallelism: ranges 2 (at 2,500), 0 (at 300) and 1 (at 1,700) of three
+    // earlier readers; the enumerator still has range 3 (it hands ranges out in order).
+    const { out } = drive(source, [{ ...c!, next: 2_500 }, { ...a!, next: 300 }, { ...b!, next: 1_700 }], [d!]);
+    const want = [...range(300, 1_000), ...range(1_700, 2_000), ...range(2_500, 3_000), ...range(3_000, 4_000)];
+    expect(out).toEqual(want);
+  });
+
+  it('refuses an unbounded generator', () => {
+    expect(() => new GeneratorSource<number>({ generate: (i) => i, splitAssignment: 'on-request' })).toThrow(/bounded index space: set `count`/);
+  });
+});
+
+function range(from: number, to: number): number[] {
+  return Array.from({ length: to - from }, (_, k) => from + k);
+}

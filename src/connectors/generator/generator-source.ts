@@ -20,8 +20,20 @@ export interface GeneratorSourceOptions<T> {
   readonly from?: number;
   /** Records per second over all subtasks; omit for as fast as possible. */
   readonly eventsPerSecond?: number;
-  /** Number of splits; default: the source's parallelism. */
+  /**
+   * Number of splits. Default: the source's parallelism ('static'); with 'on-request', 64 per
+   * subtask (at least 1,024 records each), so the last split handed out is short.
+   */
   readonly splits?: number;
+  /**
+   * 'static' (default): split i holds indexes i, i + n, i + 2n, ... and each subtask reads its
+   * share from the start. 'on-request': split i is the i-th contiguous range of the index
+   * space, handed out in order by the JobManager to whichever reader asks next, so a subtask
+   * that gets through its records faster (less downstream work, a faster machine) reads more.
+   * A reader emits its ranges in index order, so event time stays ordered per reader. Needs a
+   * bounded generator (`count`).
+   */
+  readonly splitAssignment?: 'static' | 'on-request';
 }
 
 /**
@@ -30,6 +42,7 @@ export interface GeneratorSourceOptions<T> {
  */
 export class GeneratorSource<T> implements Source<T, GeneratorSplit> {
   readonly boundedness: 'bounded' | 'unbounded';
+  readonly splitAssignment: 'static' | 'on-request';
   private readonly count: number;
   private readonly from: number;
 
@@ -44,17 +57,117 @@ export class GeneratorSource<T> implements Source<T, GeneratorSplit> {
       throw new RangeError(`eventsPerSecond must be > 0, got ${o.eventsPerSecond}`);
     }
     this.boundedness = Number.isFinite(this.count) ? 'bounded' : 'unbounded';
+    const assignment = o.splitAssignment ?? 'static';
+    if (assignment !== 'static' && assignment !== 'on-request') throw new RangeError(`generator splitAssignment must be 'static' or 'on-request', got ${String(o.splitAssignment)}`);
+    if (assignment === 'on-request' && this.boundedness === 'unbounded') {
+      throw new RangeError("generator splitAssignment 'on-request' hands out ranges of a bounded index space: set `count`, or use 'static' for an unbounded generator");
+    }
+    this.splitAssignment = assignment;
   }
 
   createSplits(parallelism: number): GeneratorSplit[] {
+    if (this.splitAssignment === 'on-request') return this.rangeSplits(parallelism);
     const n = this.o.splits ?? parallelism;
     if (!Number.isInteger(n) || n < 1) throw new RangeError(`generator splits must be an integer >= 1, got ${n}`);
     const end = this.from + this.count;
     return Array.from({ length: n }, (_, i) => ({ id: i, stride: n, end, next: this.from + i }));
   }
 
+  /** Contiguous ranges (stride 1) of the index space, in order. */
+  private rangeSplits(parallelism: number): GeneratorSplit[] {
+    const n = this.o.splits ?? Math.max(1, Math.min(parallelism * 64, Math.ceil(this.count / 1024)));
+    if (!Number.isInteger(n) || n < 1) throw new RangeError(`generator splits must be an integer >= 1, got ${n}`);
+    const splits: GeneratorSplit[] = [];
+    for (let i = 0; i < n; i++) {
+      const start = this.from + Math.floor((this.count * i) / n);
+      const end = this.from + Math.floor((this.count * (i + 1)) / n);
+      if (end > start) splits.push({ id: i, stride: 1, end, next: start });
+    }
+    return splits;
+  }
+
   createReader(ctx: SourceReaderContext): SourceReader<T, GeneratorSplit> {
-    return new GeneratorReader(this.o, ctx);
+    return this.splitAssignment === 'on-request' ? new RangeReader(this.o, ctx) : new GeneratorReader(this.o, ctx);
+  }
+}
+
+/**
+ * The reader of an on-request generator: it holds the ranges it was given (restored ones may
+ * be several), emits them in index order, and asks for the next range as soon as it is down
+ * to one, so the answer is there before the current range runs out.
+ */
+class RangeReader<T> implements SourceReader<T, GeneratorSplit> {
+  /** Unfinished ranges, in index order. */
+  private splits: GeneratorSplit[] = [];
+  private requested = false;
+  private noMore = false;
+  private readonly generate: (index: number) => T;
+  private readonly timestampOf: ((index: number) => number) | undefined;
+  private readonly ratePerMs: number;
+  private rateStartMs = -1;
+  private emitted = 0;
+  private wakeUp: (() => void) | undefined;
+
+  constructor(
+    o: GeneratorSourceOptions<T>,
+    private readonly ctx: SourceReaderContext,
+  ) {
+    this.generate = o.generate;
+    this.timestampOf = o.timestampOf;
+    this.ratePerMs = o.eventsPerSecond === undefined ? 0 : o.eventsPerSecond / 1000 / ctx.parallelism;
+  }
+
+  addSplits(splits: readonly GeneratorSplit[]): void {
+    for (const s of splits) if (s.next < s.end) this.splits.push({ ...s });
+    this.splits.sort((a, b) => a.next - b.next);
+    this.requested = false;
+    this.signal();
+  }
+
+  noMoreSplits(): void {
+    this.noMore = true;
+    this.requested = false;
+    this.signal();
+  }
+
+  private signal(): void {
+    const w = this.wakeUp;
+    this.wakeUp = undefined;
+    w?.();
+  }
+
+  pollNext(output: ReaderOutput<T>): InputStatus {
+    const splits = this.splits;
+    if (splits.length <= 1 && !this.requested && !this.noMore) {
+      this.requested = true;
+      this.ctx.sendSplitRequest();
+    }
+    const split = splits[0];
+    if (split === undefined) return this.noMore ? 'end' : 'nothing';
+    if (this.ratePerMs > 0) {
+      const now = this.ctx.nowMs();
+      if (this.rateStartMs < 0) this.rateStartMs = now;
+      if (this.emitted >= (now - this.rateStartMs) * this.ratePerMs) return 'nothing';
+      this.emitted++;
+    }
+    const i = split.next;
+    split.next = i + 1;
+    if (i + 1 >= split.end) splits.shift();
+    if (this.timestampOf === undefined) output.collect(this.generate(i));
+    else output.collect(this.generate(i), this.timestampOf(i));
+    return 'more';
+  }
+
+  isAvailable(): Promise<void> {
+    if (this.ratePerMs > 0 && this.splits.length > 0) {
+      return new Promise((resolve) => setTimeout(resolve, Math.max(1, Math.min(50, 1 / this.ratePerMs))));
+    }
+    if (this.splits.length > 0 || this.noMore) return Promise.resolve();
+    return new Promise((resolve) => (this.wakeUp = resolve));
+  }
+
+  snapshotState(): GeneratorSplit[] {
+    return this.splits.map((s) => ({ ...s }));
   }
 }
 
@@ -83,7 +196,10 @@ class GeneratorReader<T> implements SourceReader<T, GeneratorSplit> {
       this.numSplitsTotal = s.stride;
     }
     if (this.o.eventsPerSecond !== undefined) {
-      this.ratePerMs = ((this.o.eventsPerSecond / 1000) * this.splits.length) / this.numSplitsTotal;
+      // A strided split is 1/stride of the records. Ranges (from an on-request run restored
+      // into a static source) are not: such a reader takes its subtask's share of the rate.
+      const ranges = this.splits.length > 1 && this.splits.some((s) => s.stride === 1);
+      this.ratePerMs = ranges ? this.o.eventsPerSecond / 1000 / this.ctx.parallelism : ((this.o.eventsPerSecond / 1000) * this.splits.length) / this.numSplitsTotal;
       this.rateStartMs = this.ctx.nowMs();
       this.emittedSinceStart = 0;
     }

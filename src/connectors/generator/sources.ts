@@ -8,6 +8,9 @@ export interface NumberSourceOptions {
   /** How many numbers; omit for an unbounded source. */
   readonly count?: number;
   readonly eventsPerSecond?: number;
+  /** See GeneratorSourceOptions: 'on-request' hands out ranges of the numbers to readers that ask. */
+  readonly splitAssignment?: 'static' | 'on-request';
+  readonly splits?: number;
 }
 
 /** The numbers from, from + 1, ...: bounded with `count`, otherwise unbounded. */

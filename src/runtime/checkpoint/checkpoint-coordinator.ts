@@ -47,6 +47,11 @@ const RECENT_METADATA_KEPT = 8;
 export interface CoordinatorGateway {
   /** Inject the barrier at every source subtask (through their mailboxes). */
   triggerSources(barrier: CheckpointBarrier): void;
+  /**
+   * The split enumerators' state (msgpack bytes by source operator uid), taken in the same
+   * synchronous step as `triggerSources` (see split-enumerator.ts). Absent: no enumerators.
+   */
+  snapshotSplitEnumerators?(): ReadonlyMap<string, Uint8Array>;
   /** `final`: the checkpoint was taken after every source emitted its last record. */
   notifyComplete(checkpointId: number, final: boolean): void;
   notifyAborted(checkpointId: number, reason: string): void;
@@ -104,6 +109,8 @@ interface InFlight {
   readonly unaligned: boolean;
   /** Shared files the acknowledged state references (registered: released when the checkpoint aborts). */
   readonly sharedPaths: string[];
+  /** Split enumerator state by source operator uid, taken with the trigger. */
+  readonly enumerators: ReadonlyMap<string, Uint8Array>;
   cancelTimeout: () => void;
 }
 
@@ -458,7 +465,7 @@ export class CheckpointCoordinator implements CheckpointResponder {
     let metadata: CheckpointMetadata | undefined;
     let size = 0;
     try {
-      const base = checkpointMetadata(this.o.jobId, complete.checkpointId, f.timestampMs, this.o.graph, f.snapshots);
+      const base = checkpointMetadata(this.o.jobId, complete.checkpointId, f.timestampMs, this.o.graph, f.snapshots, f.enumerators);
       metadata = base;
       size = stateSizeBytes(base);
       if (f.savepoint !== undefined) {
@@ -548,6 +555,7 @@ export class CheckpointCoordinator implements CheckpointResponder {
           snapshots: new Map(),
           unaligned,
           sharedPaths: [],
+          enumerators: this.o.gateway.snapshotSplitEnumerators?.() ?? new Map(),
           cancelTimeout,
         });
         this.stats.started({

@@ -122,6 +122,7 @@ export function checkpointMetadata(
   timestampMs: number,
   graph: JobGraph,
   subtasks: ReadonlyMap<string, ReadonlyMap<string, SubtaskSnapshot>>,
+  enumerators: ReadonlyMap<string, Uint8Array> = new Map(),
 ): CheckpointMetadata {
   const operators: OperatorSnapshot[] = [];
   for (const v of graph.vertices) {
@@ -132,7 +133,14 @@ export function checkpointMetadata(
         if (s === undefined) throw new Error(`checkpoint ${checkpointId}: no state from subtask ${i} of '${v.name}'`);
         snaps.push(s);
       }
-      operators.push({ operatorUid: node.operatorUid, parallelism: node.parallelism, maxParallelism: node.maxParallelism, subtasks: snaps });
+      const enumerator = enumerators.get(node.operatorUid);
+      operators.push({
+        operatorUid: node.operatorUid,
+        parallelism: node.parallelism,
+        maxParallelism: node.maxParallelism,
+        subtasks: snaps,
+        ...(enumerator === undefined ? {} : { coordinatorState: { kind: 'inline' as const, bytes: enumerator } }),
+      });
     }
   }
   return { formatVersion: 1, jobId, checkpointId, timestampMs, type: 'checkpoint', operators };
@@ -205,8 +213,12 @@ export async function restoreAssignments(
       // Source splits: the same subtask at the same parallelism, else dealt out again.
       const splitsPerOld: unknown[][] = [];
       for (const s of old.subtasks) splitsPerOld[s.subtaskIndex] = (await readBlob<unknown[]>(s.sourceSplits, storage, ref)) ?? [];
-      if (node.source !== undefined && old.subtasks.some((s) => s.sourceSplits !== undefined)) {
-        const shares = old.parallelism === v.parallelism ? splitsPerOld : redistributeOperatorList('split', splitsPerOld, v.parallelism);
+      // Splits a split enumerator had not handed out, restored into a source that now assigns
+      // its splits statically: dealt out with the readers' splits, so none is lost.
+      const unassigned = node.source?.splitAssignment === 'on-request' ? [] : ((await readBlob<unknown[]>(old.coordinatorState, storage, ref)) ?? []);
+      if (node.source !== undefined && (old.subtasks.some((s) => s.sourceSplits !== undefined) || unassigned.length > 0)) {
+        const shares =
+          old.parallelism === v.parallelism && unassigned.length === 0 ? splitsPerOld : redistributeOperatorList('split', [...splitsPerOld, unassigned], v.parallelism);
         for (let i = 0; i < v.parallelism; i++) perSubtask[i]!.sourceSplits = shares[i] ?? [];
       }
       for (const s of old.subtasks) {
@@ -225,7 +237,7 @@ export async function restoreAssignments(
     // groups and applies the deltas itself (keyed-state-delta.ts, restoredChains).
     perSubtask.forEach((r, i) => result.set(subtaskKey(v.id, i), r));
   }
-  const unmatched = metadata.operators.filter((o) => !matched.has(o.operatorUid) && o.subtasks.some(hasState));
+  const unmatched = metadata.operators.filter((o) => !matched.has(o.operatorUid) && (o.subtasks.some(hasState) || o.coordinatorState !== undefined));
   if (unmatched.length > 0 && !options.allowNonRestoredState) {
     throw new StateMappingError(
       `the snapshot has state for operators that are not in the job: ${unmatched.map((o) => o.operatorUid).join(', ')}; ` +
@@ -233,6 +245,31 @@ export async function restoreAssignments(
     );
   }
   if (unmatched.length > 0) options.log?.(`dropping the state of operators that are not in the job (allowed): ${unmatched.map((o) => o.operatorUid).join(', ')}`);
+  return result;
+}
+
+/** A split enumerator's checkpointed state: the splits it has not handed out. */
+export function encodeSplitEnumeratorState(unassigned: readonly unknown[]): Uint8Array {
+  return packr.pack(unassigned);
+}
+
+/**
+ * The split enumerators of the job's on-request sources, from a snapshot: the splits they had
+ * not handed out, by source vertex id. A source the snapshot has splits of but no enumerator
+ * state for (it assigned statically then) gets none: every split is with the readers. A
+ * source without any state in the snapshot is absent: it starts from its own splits.
+ */
+export async function restoreSplitEnumerators(metadata: CheckpointMetadata, graph: JobGraph, storage: StateReader, ref: CheckpointRef): Promise<Map<number, unknown[]>> {
+  const byUid = new Map(metadata.operators.map((o) => [o.operatorUid, o]));
+  const result = new Map<number, unknown[]>();
+  for (const v of graph.vertices) {
+    const head = v.nodes[0]!;
+    if (head.source?.splitAssignment !== 'on-request') continue;
+    const old = byUid.get(head.operatorUid);
+    if (old === undefined) continue;
+    if (old.coordinatorState !== undefined) result.set(v.id, (await readBlob<unknown[]>(old.coordinatorState, storage, ref)) ?? []);
+    else if (old.subtasks.some((s) => s.sourceSplits !== undefined)) result.set(v.id, []);
+  }
   return result;
 }
 

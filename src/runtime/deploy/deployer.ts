@@ -3,6 +3,7 @@ import type { CheckpointBarrier } from '../channel/stream-element.js';
 import type { SubtaskRestore } from '../checkpoint/subtask-state.js';
 import type { TaskCheckpointing } from '../task/stream-task.js';
 import type { TaskState } from '../task/task-state.js';
+import type { SplitAnswer } from '../split-enumerator.js';
 
 /** What the job executor sees of a subtask, wherever it runs. */
 export interface TaskView {
@@ -21,8 +22,10 @@ export interface AttemptSpec {
   readonly graph: JobGraph;
   /** State to start from, by subtaskKey(vertex id, subtask); undefined on a fresh start. */
   readonly restore: ReadonlyMap<string, SubtaskRestore> | undefined;
-  /** Splits of every source subtask, by subtaskKey. */
+  /** Splits of every source subtask, by subtaskKey (none for on-request sources: their enumerator holds them). */
   readonly splits: ReadonlyMap<string, unknown[]>;
+  /** A source subtask asks its enumerator for a split; the answer goes back with `assignSplit`. */
+  readonly requestSplit: (vertexId: number, subtaskIndex: number) => void;
   /** Absent when checkpointing is off; its responder is the coordinator. */
   readonly checkpointing: TaskCheckpointing | undefined;
   /** A subtask failed (or its process died): the attempt is over. */
@@ -49,6 +52,8 @@ export interface DeployedAttempt {
   notifyAborted(checkpointId: number, reason: string): void;
   /** Stop-with-savepoint: sources stop (with `drain`, event time is closed first). */
   stopSources(drain: boolean): void;
+  /** The enumerator's answer to a source subtask's split request, on the path the triggers take. */
+  assignSplit(vertexId: number, subtaskIndex: number, answer: SplitAnswer): void;
 }
 
 /** Places the subtasks of an attempt and runs them. */

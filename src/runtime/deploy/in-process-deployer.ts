@@ -4,6 +4,7 @@ import type { StreamTask } from '../task/stream-task.js';
 import type { SourceStreamTask } from '../task/source-stream-task.js';
 import { TaskScheduler } from '../task/task-scheduler.js';
 import type { AttemptSpec, DeployedAttempt, Deployer } from './deployer.js';
+import type { SplitAnswer } from '../split-enumerator.js';
 import { wireTasks } from './task-wiring.js';
 import { awaitTasksClosed } from './cancellation-watchdog.js';
 
@@ -36,6 +37,7 @@ export class InProcessDeployer implements Deployer {
       checkpointing: spec.checkpointing,
       restore: spec.restore,
       splits: spec.splits,
+      requestSplit: spec.requestSplit,
     });
     return new InProcessAttempt(tasks, sourceTasks, spec.fail, this.config.getNumber('task.cancellation.timeout'));
   }
@@ -86,6 +88,10 @@ export class InProcessAttempt implements DeployedAttempt {
 
   stopSources(drain: boolean): void {
     for (const t of this.sourceTasks) t.stop(drain);
+  }
+
+  assignSplit(vertexId: number, subtaskIndex: number, answer: SplitAnswer): void {
+    this.sourceTasks.find((t) => t.vertex.id === vertexId && t.subtaskIndex === subtaskIndex)?.assignSplit(answer);
   }
 }
 

@@ -114,6 +114,8 @@ export interface WireTasksOptions {
   readonly restore: ReadonlyMap<string, SubtaskRestore> | undefined;
   /** Splits of each local source subtask, by subtaskKey. */
   readonly splits: ReadonlyMap<string, unknown[]>;
+  /** Sends a source subtask's split request to its enumerator (on-request sources). */
+  readonly requestSplit?: (vertexId: number, subtaskIndex: number) => void;
 }
 
 /**
@@ -176,7 +178,8 @@ export function wireTasks(o: WireTasksOptions): { tasks: StreamTask[]; sourceTas
         restore: subtaskRestore,
       };
       if (head.source !== undefined) {
-        const t = new SourceStreamTask(d, head.source, o.splits.get(key) ?? []);
+        const request = o.requestSplit;
+        const t = new SourceStreamTask(d, head.source, o.splits.get(key) ?? [], request === undefined ? undefined : () => request(v.id, i));
         sourceTasks.push(t);
         tasks.push(t);
       } else {

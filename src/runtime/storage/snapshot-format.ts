@@ -35,6 +35,11 @@ export interface OperatorSnapshot {
   readonly maxParallelism: number;
   /** Subtasks that have state, in increasing subtaskIndex; a subtask without state may be absent. */
   readonly subtasks: readonly SubtaskSnapshot[];
+  /**
+   * A source with on-request split assignment: its split enumerator's state (msgpack of the
+   * splits not handed out yet), as Flink's OperatorState.coordinatorState. Absent otherwise.
+   */
+  readonly coordinatorState?: StateHandle;
 }
 
 export interface SubtaskSnapshot {
@@ -111,6 +116,7 @@ export function stateHandleSizeBytes(h: StateHandle): number {
 /** Every state handle of a snapshot, keyed state data included. */
 export function* stateHandlesOf(metadata: CheckpointMetadata): Generator<StateHandle> {
   for (const op of metadata.operators) {
+    if (op.coordinatorState !== undefined) yield op.coordinatorState;
     for (const st of op.subtasks) {
       for (const k of st.keyedState) yield k.data;
       for (const h of [st.operatorState, st.sourceSplits, st.inputChannelState, st.outputChannelState]) {
@@ -273,7 +279,8 @@ function parseOperator(v: unknown, path: string, type: SnapshotType): OperatorSn
     minIndex = st.subtaskIndex + 1;
     return st;
   });
-  return { operatorUid, parallelism, maxParallelism, subtasks };
+  const coordinatorState = parseOptionalHandle(o['coordinatorState'], `${path}.coordinatorState`, type);
+  return coordinatorState === undefined ? { operatorUid, parallelism, maxParallelism, subtasks } : { operatorUid, parallelism, maxParallelism, subtasks, coordinatorState };
 }
 
 /**

@@ -1,6 +1,7 @@
 import type { ReaderOutput, Source, SourceReader } from '../../api/source.js';
 import { MAX_WATERMARK, NO_TIMESTAMP, type CheckpointBarrier } from '../channel/stream-element.js';
 import { isTerminal } from './task-state.js';
+import type { SplitAnswer } from '../split-enumerator.js';
 import { MetricGroup } from '../../metrics/metric-group.js';
 import type { OperatorOutput } from './output.js';
 import { SOURCE_SLICE_RECORDS, StreamTask, type InputResult, type TaskDeployment } from './stream-task.js';
@@ -27,28 +28,61 @@ export class SourceStreamTask extends StreamTask {
   /** Metrics the reader registers (e.g. Kafka lag per partition), under the source operator's scope. */
   readonly readerMetrics = new MetricGroup();
 
+  /** Splits come from the JobManager's enumerator, one per request (splitAssignment 'on-request'). */
+  private readonly onRequest: boolean;
+
+  /**
+   * `requestSplit`: sends this subtask's split request to the enumerator (on-request sources);
+   * the answer comes back through `assignSplit` / `noMoreSplits`.
+   */
   constructor(
     d: TaskDeployment,
     source: Source<unknown, unknown>,
     private readonly splits: readonly unknown[],
+    requestSplit: (() => void) | undefined = undefined,
   ) {
     super(d);
     const head = this.chain.sourceOutput;
     if (head === undefined) throw new Error(`${this.name}: a source task needs a source at the head of its chain`);
     this.output = new SourceOutput(head);
+    this.onRequest = source.splitAssignment === 'on-request';
+    const name = this.name;
     this.reader = source.createReader({
       subtaskIndex: d.subtaskIndex,
       parallelism: d.vertex.parallelism,
       attemptNumber: d.attemptNumber,
       nowMs: () => d.clock.nowMs(),
       metricGroup: this.readerMetrics,
+      sendSplitRequest: () => {
+        if (!this.onRequest || requestSplit === undefined) throw new Error(`${name}: sendSplitRequest() is for sources with splitAssignment 'on-request'; this source assigns its splits statically`);
+        if (!isTerminal(this.state)) requestSplit();
+      },
     });
   }
 
   protected override async initializeInput(): Promise<void> {
     await this.reader.start?.();
+    if (this.onRequest) {
+      // Only the splits it held at the checkpoint; the rest it asks the enumerator for.
+      const restored = this.d.restore?.sourceSplits ?? [];
+      if (restored.length > 0) this.reader.addSplits(restored);
+      return;
+    }
     this.reader.addSplits(this.d.restore?.sourceSplits ?? this.splits);
     this.reader.noMoreSplits();
+  }
+
+  /**
+   * The enumerator's answer to a split request, in the mailbox: after a checkpoint's trigger
+   * that was sent before it, before one sent after it (see split-enumerator.ts).
+   */
+  assignSplit(answer: SplitAnswer): void {
+    this.enqueueMail(() => {
+      if (isTerminal(this.state)) return;
+      if (answer.kind === 'split') this.reader.addSplits([answer.split]);
+      else this.reader.noMoreSplits();
+      this.wake();
+    });
   }
 
   /**

@@ -1,0 +1,109 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { StreamExecutionEnvironment } from '../src/index.js';
+import { CollectSink } from '../src/connectors/collect-sink.js';
+import { ExactlyOnceFileSink, readCommittedLines } from '../src/connectors/file/exactly-once-file-sink.js';
+import { FileSource } from '../src/connectors/file/file-source.js';
+import { LocalExecutor } from '../src/runtime/local-executor.js';
+import { seededRandom } from '../src/testing/seeded-random.js';
+import { latestCheckpoint, tempDirs } from './support/temp-dirs.js';
+import { compareMultisets } from './support/txn-store-sink.js';
+
+const tempDir = tempDirs('sluice-file-source-');
+
+/** Files 'f00'..: `sizes[i]` lines each, "f<i>:<line>"; returns every line (the reference). */
+function writeFiles(dir: string, sizes: readonly number[]): string[] {
+  const all: string[] = [];
+  sizes.forEach((n, i) => {
+    const name = `f${String(i).padStart(2, '0')}`;
+    const lines = Array.from({ length: n }, (_, k) => `${name}:${k}`);
+    all.push(...lines);
+    writeFileSync(join(dir, name), lines.join('\n') + '\n');
+  });
+  return all.sort();
+}
+
+describe('FileSource split assignment', () => {
+  // One large file and many small ones at parallelism 2: with files handed out on request, the
+  // reader that is not in the large file reads the small ones; statically, each reader gets
+  // every other file whatever their sizes.
+  it.each(['on-request', 'static'] as const)('one large file and 20 small ones, %s', async (splitAssignment) => {
+    const dir = tempDir();
+    const sizes = [20_000, ...Array.from({ length: 20 }, () => 200)];
+    const reference = writeFiles(dir, sizes);
+    const env = StreamExecutionEnvironment.create({ 'parallelism.default': 2 });
+    const sink = new CollectSink<string>();
+    env.fromSource(new FileSource(dir, { splitAssignment, chunkBytes: 4096 }), 'files').sinkTo(sink);
+    await env.execute();
+    expect([...sink.values].sort()).toEqual(reference);
+    const filesOf = (subtask: number): Set<string> => new Set((sink.bySubtask.get(subtask) ?? []).map((l) => l.split(':')[0]!));
+    const bigReader = filesOf(0).has('f00') ? 0 : 1;
+    if (splitAssignment === 'static') {
+      expect(filesOf(bigReader).size).toBe(11); // f00 and every other small file
+    } else {
+      // The large file's reader took little besides it: a small file it asked for ahead while
+      // in the large one, and maybe one before or after it. The other reader read the rest.
+      expect(filesOf(bigReader).size).toBeLessThanOrEqual(3);
+      expect(filesOf(1 - bigReader).size).toBeGreaterThanOrEqual(18);
+    }
+  });
+
+  // Files handed out on request while the job is canceled after seeded checkpoints and restored
+  // from its retained checkpoint at another parallelism: every line arrives exactly once (the
+  // files not handed out yet are in the enumerator's part of each checkpoint).
+  it.each([5201, 5203])('canceled and restored at seeded parallelisms (seed %i): every line exactly once', async (seed) => {
+    const random = seededRandom(seed);
+    const input = tempDir();
+    const reference = writeFiles(input, Array.from({ length: 24 }, (_, i) => 300 + ((i * 7919) % 900)));
+    const checkpoints = tempDir();
+    const out = tempDir();
+    let restoreFrom: string | undefined;
+    let parallelism = 2;
+    const path: string[] = [];
+    for (let hop = 0; hop < 4; hop++) {
+      const env = StreamExecutionEnvironment.create({
+        'parallelism.default': parallelism,
+        'execution.checkpointing.interval': 20,
+        'execution.checkpointing.dir': checkpoints,
+        'execution.checkpointing.externalized-checkpoint-retention': 'RETAIN_ON_CANCELLATION',
+      });
+      // Small chunks and a slow map: the job runs for many checkpoints.
+      env
+        .fromSource(new FileSource(input, { chunkBytes: 512 }), 'files')
+        .uid('files')
+        .map((line: string) => {
+          const until = performance.now() + 0.03;
+          while (performance.now() < until);
+          return line;
+        })
+        .uid('slow')
+        .sinkTo(new ExactlyOnceFileSink<string>(out))
+        .uid('sink');
+      const executor = new LocalExecutor(env.getJobGraph(), env.config, {
+        log: () => {},
+        ...(restoreFrom === undefined ? {} : { restoreFrom: { path: restoreFrom, allowNonRestoredState: false } }),
+      });
+      const done = executor.run();
+      path.push(`p${parallelism}`);
+      if (hop === 3) {
+        expect((await done).status, `seed ${seed}: ${path.join(' -> ')}`).toBe('FINISHED');
+        break;
+      }
+      let ended = false;
+      void done.then(() => (ended = true), () => (ended = true));
+      const wanted = 2 + Math.floor(random() * 4);
+      while (!ended && executor.checkpointStats.counts.completed < wanted) await new Promise((r) => setTimeout(r, 3));
+      if (ended) break;
+      executor.cancel();
+      expect((await done).status).toBe('CANCELED');
+      restoreFrom = latestCheckpoint(checkpoints, executor.jobId);
+      expect(restoreFrom, `seed ${seed}: a retained checkpoint of run ${hop}`).toBeDefined();
+      let next = parallelism;
+      while (next === parallelism) next = 1 + Math.floor(random() * 3);
+      parallelism = next;
+    }
+    const committed = await readCommittedLines(out);
+    expect(compareMultisets(committed, reference), `seed ${seed}: parallelisms ${path.join(' -> ')}`).toEqual({ duplicates: 0, missing: 0, unexpected: 0 });
+  }, 60_000);
+});
