@@ -31,14 +31,15 @@ const VARIANTS: Record<string, Record<string, string | number | boolean>> = {
   // Ranges of the numbers handed out on request: the enumerator's unassigned ranges are in
   // every checkpoint beside the readers' own.
   'hashmap, splits on request': { [SPLITS]: 'on-request' },
-  // The source switches between on-request and static assignment from run to run: restored
-  // into a static source, the ranges the enumerator had not handed out are dealt out.
+  // The source switches between static and on-request assignment from run to run: restored
+  // into a static source, the ranges the enumerator had not handed out are dealt out; restored
+  // into an on-request one, the strided splits of the static run keep their stride.
   'hashmap, splits on request and static in turn': { [SPLITS]: 'alternate' },
 };
 
 function splitAssignment(variant: Record<string, string | number | boolean>, hop: number): 'static' | 'on-request' {
   const v = variant[SPLITS];
-  return v === 'on-request' || (v === 'alternate' && hop % 2 === 0) ? 'on-request' : 'static';
+  return v === 'on-request' || (v === 'alternate' && hop % 2 === 1) ? 'on-request' : 'static';
 }
 
 function job(parallelism: number, checkpoints: string, out: string, variant: Record<string, string | number | boolean>, hop: number) {

@@ -164,6 +164,30 @@ describe('stop with a savepoint', () => {
   });
 });
 
+describe('after the savepoint of a stop', () => {
+  // Found by the chaos soak: a periodic checkpoint triggered while the stopped job's tasks were
+  // closing failed (the lmdb backend was already disposed), the failure restarted the job from
+  // the checkpoint before the savepoint, and the job ran on beside the one resumed from the
+  // savepoint. No checkpoint may start after the stop's savepoint.
+  it('no checkpoint starts while the stopped tasks close, and the job ends without a restart', async () => {
+    const env = StreamExecutionEnvironment.create({ 'parallelism.default': 2, 'execution.checkpointing.interval': 10, 'execution.checkpointing.dir': tempDir() });
+    env
+      .fromSource(numberSource({ count: 1_000_000, eventsPerSecond: 20_000 }), 'numbers')
+      .keyBy((n) => n % 7)
+      .process(new CountPerKey())
+      // Closing takes 300 ms: thirty checkpoint intervals.
+      .sinkTo({ createWriter: () => ({ write: () => {}, close: () => new Promise<void>((r) => setTimeout(r, 300)) }) });
+    const executor = new LocalExecutor(env.getJobGraph(), env.config, { log: () => {} });
+    const done = executor.run();
+    while (executor.checkpointStats.counts.completed < 3) await new Promise((r) => setTimeout(r, 5));
+    const savepoint = await executor.stopWithSavepoint(tempDir());
+    const result = await done;
+    expect(result).toMatchObject({ status: 'FINISHED', numRestarts: 0 });
+    const after = executor.checkpointStats.entries().filter((e) => e.id > savepoint.checkpointId);
+    expect(after.map((e) => `${e.id} ${e.status}`)).toEqual([]);
+  });
+});
+
 describe('a job started from a savepoint', () => {
   it('that fails before its own first checkpoint restarts from the savepoint, not from scratch', async () => {
     const savepoints = tempDir();

@@ -93,8 +93,9 @@ export class GeneratorSource<T> implements Source<T, GeneratorSplit> {
 
 /**
  * The reader of an on-request generator: it holds the ranges it was given (restored ones may
- * be several), emits them in index order, and asks for the next range as soon as it is down
- * to one, so the answer is there before the current range runs out.
+ * be several, and strided splits of a static run before), emits them in index order, and asks
+ * for the next range as soon as it is down to one, so the answer is there before the current
+ * range runs out.
  */
 class RangeReader<T> implements SourceReader<T, GeneratorSplit> {
   /** Unfinished ranges, in index order. */
@@ -151,8 +152,10 @@ class RangeReader<T> implements SourceReader<T, GeneratorSplit> {
       this.emitted++;
     }
     const i = split.next;
-    split.next = i + 1;
-    if (i + 1 >= split.end) splits.shift();
+    // Stride 1 for its own ranges; a strided split restored from a static run keeps its stride.
+    const next = i + split.stride;
+    split.next = next;
+    if (next >= split.end) splits.shift();
     if (this.timestampOf === undefined) output.collect(this.generate(i));
     else output.collect(this.generate(i), this.timestampOf(i));
     return 'more';

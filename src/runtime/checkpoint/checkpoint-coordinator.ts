@@ -144,6 +144,14 @@ export class CheckpointCoordinator implements CheckpointResponder {
     | undefined;
   private readonly sourceSubtasks: Set<string>;
   private stopped = false;
+  /**
+   * The synchronous savepoint of a stop-with-savepoint completed: the job only ends now. No
+   * checkpoint is triggered any more (as Flink stops the checkpoint scheduler for a stop), and
+   * one still in flight that fails does not count: a checkpoint failure must not restart a job
+   * whose savepoint was handed out (it would restart from an older checkpoint and write again
+   * what the savepoint's run already committed).
+   */
+  private stopSavepointDone = false;
   readonly stats: CheckpointStatsTracker;
 
   constructor(
@@ -376,6 +384,10 @@ export class CheckpointCoordinator implements CheckpointResponder {
   decline(vertexId: number, subtaskIndex: number, checkpointId: number, reason: CheckpointFailureReason, message: string): void {
     this.enqueue(() => {
       if (!this.inFlight.has(checkpointId)) return;
+      if (this.stopSavepointDone) {
+        this.handleAbort(checkpointId, undefined, `declined after the job's stop-with-savepoint: ${message}`);
+        return;
+      }
       this.o.gateway.log(`checkpoint ${checkpointId} declined by subtask ${subtaskKey(vertexId, subtaskIndex)}: ${message}`);
       const f = this.inFlight.get(checkpointId);
       if (f !== undefined) this.stats.failed(checkpointId, this.o.clock.nowMs(), message);
@@ -442,7 +454,7 @@ export class CheckpointCoordinator implements CheckpointResponder {
   }
 
   private decide(): void {
-    if (this.stopped) return;
+    if (this.stopped || this.stopSavepointDone) return;
     this.apply(decideTrigger(this.state, this.o.config, this.o.clock.nowMs()));
   }
 
@@ -506,6 +518,7 @@ export class CheckpointCoordinator implements CheckpointResponder {
         }
         this.pruneCompletedMetadata();
         if (complete.requestId !== undefined) {
+          if (complete.requestId === this.stopRequest?.requestId) this.stopSavepointDone = true;
           this.requests.get(complete.requestId)?.resolve(info);
           this.requests.delete(complete.requestId);
         }
@@ -542,6 +555,10 @@ export class CheckpointCoordinator implements CheckpointResponder {
         const cancelTimeout = this.o.clock.schedule(t.timeoutAtMs - this.o.clock.nowMs(), () =>
           this.enqueue(() => {
             const f = this.inFlight.get(t.checkpointId);
+            if (f !== undefined && this.stopSavepointDone) {
+              this.handleAbort(t.checkpointId, undefined, "expired after the job's stop-with-savepoint");
+              return;
+            }
             if (f !== undefined) this.stats.failed(t.checkpointId, this.o.clock.nowMs(), 'Checkpoint expired before completing.');
             this.apply(onTimeout(this.state, this.o.config, t.checkpointId, this.o.clock.nowMs()));
             this.decide();
