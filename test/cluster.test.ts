@@ -77,6 +77,23 @@ describe('cluster runtime: JobManager and TaskManagers over TCP', () => {
     expect(messages.join(' <- ')).toMatch(/cannot be sent: it holds a function.*create functions and symbols in the operator that uses them/);
   });
 
+  it.each([
+    ['name', /the job graph built on TaskManager tm-\d differs from the JobManager's: operator 1 of vertex '.*' is 'numbers-elsewhere \(uid numbers\)' here but 'numbers \(uid numbers\)' on the JobManager/],
+    ['splits', /the job graph built on TaskManager tm-\d differs from the JobManager's: source 'numbers.*' assigns its splits on-request here but static on the JobManager/],
+  ])('a job module that builds another graph on a TaskManager (%s) fails to deploy, naming what differs', async (differs, message) => {
+    const { jm } = await cluster(2);
+    const bundle = await bundleJob(join(import.meta.dirname, 'fixtures', 'cluster', 'process-dependent-job.ts'), join(tempDir(), 'job.mjs'));
+    (globalThis as { __sluiceTestBuilds?: number }).__sluiceTestBuilds = 0;
+    const executor = await jm.submit({ bundle, config: [['parallelism.default', 2], ['restart-strategy.type', 'none']], args: [differs], name: `differs-${differs}` });
+    const failure = await executor.run().then(
+      (r) => new Error(`finished with status ${r.status}`),
+      (e: Error) => e,
+    );
+    const messages: string[] = [];
+    for (let e: unknown = failure; e instanceof Error; e = e.cause) messages.push(e.message);
+    expect(messages.join(' <- ')).toMatch(message);
+  });
+
   it('every TaskManager serves /metrics of its tasks (Prometheus text), listed by /taskmanagers', async () => {
     const { jm } = await cluster(2);
     const out = tempDir();

@@ -7,6 +7,8 @@ interface VertexPrint {
   readonly maxParallelism: number;
   readonly operators: readonly string[];
   readonly inputs: readonly string[];
+  /** A source vertex's split assignment: the JobManager's enumerators must match the readers. */
+  readonly splits?: 'static' | 'on-request';
 }
 
 /**
@@ -22,6 +24,7 @@ export function graphFingerprint(g: JobGraph): string {
     maxParallelism: v.maxParallelism,
     operators: v.nodes.map((n) => `${n.name} (uid ${n.operatorUid})`),
     inputs: v.inputs.map((e) => `${e.source.id}:${e.streamEdge.partitioning.kind}:${e.streamEdge.typeNumber}`),
+    ...(v.nodes[0]!.source === undefined ? {} : { splits: v.nodes[0]!.source.splitAssignment ?? 'static' }),
   }));
   return JSON.stringify(vertices);
 }
@@ -43,6 +46,7 @@ export function describeGraphDifference(expected: string, actual: string): strin
     if (x.parallelism !== y.parallelism) return `vertex '${x.name}' has parallelism ${y.parallelism} here but ${x.parallelism} on the JobManager`;
     if (x.maxParallelism !== y.maxParallelism) return `vertex '${x.name}' has max parallelism ${y.maxParallelism} here but ${x.maxParallelism} on the JobManager`;
     if (JSON.stringify(x.inputs) !== JSON.stringify(y.inputs)) return `vertex '${x.name}' has inputs ${y.inputs.join(', ')} here but ${x.inputs.join(', ')} on the JobManager`;
+    if (x.splits !== y.splits) return `source '${x.name}' assigns its splits ${y.splits ?? '(none)'} here but ${x.splits ?? '(none)'} on the JobManager`;
     if (x.name !== y.name) return `vertex ${i} is '${y.name}' here but '${x.name}' on the JobManager`;
   }
   return 'the job graphs differ';

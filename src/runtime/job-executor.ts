@@ -478,8 +478,8 @@ export class JobExecutor {
             splits: splits.perSubtask,
             requestSplit: (vertexId, subtaskIndex) => {
               const answer = enumerators.get(vertexId)?.handleSplitRequest();
-              if (answer === undefined) throw new Error(`a split request from subtask ${subtaskIndex} of vertex ${vertexId}, which has no split enumerator`);
-              deployed!.assignSplit(vertexId, subtaskIndex, answer);
+              if (answer === undefined) failAttempt(new Error(`subtask ${subtaskIndex} of vertex ${vertexId} asked for a split, but its source assigns splits statically here`));
+              else deployed?.assignSplit(vertexId, subtaskIndex, answer);
             },
             checkpointing,
             fail: failAttempt,
