@@ -186,6 +186,48 @@ describe('after the savepoint of a stop', () => {
     const after = executor.checkpointStats.entries().filter((e) => e.id > savepoint.checkpointId);
     expect(after.map((e) => `${e.id} ${e.status}`)).toEqual([]);
   });
+
+  // A restart would go back to the checkpoint before the savepoint and write again what the
+  // savepoint committed, beside the run resumed from it: the job fails instead, naming the savepoint.
+  it('a failure while the stopped tasks close does not restart the job; the error names the savepoint to resume from', async () => {
+    const env = StreamExecutionEnvironment.create({
+      'parallelism.default': 2,
+      'execution.checkpointing.interval': 20,
+      'execution.checkpointing.dir': tempDir(),
+      'restart-strategy.type': 'fixed-delay',
+      'restart-strategy.fixed-delay.attempts': 5,
+      'restart-strategy.fixed-delay.delay': 0,
+    });
+    let closeFailures = 0;
+    env
+      .fromSource(numberSource({ count: 200_000, eventsPerSecond: 20_000 }), 'numbers')
+      .keyBy((n) => n % 7)
+      .process(new CountPerKey())
+      .setParallelism(1)
+      .sinkTo({
+        createWriter: () => ({
+          write: () => {},
+          close: () => {
+            // Fails once: the close after the stop's savepoint.
+            if (stopping && closeFailures++ === 0) throw new Error('the sink could not close');
+          },
+        }),
+      })
+      .setParallelism(1);
+    let stopping = false;
+    const executor = new LocalExecutor(env.getJobGraph(), env.config, { log: () => {} });
+    const done = executor.run();
+    while (executor.checkpointStats.counts.completed < 3) await new Promise((r) => setTimeout(r, 5));
+    stopping = true;
+    const savepoint = await executor.stopWithSavepoint(tempDir());
+    const failure = await done.then(
+      (r) => new Error(`ended ${r.status} after ${r.numRestarts} restart(s)`),
+      (e: Error) => e,
+    );
+    expect(failure.message).toMatch(/failed after its stop-with-savepoint completed: .*the sink could not close.*not restarted: .*resume from it \(sluice run -s /);
+    expect(failure.message).toContain(savepoint.pointer);
+    expect(executor.progress().numRestarts).toBe(0);
+  });
 });
 
 describe('a job started from a savepoint', () => {

@@ -222,6 +222,16 @@ export class JobExecutor {
         await this.cleanUpCheckpoints(storage, result.retained, 'FAILED');
         throw new JobExecutionError(`job '${this.jobGraph.jobName}' failed: ${cause.message}; not restarted: ${result.stuck.message}`, { cause: result.stuck });
       }
+      if (result.stopSavepoint !== undefined) {
+        // Stopped with a savepoint that committed its output: a restart would go back to an
+        // older checkpoint and write that output again, beside the run resumed from the savepoint.
+        await this.cleanUpCheckpoints(storage, result.retained, 'FAILED');
+        throw new JobExecutionError(
+          `job '${this.jobGraph.jobName}' failed after its stop-with-savepoint completed: ${cause.message}; not restarted: ` +
+            `its state and committed output are in the savepoint ${result.stopSavepoint.pointer}; resume from it (sluice run -s ${result.stopSavepoint.pointer} <job.ts>)`,
+          { cause },
+        );
+      }
       if (!strategy.canRestart()) {
         await this.cleanUpCheckpoints(storage, result.retained, 'FAILED');
         const why = strategy.givingUpReason() ?? `restart strategy ${strategy.describe()} does not restart`;
@@ -396,7 +406,10 @@ export class JobExecutor {
     restored: Restored | undefined,
     retained: CompletedCheckpointInfo[],
     nextCheckpointId: number,
-  ): Promise<{ ok: true; retained: CompletedCheckpointInfo[] } | { ok: false; error: Error; retained: CompletedCheckpointInfo[]; nextCheckpointId: number; stuck?: TaskCancellationTimeoutError }> {
+  ): Promise<
+    | { ok: true; retained: CompletedCheckpointInfo[] }
+    | { ok: false; error: Error; retained: CompletedCheckpointInfo[]; nextCheckpointId: number; stuck?: TaskCancellationTimeoutError; stopSavepoint?: CompletedCheckpointInfo }
+  > {
     const finalCheckpoint = this.config.getBoolean('execution.checkpointing.checkpoints-after-tasks-finish');
     const restore = restored?.assignments;
     // The enumerators start from the checkpoint restored, else from the source's own splits.
@@ -454,7 +467,7 @@ export class JobExecutor {
           };
     this.coordinator = coordinator;
 
-    const shutdown = async (): Promise<{ retained: CompletedCheckpointInfo[]; nextCheckpointId: number; stuck?: TaskCancellationTimeoutError }> => {
+    const shutdown = async (): Promise<{ retained: CompletedCheckpointInfo[]; nextCheckpointId: number; stuck?: TaskCancellationTimeoutError; stopSavepoint?: CompletedCheckpointInfo }> => {
       let stuck: TaskCancellationTimeoutError | undefined;
       try {
         await deployed?.cancel();
@@ -465,7 +478,8 @@ export class JobExecutor {
       const more = stuck === undefined ? {} : { stuck };
       if (coordinator === undefined) return { retained, nextCheckpointId, ...more };
       await coordinator.stop();
-      return { retained: coordinator.retainedCheckpoints(), nextCheckpointId: coordinator.nextCheckpointId, ...more };
+      const stopped = coordinator.stopSavepoint === undefined ? {} : { stopSavepoint: coordinator.stopSavepoint };
+      return { retained: coordinator.retainedCheckpoints(), nextCheckpointId: coordinator.nextCheckpointId, ...more, ...stopped };
     };
 
     try {

@@ -152,6 +152,8 @@ export class CheckpointCoordinator implements CheckpointResponder {
    * what the savepoint's run already committed).
    */
   private stopSavepointDone = false;
+  /** The completed savepoint of a stop-with-savepoint (the job only ends after it). */
+  stopSavepoint: CompletedCheckpointInfo | undefined;
   readonly stats: CheckpointStatsTracker;
 
   constructor(
@@ -518,7 +520,10 @@ export class CheckpointCoordinator implements CheckpointResponder {
         }
         this.pruneCompletedMetadata();
         if (complete.requestId !== undefined) {
-          if (complete.requestId === this.stopRequest?.requestId) this.stopSavepointDone = true;
+          if (complete.requestId === this.stopRequest?.requestId) {
+            this.stopSavepointDone = true;
+            this.stopSavepoint = info;
+          }
           this.requests.get(complete.requestId)?.resolve(info);
           this.requests.delete(complete.requestId);
         }
