@@ -20,7 +20,6 @@ import type { StreamTask, TaskCheckpointing } from './task/stream-task.js';
 import type { DeployedAttempt, Deployer, TaskView } from './deploy/deployer.js';
 import { InProcessDeployer } from './deploy/in-process-deployer.js';
 
-
 /** Splits created at job start: by subtaskKey (static sources), by vertex id (split enumerators). */
 interface InitialSplits {
   readonly perSubtask: Map<string, unknown[]>;
@@ -414,7 +413,7 @@ export class JobExecutor {
     const restore = restored?.assignments;
     // The enumerators start from the checkpoint restored, else from the source's own splits.
     const enumerators = new Map(
-      [...splits.enumerators].map(([vertexId, initial]) => [vertexId, new SplitEnumerator(vertexId, restored?.enumerators.get(vertexId) ?? initial)] as const),
+      [...splits.enumerators].map(([vertexId, initial]) => [vertexId, new SplitEnumerator(restored?.enumerators.get(vertexId) ?? initial)] as const),
     );
     let failAttempt!: (e: Error) => void;
     const attemptFailed = new Promise<never>((_, reject) => (failAttempt = reject));

@@ -20,10 +20,7 @@ export class SplitEnumerator {
   /** Next split to hand out (the array is not shifted per request). */
   private next = 0;
 
-  constructor(
-    readonly vertexId: number,
-    unassigned: readonly unknown[],
-  ) {
+  constructor(unassigned: readonly unknown[]) {
     this.unassigned = [...unassigned];
   }
 

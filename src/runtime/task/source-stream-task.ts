@@ -33,7 +33,7 @@ export class SourceStreamTask extends StreamTask {
 
   /**
    * `requestSplit`: sends this subtask's split request to the enumerator (on-request sources);
-   * the answer comes back through `assignSplit` / `noMoreSplits`.
+   * the answer (a split, or no more splits) comes back through `assignSplit`.
    */
   constructor(
     d: TaskDeployment,
