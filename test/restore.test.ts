@@ -5,6 +5,7 @@ import { StreamExecutionEnvironment } from '../src/index.js';
 import { numberSource } from '../src/connectors/generator/sources.js';
 import { ExactlyOnceFileSink, readCommittedLines } from '../src/connectors/file/exactly-once-file-sink.js';
 import { LocalExecutor } from '../src/runtime/local-executor.js';
+import { StopWithSavepointStoppingError } from '../src/runtime/job-executor.js';
 import { latestCheckpoint as newestCheckpoint, tempDirs } from './support/temp-dirs.js';
 import { compareMultisets } from './support/txn-store-sink.js';
 
@@ -181,6 +182,9 @@ describe('after the savepoint of a stop', () => {
     const done = executor.run();
     while (executor.checkpointStats.counts.completed < 3) await new Promise((r) => setTimeout(r, 5));
     const savepoint = await executor.stopWithSavepoint(tempDir());
+    // As Flink's stop: done once the job has ended, not when its savepoint completed (the sink
+    // still closed for 300 ms then).
+    expect(executor.status).toBe('FINISHED');
     const result = await done;
     expect(result).toMatchObject({ status: 'FINISHED', numRestarts: 0 });
     const after = executor.checkpointStats.entries().filter((e) => e.id > savepoint.checkpointId);
@@ -219,13 +223,21 @@ describe('after the savepoint of a stop', () => {
     const done = executor.run();
     while (executor.checkpointStats.counts.completed < 3) await new Promise((r) => setTimeout(r, 5));
     stopping = true;
-    const savepoint = await executor.stopWithSavepoint(tempDir());
+    // The stop reports the savepoint, and that the job failed after it (Flink's
+    // StopWithSavepointStoppingException).
+    const stop = await executor.stopWithSavepoint(tempDir()).then(
+      (c) => new Error(`the stop succeeded (savepoint ${c.pointer})`),
+      (e: Error) => e,
+    );
+    expect(stop).toBeInstanceOf(StopWithSavepointStoppingError);
+    const savepointPath = (stop as StopWithSavepointStoppingError).savepointPath;
+    expect(stop.message).toMatch(/^a savepoint was created at .*, but job \w+ then ended FAILED instead of finishing \(.*the sink could not close.*\)\. .*sluice run -s /);
     const failure = await done.then(
       (r) => new Error(`ended ${r.status} after ${r.numRestarts} restart(s)`),
       (e: Error) => e,
     );
     expect(failure.message).toMatch(/failed after its stop-with-savepoint completed: .*the sink could not close.*not restarted: .*resume from it \(sluice run -s /);
-    expect(failure.message).toContain(savepoint.pointer);
+    expect(failure.message).toContain(savepointPath);
     expect(executor.progress().numRestarts).toBe(0);
   });
 });

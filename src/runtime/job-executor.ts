@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { assert } from '../util/assert.js';
 import { TaskCancellationTimeoutError } from './deploy/cancellation-watchdog.js';
 import { ConfigError, type Configuration } from '../config/configuration.js';
 import type { JobGraph } from '../graph/job-graph.js';
@@ -39,6 +40,9 @@ export interface VertexResult {
   readonly recordsOut: number;
 }
 
+/** A job's status, as Flink's JobStatus (the subset Sluice goes through). */
+export type JobStatus = 'INITIALIZING' | 'RUNNING' | 'RESTARTING' | 'FINISHED' | 'FAILED' | 'CANCELED' | 'SUSPENDED';
+
 export interface JobResult {
   readonly jobId: string;
   readonly jobName: string;
@@ -68,6 +72,28 @@ export interface JobProgress {
 
 export class JobExecutionError extends Error {
   override readonly name = 'JobExecutionError';
+}
+
+/**
+ * Flink's StopWithSavepointStoppingException: the savepoint of a stop completed, but the job
+ * then ended other than FINISHED. The savepoint holds the job's state and output up to the
+ * stop; output not yet committed is committed by the job resumed from it.
+ */
+export class StopWithSavepointStoppingError extends Error {
+  override readonly name = 'StopWithSavepointStoppingError';
+  constructor(
+    readonly savepointPath: string,
+    jobId: string,
+    readonly jobStatus: JobStatus,
+    cause: Error | undefined,
+  ) {
+    super(
+      `a savepoint was created at ${savepointPath}, but job ${jobId} then ended ${jobStatus} instead of finishing` +
+        `${cause === undefined ? '' : ` (${cause.message})`}. The savepoint is consistent; output of the stop not committed yet ` +
+        `is committed by the job resumed from it: sluice run -s ${savepointPath} <job.ts>`,
+      cause === undefined ? undefined : { cause },
+    );
+  }
 }
 
 export interface JobExecutorOptions {
@@ -145,7 +171,7 @@ export class JobExecutor {
   }
 
   /** Flink's job states that a local job goes through. */
-  status: 'INITIALIZING' | 'RUNNING' | 'RESTARTING' | 'FINISHED' | 'FAILED' | 'CANCELED' | 'SUSPENDED' = 'INITIALIZING';
+  status: JobStatus = 'INITIALIZING';
   startTimeMs = Date.now();
   endTimeMs: number | undefined;
   /** Failures of the job, oldest first (REST /jobs/:id/exceptions). */
@@ -565,8 +591,25 @@ export class JobExecutor {
    * Stop-with-savepoint (`sluice stop`): sources stop, a synchronous savepoint is taken into
    * `targetDirectory` (default execution.checkpointing.savepoint-dir) and committed, then the
    * job finishes. With `drain`, event time is closed and operators finish before the savepoint.
+   *
+   * Resolves, as Flink's stop does, once the job has ended FINISHED, not when the savepoint
+   * completes: a job that ends otherwise after its savepoint (a sink whose close fails, a
+   * cancel meanwhile) rejects with a StopWithSavepointStoppingError naming the savepoint,
+   * which is still the one to resume from.
    */
-  stopWithSavepoint(targetDirectory?: string, drain = false, formatType: 'CANONICAL' | 'NATIVE' = 'CANONICAL'): Promise<CompletedCheckpointInfo> {
+  async stopWithSavepoint(targetDirectory?: string, drain = false, formatType: 'CANONICAL' | 'NATIVE' = 'CANONICAL'): Promise<CompletedCheckpointInfo> {
+    const savepoint = await this.stopWithSavepointOnly(targetDirectory, drain, formatType);
+    const running = this.running;
+    assert(running !== undefined, 'a job stopped with a savepoint was running');
+    const ended = await running.then(
+      (r) => ({ status: r.status as JobStatus, cause: undefined as Error | undefined }),
+      (e: unknown) => ({ status: this.status, cause: e as Error }),
+    );
+    if (ended.status !== 'FINISHED') throw new StopWithSavepointStoppingError(savepoint.pointer, this.jobId, ended.status, ended.cause);
+    return savepoint;
+  }
+
+  private stopWithSavepointOnly(targetDirectory: string | undefined, drain: boolean, formatType: 'CANONICAL' | 'NATIVE'): Promise<CompletedCheckpointInfo> {
     const dir = targetDirectory ?? this.config.getString('execution.checkpointing.savepoint-dir');
     if (dir === undefined) {
       return Promise.reject(new Error('no savepoint directory: give one (sluice stop --savepoint-path <dir> <jobId>) or set execution.checkpointing.savepoint-dir'));
