@@ -60,3 +60,46 @@ describe('sluice run', () => {
     expect(r.stderr).toMatch(/boom at record 2/);
   });
 });
+
+describe('sluice stop against sluice run', () => {
+  // `sluice run` without --jobmanager runs the job on an embedded cluster that goes away with
+  // the job. A stop ends the job, and the stop's result is fetched after that: the REST API
+  // must still answer then (it did not, and `sluice stop` failed with "cannot reach").
+  it('stops the job of an embedded cluster: stop prints the savepoint, run exits 0', { timeout: 60_000 }, async () => {
+    const { spawn, execFile } = await import('node:child_process');
+    const { mkdtempSync, readdirSync } = await import('node:fs');
+    const { tmpdir } = await import('node:os');
+    const { join } = await import('node:path');
+    const dir = mkdtempSync(join(tmpdir(), 'sluice-cli-stop-'));
+    const run = spawn(process.execPath, ['bin/sluice.js', 'run', '--no-progress', '-D', 'rest.port=0', 'examples/checkpointed-count.ts', join(dir, 'out'), '100000000', '-1'], { stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    run.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const exited = new Promise<number | null>((resolve) => run.on('exit', (code) => resolve(code)));
+    try {
+      await expect.poll(() => /REST API at http:\/\/([\d.]+:\d+)/.exec(stderr)?.[1], { timeout: 30_000 }).toBeDefined();
+      const address = /REST API at http:\/\/([\d.]+:\d+)/.exec(stderr)![1]!;
+      const jobId = /Job ([0-9a-f]{32}) submitted/.exec(stderr)![1]!;
+      const stop = () =>
+        new Promise<{ code: number; stdout: string; stderr: string }>((resolve) =>
+          execFile(process.execPath, ['bin/sluice.js', 'stop', '-m', address, '--savepoint-path', join(dir, 'sp'), jobId], { timeout: 30_000 }, (err, stdout, stderr) =>
+            resolve({ code: err === null ? 0 : ((err as { code?: number }).code ?? 1), stdout, stderr }),
+          ),
+        );
+      // Refused until the job runs and has checkpointed; then the stop goes through.
+      let r = await stop();
+      for (let i = 0; i < 50 && r.code !== 0 && /not running|no savepoint now|cannot stop it/.test(r.stderr); i++) {
+        await new Promise((res) => setTimeout(res, 200));
+        r = await stop();
+      }
+      expect(r.stderr).not.toMatch(/cannot reach/);
+      expect(r.code).toBe(0);
+      const savepoint = /Job [0-9a-f]{32} stopped\. Savepoint: (\S+)/.exec(r.stdout)?.[1];
+      expect(savepoint).toBeDefined();
+      expect(readdirSync(savepoint!)).toContain('_metadata');
+      expect(await exited).toBe(0);
+      expect(stderr).toMatch(new RegExp(`Job ${jobId} finished in \\d+ ms`));
+    } finally {
+      run.kill('SIGKILL');
+    }
+  });
+});

@@ -12,7 +12,7 @@ import { LocalCluster } from '../cluster/local-cluster.js';
 import { parseTarget, rest } from './rest-client.js';
 import { ProgressLine } from './progress-line.js';
 import { LocalExecutor } from '../runtime/local-executor.js';
-import { RestServer } from '../rest/rest-server.js';
+import { OPERATION_RESULT_GRACE_MS, RestServer } from '../rest/rest-server.js';
 import { checkpointTable } from './checkpoint-table.js';
 
 function printCheckpoints(entries: readonly import('../runtime/checkpoint/checkpoint-stats.js').CheckpointStatsEntry[]): void {
@@ -254,7 +254,8 @@ async function runOnLocalCluster(args: RunArgs, bundle: string, graph: JobGraph)
     }
     return await awaitJob(args, executor);
   } finally {
-    await cluster.stop();
+    // A `sluice stop` that ended the job is still polling for its result.
+    await cluster.stop(OPERATION_RESULT_GRACE_MS);
   }
 }
 

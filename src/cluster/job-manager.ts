@@ -107,13 +107,15 @@ export class JobManager {
   /**
    * Shuts the JobManager down. Its running jobs are suspended, as Flink's are: their tasks
    * stop, but their checkpoints and high-availability records stay, so a JobManager started
-   * again on the same directory takes them back.
+   * again on the same directory takes them back. `restGraceMs`: how long the REST API still
+   * serves clients the results of operations they triggered (the embedded cluster of
+   * `sluice run`, whose job a `sluice stop` ended, waits for that command to see the result).
    */
-  async stop(): Promise<void> {
+  async stop(restGraceMs = 0): Promise<void> {
     for (const j of this.jobs.values()) j.executor.suspend();
     await Promise.allSettled([...this.jobs.values()].map((j) => j.result));
     this.registry.close();
-    await this.rest.stop(0);
+    await this.rest.stop(restGraceMs);
     const server = this.server;
     if (server !== undefined) await new Promise<void>((resolve) => server.close(() => resolve()));
     rmSync(this.workDir, { recursive: true, force: true });

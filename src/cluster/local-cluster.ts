@@ -100,8 +100,8 @@ export class LocalCluster {
     });
   }
 
-  /** Suspends the running jobs (see JobManager.stop), then stops the TaskManagers and the JobManager. */
-  async stop(): Promise<void> {
+  /** Suspends the running jobs (see JobManager.stop), then stops the TaskManagers and the JobManager (see there for `restGraceMs`). */
+  async stop(restGraceMs = 0): Promise<void> {
     this.stopping = true;
     const running = this.jobManager.runningJobs();
     for (const j of running) j.suspend();
@@ -121,6 +121,6 @@ export class LocalCluster {
           }),
       ),
     );
-    await this.jobManager.stop();
+    await this.jobManager.stop(restGraceMs);
   }
 }

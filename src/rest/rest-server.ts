@@ -32,6 +32,9 @@ interface Operation {
   reported?: boolean;
 }
 
+/** How long a server that goes away with its job still answers for the results of operations (a `sluice stop` polls every 200 ms). */
+export const OPERATION_RESULT_GRACE_MS = 3000;
+
 export interface RestServerOptions {
   readonly address?: string;
   readonly port?: number;
@@ -221,7 +224,7 @@ export class RestServer {
   }
 
   /** Stops serving; first gives clients up to `graceMs` to fetch results of operations they triggered (a stop). */
-  async stop(graceMs = 3000): Promise<void> {
+  async stop(graceMs = OPERATION_RESULT_GRACE_MS): Promise<void> {
     const server = this.server;
     if (server === undefined) return;
     const deadline = Date.now() + graceMs;
