@@ -1,11 +1,12 @@
+import { availableParallelism } from 'node:os';
 import { configDefaults, defineConfig } from 'vitest/config';
 
 export default defineConfig({
   test: {
     // vitest's default is one worker per core but one, so a 2-core machine ran the files one
-    // at a time (~12.5 min a pass); two at a time take ~9 min. The cluster and Kafka tests
+    // at a time (~12.5 min a pass); two at a time take ~8.5 min. The cluster and Kafka tests
     // decide by events and timeouts, not by wall-clock deadlines, so they tolerate sharing.
-    maxWorkers: 2,
+    maxWorkers: Math.max(2, availableParallelism() - 1),
     projects: [
       {
         test: {

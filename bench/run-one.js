@@ -9,12 +9,12 @@ import { clusterBenchmarks } from './cluster-benchmarks.js';
 
 const [name, ...rest] = process.argv.slice(2);
 // The Kafka benchmarks' module (and with it the Kafka client library) is loaded only for a
-// Kafka benchmark: loaded into every run, it halved the in-process word count. The library's
-// modules shifted this process's early garbage collections so that V8 decided to allocate
-// the job's [word, n] tuples straight into the old generation (allocation-site pretenuring,
-// a decision V8 does not take back): 16 full collections a run instead of 1, GC time up from
-// 0.2 s to 1.2 s (--trace-pretenuring, --trace-gc).
-// Kafka benchmarks are named kafka-*.
+// Kafka benchmark (they are named kafka-*): loaded into every run, it cut the in-process word
+// count from 1.1M to 0.4M lines/s. The library's modules shifted this process's early garbage
+// collections so that V8 decided to allocate the job's [word, n] tuples straight into the old
+// generation (allocation-site pretenuring, a decision V8 does not take back): 16 full
+// collections a run instead of 1, GC time up from 0.2 s to 1.2 s (--trace-pretenuring,
+// --trace-gc; docs/architecture.md).
 const kafkaBenchmarks = name?.startsWith('kafka-') ? (await import('./kafka-benchmarks.js')).kafkaBenchmarks : {};
 const checkpointBenchmarks = { ...faultToleranceBenchmarks, ...stateBackendBenchmarks, ...clusterBenchmarks, ...kafkaBenchmarks };
 const q = queries[name];
