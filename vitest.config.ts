@@ -1,8 +1,4 @@
-import { availableParallelism } from 'node:os';
 import { configDefaults, defineConfig } from 'vitest/config';
-
-/** Workers of the first group (unit and type tests): at least two. */
-const unitWorkers = Math.max(2, availableParallelism() - 1);
 
 export default defineConfig({
   test: {
@@ -12,13 +8,6 @@ export default defineConfig({
           name: 'unit',
           include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
           exclude: [...configDefaults.exclude, 'test/kafka-*.test.ts'],
-          // vitest's default is one worker per core but one, so a 2-core machine ran the files
-          // one at a time (~12.5 min a pass). These run two at a time, then the Kafka files
-          // alone, one at a time, as before: kafka-sink-fencing, which holds a producer's
-          // InitProducerId to force an interleaving, once hung past its 60 s timeout while
-          // sharing the machine with a unit test file (2026-12-04; not reproduced since).
-          maxWorkers: unitWorkers,
-          sequence: { groupOrder: 0 },
           testTimeout: 60_000,
           hookTimeout: 60_000,
           pool: 'forks',
@@ -29,8 +18,6 @@ export default defineConfig({
         test: {
           name: 'kafka',
           include: ['test/kafka-*.test.ts'],
-          maxWorkers: 1,
-          sequence: { groupOrder: 1 },
           globalSetup: ['test/global-setup-kafka.ts'],
           testTimeout: 60_000,
           hookTimeout: 60_000,
@@ -41,8 +28,6 @@ export default defineConfig({
         test: {
           name: 'types',
           include: [],
-          maxWorkers: unitWorkers,
-          sequence: { groupOrder: 0 },
           typecheck: { enabled: true, only: true, include: ['test/**/*.test-d.ts'], tsconfig: './tsconfig.json' },
         },
       },
