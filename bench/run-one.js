@@ -47,6 +47,7 @@ if (q !== undefined) {
   process.exit(0);
 } else {
   const { kafkaBenchmarks: all } = await import('./kafka-benchmarks.js');
-  console.error(`unknown benchmark '${name}'; known: ${[...Object.keys(queries), ...Object.keys(checkpointBenchmarks), ...Object.keys(all)].join(', ')}`);
+  const known = new Set([...Object.keys(queries), ...Object.keys(checkpointBenchmarks), ...Object.keys(all)]);
+  console.error(`unknown benchmark '${name}'; known: ${[...known].join(', ')}`);
   process.exit(2);
 }
