@@ -26,6 +26,8 @@ const held = vi.hoisted(() => {
     released: undefined as Promise<void> | undefined,
     /** Resolves when the held InitProducerId got its answer. */
     done: undefined as Promise<void> | undefined,
+    /** What happened to the held call, with times (printed when the test fails). */
+    events: [] as string[],
   };
   s.released = new Promise<void>((r) => (s.release = r));
   return s;
@@ -39,11 +41,15 @@ vi.mock(import('../src/connectors/kafka/kafka-transactions.js'), async (importOr
       if (transactionalId !== held.id || held.done !== undefined) return original.initTransactionalProducer(cluster, transactionalId, transactionTimeoutMs);
       // Long enough that without the fix the next attempt pre-commits meanwhile; short enough
       // for the test when the runtime rightly waits for this writer to close.
+      held.events.push(`${new Date().toISOString()} InitProducerId of ${transactionalId} held`);
       setTimeout(() => held.release(), 2_000);
-      const p = held.released!.then(() => original.initTransactionalProducer(cluster, transactionalId, transactionTimeoutMs));
+      const p = held.released!.then(() => {
+        held.events.push(`${new Date().toISOString()} InitProducerId of ${transactionalId} released`);
+        return original.initTransactionalProducer(cluster, transactionalId, transactionTimeoutMs);
+      });
       held.done = p.then(
-        () => {},
-        () => {},
+        () => void held.events.push(`${new Date().toISOString()} InitProducerId of ${transactionalId} answered`),
+        (e: unknown) => void held.events.push(`${new Date().toISOString()} InitProducerId of ${transactionalId} failed: ${(e as Error).message}`),
       );
       return p;
     },
@@ -117,14 +123,18 @@ function holdingUntilTheSinkOpens<T, S>(inner: Source<T, S>, holdAfter: number):
 }
 
 describe('Kafka sink: a failed attempt cannot fence the next attempt', () => {
-  it("an old writer's late InitProducerId does not abort the next attempt's pre-committed transaction: the read_committed output equals the reference", async () => {
+  it("an old writer's late InitProducerId does not abort the next attempt's pre-committed transaction: the read_committed output equals the reference", async ({ onTestFailed }) => {
     const records = 600;
+    const started = Date.now();
+    const logs: string[] = [];
+    const step = (what: string) => logs.push(`+${Date.now() - started} ms test: ${what}`);
+    // A timeout says nothing of where the test waited: the steps and the job's log do.
+    onTestFailed(() => console.error(`kafka-sink-fencing, log of the failed run (started ${new Date(started).toISOString()}):\n${logs.join('\n')}\n${held.events.join('\n')}`));
     const topic = uniqueTopic('fence');
     await createTopics(brokers.bootstrap, [{ name: topic, partitions: 2 }]);
     held.id = `${topic}-0-1`;
     // Attempt 0 fails once its sink writer waits for the held InitProducerId.
     let attempt = 0;
-    const logs: string[] = [];
     const env = StreamExecutionEnvironment.create({
       'parallelism.default': 1,
       'execution.checkpointing.interval': 50,
@@ -159,12 +169,15 @@ describe('Kafka sink: a failed attempt cannot fence the next attempt', () => {
         ),
       )
       .uid('kafka-out');
-    const result = await env.executeAsync(undefined, { log: (m) => logs.push(m) }).result.catch((e: unknown) => {
+    step('job submitted');
+    const result = await env.executeAsync(undefined, { log: (m) => logs.push(`+${Date.now() - started} ms ${m}`) }).result.catch((e: unknown) => {
       throw new Error(`${(e as Error).message}\n${logs.join('\n')}`);
     });
     expect(held.done, 'the old writer opened its transaction').toBeDefined();
     expect(result.numRestarts, logs.join('\n')).toBe(1);
+    step('job finished; reading the topic with the Java console consumer');
     const committed = await readTopicWithJavaConsumer(brokers.bootstrap, topic);
+    step(`read ${committed.length} records`);
     expect(compareMultisets(committed, countReference(records, KEYS))).toEqual({ duplicates: 0, missing: 0, unexpected: 0 });
   });
 });
