@@ -42,11 +42,50 @@ describe('FileSource split assignment', () => {
     if (splitAssignment === 'static') {
       expect(filesOf(bigReader).size).toBe(11); // f00 and every other small file
     } else {
-      // The large file's reader took little besides it: a small file it asked for ahead while
-      // in the large one, and maybe one before or after it. The other reader read the rest.
+      // The large file's reader took little besides it: a small file it asked for ahead near
+      // the large one's end, and maybe one before or after it. The other reader read the rest.
       expect(filesOf(bigReader).size).toBeLessThanOrEqual(3);
       expect(filesOf(1 - bigReader).size).toBeGreaterThanOrEqual(18);
     }
+  });
+
+  // Two large files at parallelism 2: the reader that asks first does not take both (it asks
+  // for its next file only once its current file's last chunk is in).
+  it('two large files on request at parallelism 2: a file each', async () => {
+    const dir = tempDir();
+    const reference = writeFiles(dir, [20_000, 20_000]);
+    const env = StreamExecutionEnvironment.create({ 'parallelism.default': 2 });
+    const sink = new CollectSink<string>();
+    env.fromSource(new FileSource(dir, { chunkBytes: 4096 }), 'files').sinkTo(sink);
+    await env.execute();
+    expect([...sink.values].sort()).toEqual(reference);
+    const filesOf = (subtask: number): string[] => [...new Set((sink.bySubtask.get(subtask) ?? []).map((l) => l.split(':')[0]!))].sort();
+    expect([filesOf(0), filesOf(1)].sort()).toEqual([['f00'], ['f01']]);
+  });
+
+  // A reader driven by hand: it asks for its second file only once the last chunk of its
+  // first is in, not while the other reader may still be about to ask for its first.
+  it('a reader asks for its next file once its current file is read to the end', async () => {
+    const dir = tempDir();
+    writeFiles(dir, [20_000, 20_000]);
+    const source = new FileSource(dir, { chunkBytes: 4096 });
+    const [first] = await source.createSplits();
+    let requests = 0;
+    const reader = source.createReader({ subtaskIndex: 0, parallelism: 2, attemptNumber: 0, nowMs: () => 0, sendSplitRequest: () => void requests++ });
+    const lines: string[] = [];
+    const output = { collect: (l: string) => void lines.push(l) };
+    reader.pollNext(output);
+    expect(requests).toBe(1);
+    reader.addSplits([first!]);
+    const requestedAt: number[] = [];
+    for (let guard = 0; guard < 1_000_000 && lines.length < 20_000; guard++) {
+      if (reader.pollNext(output) === 'nothing') await reader.isAvailable();
+      if (requests > 1 && requestedAt.length === 0) requestedAt.push(lines.length);
+    }
+    expect(lines.length).toBe(20_000);
+    // Asked once more, within the last chunk (4,096 bytes: a few hundred lines of "f00:12345").
+    expect(requests).toBe(2);
+    expect(requestedAt[0]).toBeGreaterThan(20_000 - 4096 / 8);
   });
 
   // Files handed out on request while the job is canceled after seeded checkpoints and restored

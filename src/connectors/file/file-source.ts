@@ -64,6 +64,8 @@ class FileReader implements SourceReader<string, FileSplit> {
   private bufferOffset = 0;
   private pos = 0;
   private eof = false;
+  /** The current file's last chunk is in (a read returned less than a chunk). */
+  private lastChunkIn = false;
   private reading: Promise<void> | undefined;
   private failure: Error | undefined;
   private noMore = false;
@@ -96,8 +98,10 @@ class FileReader implements SourceReader<string, FileSplit> {
 
   pollNext(output: ReaderOutput<string>): InputStatus {
     if (this.failure !== undefined) throw this.failure;
-    // Ask for the next file while this one is read, so it is there when this one ends.
-    if (this.requests !== undefined && this.queue.length === 0 && !this.requested && !this.noMore) {
+    // Ask for the next file once this one's last chunk is in, so the answer is there when it
+    // ends. Not sooner: a reader that asked as soon as it had a file took the second of two
+    // large files before the other reader's first request arrived, and read both alone.
+    if (this.requests !== undefined && this.queue.length === 0 && !this.requested && !this.noMore && (this.current === undefined || this.lastChunkIn)) {
       this.requested = true;
       this.requests.sendSplitRequest();
     }
@@ -110,6 +114,7 @@ class FileReader implements SourceReader<string, FileSplit> {
       this.bufferOffset = next.offset;
       this.pos = 0;
       this.eof = false;
+      this.lastChunkIn = false;
       this.startRead();
       return 'nothing';
     }
@@ -155,6 +160,7 @@ class FileReader implements SourceReader<string, FileSplit> {
         const readAt = this.bufferOffset + this.buffer.length;
         const { bytesRead } = await this.handle.read(chunk, 0, this.chunkBytes, readAt);
         if (bytesRead === 0) this.eof = true;
+        if (bytesRead < this.chunkBytes) this.lastChunkIn = true;
         this.bufferOffset += this.pos;
         this.buffer = Buffer.concat([rest, chunk.subarray(0, bytesRead)]);
         this.pos = 0;

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { GeneratorSource, type GeneratorSplit } from './generator-source.js';
+import type { SourceReader } from '../../api/source.js';
 
 const ctx = { subtaskIndex: 0, parallelism: 1, attemptNumber: 0, nowMs: () => 0, sendSplitRequest: () => {} };
 
@@ -70,13 +71,46 @@ describe('GeneratorSource with on-request splits', () => {
     expect(splits.at(-1)!.end).toBe(10_005);
   });
 
-  it('reads the ranges it is given in index order, asks for the next while it holds one, and ends on no more splits', () => {
+  it('reads the ranges it is given in index order, asks for the next halfway through its last one, and ends on no more splits', () => {
     const source = new GeneratorSource<number>({ generate: (i) => i, count: 5_000, splits: 5, splitAssignment: 'on-request' });
     const splits = source.createSplits(1);
     const { out, requests, maxHeld } = drive(source, [], splits);
     expect(out).toEqual(Array.from({ length: 5_000 }, (_, i) => i));
     expect(requests).toBe(6); // five ranges, then the answer "no more"
     expect(maxHeld).toBeLessThanOrEqual(2); // the current range and the one asked for ahead
+  });
+
+  it('a reader that starts first does not take the range the other reader is about to ask for', () => {
+    // Two ranges, two readers: reader a is deployed first and asks first. Had it asked for
+    // a second range as soon as it held one, it would take both while b idled.
+    const source = new GeneratorSource<number>({ generate: (i) => i, count: 4_000, splits: 2, splitAssignment: 'on-request' });
+    const enumerator = source.createSplits(2);
+    const requests: string[] = [];
+    const reader = (name: string) => source.createReader({ ...ctx, sendSplitRequest: () => void requests.push(name) });
+    const a = reader('a');
+    const b = reader('b');
+    const answer = (who: SourceReader<number, GeneratorSplit>) => {
+      const next = enumerator.shift();
+      if (next === undefined) who.noMoreSplits();
+      else who.addSplits([next]);
+    };
+    const outA: number[] = [];
+    const outB: number[] = [];
+    a.pollNext({ collect: (v) => void outA.push(v) });
+    expect(requests).toEqual(['a']);
+    answer(a);
+    // a reads the first quarter of its range before b's first request arrives.
+    for (let k = 0; k < 500; k++) a.pollNext({ collect: (v) => void outA.push(v) });
+    expect(requests).toEqual(['a']);
+    b.pollNext({ collect: (v) => void outB.push(v) });
+    answer(b);
+    for (let k = 0; k < 10_000 && outA.length + outB.length < 4_000; k++) {
+      a.pollNext({ collect: (v) => void outA.push(v) });
+      b.pollNext({ collect: (v) => void outB.push(v) });
+      while (requests.length > 2) answer(requests.pop() === 'a' ? a : b);
+    }
+    expect(outA).toEqual(range(0, 2_000));
+    expect(outB).toEqual(range(2_000, 4_000));
   });
 
   it('restored ranges at different positions come first, merged in index order, then the ones it asks for', () => {

@@ -94,14 +94,18 @@ export class GeneratorSource<T> implements Source<T, GeneratorSplit> {
 /**
  * The reader of an on-request generator: it holds the ranges it was given (restored ones may
  * be several, and strided splits of a static run before), emits them in index order, and asks
- * for the next range as soon as it is down to one, so the answer is there before the current
- * range runs out.
+ * for the next range when it holds none, or one it has read half of, so the answer is there
+ * before the range runs out. Not sooner: a reader that asked as soon as it held one took the
+ * second of two ranges before the other reader's first request arrived, and read them both
+ * while the other subtask idled.
  */
 class RangeReader<T> implements SourceReader<T, GeneratorSplit> {
   /** Unfinished ranges, in index order. */
   private splits: GeneratorSplit[] = [];
   private requested = false;
   private noMore = false;
+  /** The index from which the reader asks for its next range while it holds one (halfway through it). */
+  private requestAt = 0;
   private readonly generate: (index: number) => T;
   private readonly timestampOf: ((index: number) => number) | undefined;
   private readonly ratePerMs: number;
@@ -122,7 +126,14 @@ class RangeReader<T> implements SourceReader<T, GeneratorSplit> {
     for (const s of splits) if (s.next < s.end) this.splits.push({ ...s });
     this.splits.sort((a, b) => a.next - b.next);
     this.requested = false;
+    this.planRequest();
     this.signal();
+  }
+
+  /** Sets where the next request is due when the reader is down to its last range. */
+  private planRequest(): void {
+    const last = this.splits.length === 1 ? this.splits[0]! : undefined;
+    if (last !== undefined) this.requestAt = last.next + Math.floor((last.end - last.next) / 2);
   }
 
   noMoreSplits(): void {
@@ -139,7 +150,7 @@ class RangeReader<T> implements SourceReader<T, GeneratorSplit> {
 
   pollNext(output: ReaderOutput<T>): InputStatus {
     const splits = this.splits;
-    if (splits.length <= 1 && !this.requested && !this.noMore) {
+    if (!this.requested && !this.noMore && (splits.length === 0 || (splits.length === 1 && splits[0]!.next >= this.requestAt))) {
       this.requested = true;
       this.ctx.sendSplitRequest();
     }
@@ -155,7 +166,10 @@ class RangeReader<T> implements SourceReader<T, GeneratorSplit> {
     // Stride 1 for its own ranges; a strided split restored from a static run keeps its stride.
     const next = i + split.stride;
     split.next = next;
-    if (next >= split.end) splits.shift();
+    if (next >= split.end) {
+      splits.shift();
+      this.planRequest();
+    }
     if (this.timestampOf === undefined) output.collect(this.generate(i));
     else output.collect(this.generate(i), this.timestampOf(i));
     return 'more';
