@@ -47,6 +47,18 @@ describe('sluice run', () => {
     expect(r.code).not.toBe(0);
   });
 
+  // Everything after the job file goes to the job (as in Flink's CLI): a job that cannot make
+  // sense of a misplaced option's words fails with a note that says where options go.
+  it.each([
+    [['run', 'examples/nexmark-hot-items.ts', '--jobmanager', '127.0.0.1:1'], /'--jobmanager 127\.0\.0\.1:1' came after the job file.*sluice run --jobmanager 127\.0\.0\.1:1 <job\.ts>/s],
+    [['run', 'examples/nexmark-hot-items.ts', '-p', '2', '--embedded'], /the job's definition threw RangeError: generator count must be .* got NaN\nnote: '-p 2', '--embedded' came after the job file/s],
+  ])('options after the job file: %j', (args, message) => {
+    const r = sluice(...args);
+    expect(r.stderr).toMatch(message);
+    expect(r.stderr).not.toMatch(/^\s+at /m);
+    expect(r.code).toBe(1);
+  });
+
   it('sluice run --help prints the usage', () => {
     const r = sluice('run', '--help');
     expect(r.code).toBe(0);

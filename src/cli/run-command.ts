@@ -39,6 +39,29 @@ interface RunArgs {
   readonly embedded: boolean;
 }
 
+/** Options of `sluice run` that take a value, and those that do not. */
+const RUN_OPTIONS_WITH_VALUE = new Set(['-p', '--parallelism', '-D', '-m', '--jobmanager', '--token', '-s', '--fromSavepoint', '--from-savepoint', '--claim-mode', '--claimMode', '-rm']);
+const RUN_FLAGS = new Set(['--no-typecheck', '-d', '--detached', '--embedded', '--progress', '--no-progress', '-n', '--allow-non-restored-state', '--allowNonRestoredState']);
+
+/**
+ * When the job's arguments hold options of `sluice run` (everything after the job file goes
+ * to the job, as in Flink's CLI), a note saying so, for the error of a job that could not
+ * make sense of them; '' when they hold none.
+ */
+export function misplacedOptionsNote(jobArgs: readonly string[]): string {
+  const found: string[] = [];
+  for (let k = 0; k < jobArgs.length; k++) {
+    const a = jobArgs[k]!;
+    if (RUN_OPTIONS_WITH_VALUE.has(a)) found.push(jobArgs[k + 1] === undefined ? a : `${a} ${jobArgs[++k]}`);
+    else if (RUN_FLAGS.has(a) || a.startsWith('--parallelism=') || (a.startsWith('-D') && a.includes('='))) found.push(a);
+  }
+  if (found.length === 0) return '';
+  return (
+    `\nnote: ${found.map((f) => `'${f}'`).join(', ')} came after the job file, so the job got ${found.length === 1 ? 'it' : 'them'} as arguments; ` +
+    `options of sluice run go before the job file: sluice run ${found.join(' ')} <job.ts> [job args...]`
+  );
+}
+
 function parseParallelism(text: string | undefined): number {
   if (text === undefined) throw new CliError(`-p needs a value\n${RUN_USAGE}`, 2);
   if (!/^\d+$/.test(text) || Number(text) < 1) throw new CliError(`invalid parallelism '${text}': give an integer >= 1, e.g. -p 2`, 2);
@@ -116,7 +139,9 @@ export async function runCommand(argv: readonly string[]): Promise<number> {
   try {
     await job.build(env, args.jobArgs);
   } catch (e) {
-    if (e instanceof ConfigError || e instanceof GraphError) throw new CliError(`${args.jobPath}: ${e.message}`);
+    const note = misplacedOptionsNote(args.jobArgs);
+    if (e instanceof ConfigError || e instanceof GraphError) throw new CliError(`${args.jobPath}: ${e.message}${note}`);
+    if (note !== '' && e instanceof Error) throw new CliError(`${args.jobPath}: the job's definition threw ${e.name}: ${e.message}${note}`);
     throw e;
   }
   if (env.isEmpty) throw new CliError(`${args.jobPath} built no dataflow: add a source (env.fromSource) and a sink (sinkTo)`);
@@ -247,7 +272,7 @@ async function runOnLocalCluster(args: RunArgs, bundle: string, graph: JobGraph)
         allowNonRestoredState: args.allowNonRestoredState,
       });
     } catch (e) {
-      throw new CliError(`${args.jobPath}: ${(e as Error).message}`);
+      throw new CliError(`${args.jobPath}: ${(e as Error).message}${misplacedOptionsNote(args.jobArgs)}`);
     }
     if (args.config.getBoolean('rest.enabled')) {
       process.stderr.write(`Job ${executor.jobId} submitted to a local cluster of ${taskManagers} TaskManager process(es); REST API at ${cluster.jobManager.restUrl}\n`);
@@ -284,14 +309,22 @@ async function startRest(config: ConfigurationType, executor: LocalExecutor): Pr
 async function submitToCluster(args: RunArgs): Promise<number> {
   const prepared = await prepareJob(args.jobPath, { typeCheck: args.typeCheck });
   const target = parseTarget(['--jobmanager', args.jobManager!, ...(args.token === undefined ? [] : ['--token', args.token])]);
-  const { jobid } = await rest<{ jobid: string }>(target, 'POST', '/jobs', {
+  const submission = {
     bundle: prepared.code,
     config: args.config.entries(),
     args: args.jobArgs,
     name: args.config.getString('pipeline.name') ?? args.jobPath,
     savepointPath: args.restorePath,
     allowNonRestoredState: args.allowNonRestoredState,
-  });
+  };
+  let jobid: string;
+  try {
+    ({ jobid } = await rest<{ jobid: string }>(target, 'POST', '/jobs', submission));
+  } catch (e) {
+    const note = misplacedOptionsNote(args.jobArgs);
+    if (e instanceof CliError && note !== '') throw new CliError(`${e.message}${note}`, e.exitCode);
+    throw e;
+  }
   process.stderr.write(`Job ${jobid} submitted to ${target.baseUrl}\n`);
   process.stdout.write(`${jobid}\n`);
   if (args.detached) return 0;
