@@ -1,5 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
+import { misplacedOptionsNote, RUN_USAGE } from '../src/cli/run-command.js';
 
 function sluice(...args: string[]): { code: number | null; stdout: string; stderr: string } {
   const r = spawnSync(process.execPath, ['bin/sluice.js', ...args], { encoding: 'utf8', timeout: 60_000 });
@@ -57,6 +58,12 @@ describe('sluice run', () => {
     expect(r.stderr).toMatch(message);
     expect(r.stderr).not.toMatch(/^\s+at /m);
     expect(r.code).toBe(1);
+  });
+
+  it('the note knows every option of the usage line', () => {
+    const options = [...new Set(RUN_USAGE.match(/(?<=[[ |])--?[a-zA-Z][\w-]*/g))];
+    expect(options.length).toBeGreaterThan(10);
+    for (const o of options) expect(misplacedOptionsNote(['x', o, 'v']), o).toMatch(/came after the job file/);
   });
 
   it('sluice run --help prints the usage', () => {

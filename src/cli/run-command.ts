@@ -39,7 +39,7 @@ interface RunArgs {
   readonly embedded: boolean;
 }
 
-/** Options of `sluice run` that take a value, and those that do not. */
+/** Options of `sluice run` that take a value, and those that do not (as parseRunArgs reads them; test/cli.test.ts checks them against RUN_USAGE). */
 const RUN_OPTIONS_WITH_VALUE = new Set(['-p', '--parallelism', '-D', '-m', '--jobmanager', '--token', '-s', '--fromSavepoint', '--from-savepoint', '--claim-mode', '--claimMode', '-rm']);
 const RUN_FLAGS = new Set(['--no-typecheck', '-d', '--detached', '--embedded', '--progress', '--no-progress', '-n', '--allow-non-restored-state', '--allowNonRestoredState']);
 
