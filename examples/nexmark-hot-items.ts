@@ -38,6 +38,7 @@ const windowResult: ProcessWindowFunction<number, AuctionCount, number> = {
 
 export default defineJob((env, args) => {
   const events = Number(args[0] ?? 3_000_000);
+  if (!Number.isSafeInteger(events) || events < 1) throw new Error(`events must be a positive integer, got '${args[0]}'`);
   env
     .fromSource(nexmarkSource({ events, config: { firstEventRate: 100_000 } }), 'Nexmark')
     .filter((e: NexmarkEvent): e is Bid => e.kind === 'bid')

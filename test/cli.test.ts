@@ -52,12 +52,20 @@ describe('sluice run', () => {
   // sense of a misplaced option's words fails with a note that says where options go.
   it.each([
     [['run', 'examples/nexmark-hot-items.ts', '--jobmanager', '127.0.0.1:1'], /'--jobmanager 127\.0\.0\.1:1' came after the job file.*sluice run --jobmanager 127\.0\.0\.1:1 <job\.ts>/s],
-    [['run', 'examples/nexmark-hot-items.ts', '-p', '2', '--embedded'], /the job's definition threw RangeError: generator count must be .* got NaN\nnote: '-p 2', '--embedded' came after the job file/s],
+    [['run', 'examples/nexmark-hot-items.ts', '-p', '2', '--embedded'], /the job's definition threw Error: events must be a positive integer, got '-p'\nnote: '-p 2', '--embedded' came after the job file/],
   ])('options after the job file: %j', (args, message) => {
     const r = sluice(...args);
     expect(r.stderr).toMatch(message);
-    expect(r.stderr).not.toMatch(/^\s+at /m);
     expect(r.code).toBe(1);
+  });
+
+  it('a job whose definition throws: its error and its frames down to the job file, not the CLI\'s', () => {
+    const r = sluice('run', 'examples/nexmark-hot-items.ts', 'many');
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/^error: examples\/nexmark-hot-items\.ts: the job's definition threw Error: events must be a positive integer, got 'many'/m);
+    const frames = r.stderr.split('\n').filter((l) => /^\s+at /.test(l));
+    expect(frames.at(-1)).toMatch(/examples\/nexmark-hot-items\.ts:\d+:\d+/);
+    expect(r.stderr).not.toMatch(/cli\/(run-command|main)\.js/);
   });
 
   it('the note knows every option of the usage line', () => {

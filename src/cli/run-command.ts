@@ -6,6 +6,7 @@ import type { Configuration as ConfigurationType } from '../config/configuration
 import { CliError } from './cli-error.js';
 import { prepareJob } from './job-loader.js';
 import { availableParallelism } from 'node:os';
+import { resolve } from 'node:path';
 import type { JobGraph } from '../graph/job-graph.js';
 import type { JobExecutor } from '../runtime/job-executor.js';
 import { LocalCluster } from '../cluster/local-cluster.js';
@@ -60,6 +61,21 @@ export function misplacedOptionsNote(jobArgs: readonly string[]): string {
     `\nnote: ${found.map((f) => `'${f}'`).join(', ')} came after the job file, so the job got ${found.length === 1 ? 'it' : 'them'} as arguments; ` +
     `options of sluice run go before the job file: sluice run ${found.join(' ')} <job.ts> [job args...]`
   );
+}
+
+/**
+ * The stack frames of an error thrown by a job's definition, down to the job file's last
+ * frame (the CLI's own frames below it say nothing to the job's author); at most 8 when no
+ * frame is in the job file.
+ */
+export function jobFrames(e: Error, jobFile: string): string {
+  const frames = (e.stack ?? '').split('\n').filter((l) => /^\s+at /.test(l));
+  let last = -1;
+  frames.forEach((f, k) => {
+    if (f.includes(jobFile)) last = k;
+  });
+  const shown = last >= 0 ? frames.slice(0, last + 1) : frames.slice(0, 8);
+  return shown.length === 0 ? '' : `\n${shown.join('\n')}`;
 }
 
 function parseParallelism(text: string | undefined): number {
@@ -141,7 +157,7 @@ export async function runCommand(argv: readonly string[]): Promise<number> {
   } catch (e) {
     const note = misplacedOptionsNote(args.jobArgs);
     if (e instanceof ConfigError || e instanceof GraphError) throw new CliError(`${args.jobPath}: ${e.message}${note}`);
-    if (note !== '' && e instanceof Error) throw new CliError(`${args.jobPath}: the job's definition threw ${e.name}: ${e.message}${note}`);
+    if (e instanceof Error) throw new CliError(`${args.jobPath}: the job's definition threw ${e.name}: ${e.message}${note}${jobFrames(e, resolve(args.jobPath))}`);
     throw e;
   }
   if (env.isEmpty) throw new CliError(`${args.jobPath} built no dataflow: add a source (env.fromSource) and a sink (sinkTo)`);
