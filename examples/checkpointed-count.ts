@@ -122,6 +122,8 @@ export default defineJob((env, args) => {
   if (dir === undefined) throw new Error('usage: sluice run examples/checkpointed-count.ts <out-dir> [numbers] [fail-at]');
   const numbers = Number(args[1] ?? 20_000);
   const failAt = Number(args[2] ?? 12_000);
+  if (!Number.isSafeInteger(numbers) || numbers < 1) throw new Error(`numbers must be a positive integer, got '${args[1]}'`);
+  if (!Number.isSafeInteger(failAt) || failAt < 0) throw new Error(`fail-at must be a non-negative integer, got '${args[2]}'`);
 
   env.enableCheckpointing(100); // every 100 ms, EXACTLY_ONCE
   env.configure('restart-strategy.type', 'fixed-delay');

@@ -91,6 +91,7 @@ function perReadingWatermarks(): WatermarkStrategy<Reading> {
 
 export default defineJob((env, args) => {
   const count = Number(args[0] ?? 400);
+  if (!Number.isSafeInteger(count) || count < 1) throw new Error(`usage: sluice run examples/event-time-windows.ts [readings]: readings must be a positive integer, got '${args[0]}'`);
   const lateReadings = new OutputTag<Reading>('late-readings');
 
   const windows = env

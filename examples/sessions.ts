@@ -45,6 +45,7 @@ const summarize: ProcessWindowFunction<Click, string, string> = {
 
 export default defineJob((env, args) => {
   const count = Number(args[0] ?? 200);
+  if (!Number.isSafeInteger(count) || count < 1) throw new Error(`usage: sluice run examples/sessions.ts [clicks]: clicks must be a positive integer, got '${args[0]}'`);
   env
     .fromElements(...Array.from({ length: count }, (_, i) => click(i)))
     .assignTimestampsAndWatermarks(WatermarkStrategy.forMonotonousTimestamps<Click>().withTimestampAssigner((c) => c.ts))
