@@ -123,7 +123,7 @@ export default defineJob((env, args) => {
   const numbers = Number(args[1] ?? 20_000);
   const failAt = Number(args[2] ?? 12_000);
   if (!Number.isSafeInteger(numbers) || numbers < 1) throw new Error(`numbers must be a positive integer, got '${args[1]}'`);
-  if (!Number.isSafeInteger(failAt) || failAt < 0) throw new Error(`fail-at must be a non-negative integer, got '${args[2]}'`);
+  if (!Number.isSafeInteger(failAt) || failAt < -1) throw new Error(`fail-at must be an integer >= 0, or -1 for no failure, got '${args[2]}'`);
 
   env.enableCheckpointing(100); // every 100 ms, EXACTLY_ONCE
   env.configure('restart-strategy.type', 'fixed-delay');
