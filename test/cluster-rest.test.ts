@@ -1,6 +1,9 @@
 // The JobManager's REST API: answers for a cluster job, errors for malformed submissions,
 // the bearer token, the cluster secret of TaskManager connections, and `sluice info`.
 import { mkdtempSync, rmSync } from 'node:fs';
+import { once } from 'node:events';
+import { createConnection } from 'node:net';
+import { MsgpackMessageCodec } from '../src/cluster/wire/connection.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -180,6 +183,16 @@ describe('JobManager REST API: a cluster job', () => {
     expect(cancel.status).toBe(202);
     expect(await untilState(jobId, ['CANCELED', 'FAILED', 'FINISHED'])).toBe('CANCELED');
     expect((await call('PATCH', `/jobs/${jobId}?mode=stop`)).status).toBe(400);
+    // As Flink: canceling a canceled job is acknowledged again; a finished job is a conflict.
+    expect((await call('PATCH', `/jobs/${jobId}?mode=cancel`)).status).toBe(202);
+    const finished = await call('POST', '/jobs', { bundle: countBundle, config: [['parallelism.default', 2]], args: [tempDir(), '100', '5', '100000'], name: 'rest-count-short' });
+    expect(finished.status, JSON.stringify(finished.json)).toBe(200);
+    expect(await untilState(finished.json.jobid as string, ['CANCELED', 'FAILED', 'FINISHED'])).toBe('FINISHED');
+    const conflict = await call('PATCH', `/jobs/${finished.json.jobid as string}?mode=cancel`);
+    expect([conflict.status, errorsOf(conflict)]).toEqual([409, 'Job cancellation failed because the job has already reached another terminal state (FINISHED).']);
+    // Only a job submission takes a body over 1 MiB.
+    const big = await call('POST', `/jobs/${jobId}/checkpoints`, { pad: 'x'.repeat(1 << 20) });
+    expect([big.status, errorsOf(big)]).toEqual([413, 'request body larger than 1048576 bytes']);
     // The slots are free again.
     const after = (await call('GET', '/taskmanagers')).json.taskmanagers as { freeSlots: number }[];
     expect(after.map((t) => t.freeSlots)).toEqual([2, 2]);
@@ -270,5 +283,48 @@ describe('JobManager REST API: access', () => {
     } finally {
       for (const tm of tms) await tm.stop();
     }
+  });
+
+  it('a TaskManager pointed at a port that accepts and closes (the REST port) retries slowly and says which port it wants', async () => {
+    const restPort = Number(new URL(base).port);
+    const logs: string[] = [];
+    const tm = new TaskManager({ jobManagerHost: '127.0.0.1', jobManagerPort: restPort, slots: 1, host: '127.0.0.1', id: 'tm-wrong-port', log: (m) => logs.push(m) });
+    void tm.start();
+    try {
+      await new Promise((r) => setTimeout(r, 2500));
+    } finally {
+      await tm.stop();
+    }
+    expect(logs, logs.slice(0, 5).join('\n')).toHaveLength(1);
+    expect(logs[0]).toMatch(/closed the connection before registering this TaskManager \(.*frame of \d+ bytes exceeds.*\); is it the JobManager's RPC port \(jobmanager\.rpc\.port, default 6123\), not its REST port\? retrying/);
+  });
+
+  it('a peer sending null, a number or a malformed registration to the RPC port or a data port is refused; the processes go on', async () => {
+    // Encoded as a peer of this version would: a new codec for each connection.
+    const frame = (value: unknown): Buffer => new MsgpackMessageCodec<never, never>().encodeFrame(value as never);
+    /** Sends one frame and waits until the peer closes the connection. */
+    const sendAndWaitForClose = async (port: number, bytes: Buffer): Promise<void> => {
+      const socket = createConnection({ host: '127.0.0.1', port });
+      socket.on('error', () => {});
+      socket.on('data', () => {});
+      await once(socket, 'connect');
+      socket.write(bytes);
+      await Promise.race([once(socket, 'close'), new Promise((r) => setTimeout(r, 5000))]);
+      socket.destroy();
+    };
+    const tms = (await call('GET', '/taskmanagers')).json.taskmanagers as { id: string; dataPort: number }[];
+    const dataPort = tms.find((t) => t.id === 'tm-a')!.dataPort;
+    const malformedRegistration = { t: 'register', tm: 'evil', slots: 'abc', dataHost: '127.0.0.1', dataPort: 'y', pid: 'z', proof: '' };
+    for (const bytes of [frame(null), frame(5), frame([1, 2]), frame({ x: 1 }), frame(malformedRegistration)]) {
+      await sendAndWaitForClose(jm.rpcPort, bytes);
+      await sendAndWaitForClose(dataPort, bytes);
+    }
+    await sendAndWaitForClose(dataPort, frame({ t: 'hello', jobId: null, attempt: 'x', from: 7, proof: '' }));
+    expect(jmLog.join('\n')).toMatch(/a message that is not a Sluice message \(null\)/);
+    expect(jmLog.join('\n')).toMatch(/refused a TaskManager connection from \S+: a malformed registration: slots must be an integer >= 1, got "abc"/);
+    // Both processes still answer: the JobManager its REST API, the TaskManagers stay registered.
+    const after = (await call('GET', '/taskmanagers')).json.taskmanagers as { id: string; slotsNumber: number }[];
+    expect(after.map((t) => t.id).sort()).toEqual(['tm-a', 'tm-b']);
+    expect((await call('GET', '/overview')).json['slots-total']).toBe(4);
   });
 });

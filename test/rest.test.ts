@@ -151,6 +151,26 @@ describe('REST API', () => {
     expect((await call('GET', '/no/such/path')).status).toBe(404);
     expect((await call('DELETE', '/jobs')).status).toBe(405);
     expect((await call('GET', `/jobs/${executor.jobId}/checkpoints/details/x`)).status).toBe(400);
+    // A malformed percent-escape in a path: 400, not an internal error.
+    const escape = await call('GET', '/jobs/%zz');
+    expect([escape.status, escape.json.errors[0]]).toEqual([400, "the path segment '%zz' holds a malformed percent-escape"]);
+    // A body that is JSON but not an object is refused, not taken as "no options".
+    for (const [body, what] of [['null', 'null'], ['true', 'a boolean'], ['5', 'a number'], ['[]', 'an array'], ['"x"', 'a string']] as const) {
+      const r = await call('POST', `/jobs/${executor.jobId}/stop`, body);
+      expect([r.status, r.json.errors[0]], body).toEqual([400, `the request body must be a JSON object ({...}), got ${what}`]);
+    }
+    const big = await call('POST', `/jobs/${executor.jobId}/checkpoints`, JSON.stringify({ pad: 'x'.repeat(1 << 20) }));
+    expect([big.status, big.json.errors[0]]).toEqual([413, 'request body larger than 1048576 bytes']);
     expect((await call('GET', '/overview')).status).toBe(200);
+    expect(executor.status).toBe('RUNNING');
+  });
+
+  it("a trigger id answers only at its own operation's path and job", async () => {
+    const t = await call('POST', `/jobs/${executor.jobId}/checkpoints`, JSON.stringify({}));
+    const id = t.json['request-id'] as string;
+    expect((await call('GET', `/jobs/${executor.jobId}/checkpoints/${id}`)).status).toBe(200);
+    const asSavepoint = await call('GET', `/jobs/${executor.jobId}/savepoints/${id}`);
+    expect([asSavepoint.status, asSavepoint.json.errors[0]]).toEqual([404, `no savepoint or stop operation with trigger id ${id} for job ${executor.jobId} (results are kept for 5 minutes)`]);
+    expect((await call('GET', `/savepoint-disposal/${id}`)).status).toBe(404);
   });
 });

@@ -85,7 +85,6 @@ export class JobManager {
       ...(token === undefined ? {} : { authToken: token }),
       taskManagers: () => this.taskManagerInfos(),
       routes: this.routes(),
-      maxBodyBytes: 64 * 1024 * 1024,
     });
   }
 
@@ -172,6 +171,8 @@ export class JobManager {
       {
         method: 'POST',
         path: '/jobs',
+        // A bundled job module with its local imports.
+        maxBodyBytes: 64 * 1024 * 1024,
         handler: async (_p, body) => {
           const b = body as Partial<JobSubmission> | undefined;
           if (b === undefined || typeof b.bundle !== 'string') throw new RestError(400, 'POST /jobs needs a JSON body with "bundle" (the bundled job module, as `sluice run --jobmanager` sends it)');

@@ -78,8 +78,9 @@ export class TaskManagerRegistry {
     conn.onMessage((m) => {
       if (refused) return;
       if (tm === undefined) {
-        if (m.t !== 'register' || !checkProof(this.o.secret, `register/${m.tm}`, m.proof)) {
-          const why = m.t !== 'register' ? 'it did not register' : 'wrong cluster secret (cluster.secret)';
+        const malformed = m.t === 'register' ? registrationProblem(m) : undefined;
+        if (m.t !== 'register' || malformed !== undefined || !checkProof(this.o.secret, `register/${m.tm}`, m.proof)) {
+          const why = m.t !== 'register' ? 'it did not register' : (malformed ?? 'wrong cluster secret (cluster.secret)');
           this.o.log(`refused a TaskManager connection from ${socket.remoteAddress}: ${why}`);
           // Tell the TaskManager why (its log says so), then close once it has read it.
           refused = true;
@@ -103,6 +104,7 @@ export class TaskManagerRegistry {
       if (attempt !== undefined && attempt.attemptNumber === m.attempt) attempt.onMessage(tm, m);
     });
     conn.onClose((e) => {
+      if (tm === undefined && !refused && e !== undefined) this.o.log(`refused a TaskManager connection from ${socket.remoteAddress}: ${e.message}`);
       if (tm !== undefined) this.lose(tm, `its connection closed${e === undefined ? '' : ` (${e.message})`}`);
     });
   }
@@ -189,4 +191,20 @@ export class TaskManagerRegistry {
     for (const t of this.taskManagers.values()) t.slotsByJob.delete(jobId);
     for (const w of this.slotWaiters.splice(0)) w();
   }
+}
+
+/**
+ * What is wrong with a registration's fields, checked before any is used: they come from
+ * whoever connected (with no cluster secret configured, anyone who reaches the RPC port).
+ */
+export function registrationProblem(m: Extract<TaskManagerMessage, { t: 'register' }>): string | undefined {
+  const fields = m as unknown as Record<string, unknown>;
+  const bad = (name: string, want: string): string => `a malformed registration: ${name} must be ${want}, got ${JSON.stringify(fields[name]) ?? 'undefined'}`;
+  if (typeof fields.tm !== 'string' || fields.tm.length === 0 || fields.tm.length > 200) return bad('tm', 'a TaskManager id of 1 to 200 characters');
+  if (!Number.isInteger(fields.slots) || (fields.slots as number) < 1) return bad('slots', 'an integer >= 1');
+  if (typeof fields.dataHost !== 'string' || fields.dataHost.length === 0) return bad('dataHost', 'a host name or address');
+  if (!Number.isInteger(fields.dataPort) || (fields.dataPort as number) < 1 || (fields.dataPort as number) > 65_535) return bad('dataPort', 'a port from 1 to 65535');
+  if (!Number.isInteger(fields.pid) || (fields.pid as number) < 0) return bad('pid', 'a process id');
+  if (fields.metricsUrl !== undefined && fields.metricsUrl !== null && typeof fields.metricsUrl !== 'string') return bad('metricsUrl', 'a URL or absent');
+  return undefined;
 }

@@ -93,6 +93,10 @@ export class TaskManager {
   /** Why the JobManager refused the current connection (then retry slowly). */
   private refusal: string | undefined;
   private retryTimer: NodeJS.Timeout | undefined;
+  /** The connection the JobManager acknowledged the registration on. */
+  private acknowledged: JmConnection | undefined;
+  /** When this TaskManager last logged a connection closed before registering (logged once per 10 s). */
+  private lastUnregisteredComplaintMs = 0;
   /** Resolves once registered the first time. */
   readonly registered: Promise<void>;
   private markRegistered!: () => void;
@@ -175,6 +179,20 @@ export class TaskManager {
       this.retryTimer = setTimeout(() => void this.connectLoop(), 5000);
       return;
     }
+    if (this.acknowledged !== conn) {
+      // The peer accepted the connection and closed it without acknowledging the registration:
+      // not a JobManager (another service, the REST port), or one going down. Retried like an
+      // unreachable address, not at once: a peer that accepts and closes must not make a loop.
+      if (Date.now() - this.lastUnregisteredComplaintMs > 10_000) {
+        this.lastUnregisteredComplaintMs = Date.now();
+        this.log(
+          `${this.o.jobManagerHost}:${this.o.jobManagerPort} closed the connection before registering this TaskManager${e === undefined ? '' : ` (${e.message})`}; ` +
+            `is it the JobManager's RPC port (jobmanager.rpc.port, default 6123), not its REST port? retrying`,
+        );
+      }
+      this.retryTimer = setTimeout(() => void this.connectLoop(), 1000);
+      return;
+    }
     this.log(`lost the JobManager${e === undefined ? '' : ` (${e.message})`}: canceling ${this.attempts.size} attempt(s) and registering again`);
     for (const d of this.deploying.values()) d.canceled = true;
     for (const a of [...this.attempts.values()]) this.cancelAttempt(a);
@@ -189,6 +207,7 @@ export class TaskManager {
     this.lastFromJobManagerMs = Date.now();
     switch (m.t) {
       case 'registered':
+        this.acknowledged = conn;
         this.heartbeatTimeoutMs = m.heartbeatTimeoutMs;
         clearInterval(this.heartbeatTimer);
         this.heartbeatTimer = setInterval(() => {

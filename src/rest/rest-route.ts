@@ -28,4 +28,6 @@ export interface RestRoute {
   readonly handler: RestHandler;
   /** Served without the bearer token (the dashboard's static files, which hold no job data). */
   readonly public?: boolean;
+  /** Largest request body accepted; default MAX_BODY_BYTES (1 MiB). */
+  readonly maxBodyBytes?: number;
 }

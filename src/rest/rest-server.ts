@@ -23,10 +23,19 @@ interface Route {
   readonly handler: Handler;
   /** Served without the bearer token (the dashboard's files). */
   readonly public: boolean;
+  readonly maxBodyBytes: number;
 }
 
+/** What an asynchronous operation is; its trigger id answers only at its own kind's path (and job). */
+type OperationKind = 'checkpoint' | 'savepoint' | 'disposal';
+
 interface Operation {
+  readonly kind: OperationKind;
+  /** The job it belongs to (none for a savepoint disposal). */
+  readonly jobId: string | undefined;
   status: 'IN_PROGRESS' | 'COMPLETED';
+  /** When it completed (completed operations are kept for OPERATION_RESULT_RETENTION_MS). */
+  completedAtMs?: number;
   operation?: Record<string, unknown>;
   /** The client saw the result (a stopping job's server waits for that). */
   reported?: boolean;
@@ -34,6 +43,9 @@ interface Operation {
 
 /** How long a server that goes away with its job still answers for the results of operations (a `sluice stop` polls every 200 ms). */
 export const OPERATION_RESULT_GRACE_MS = 3000;
+
+/** How long the result of a completed operation can be fetched (Flink's rest.async.store-duration, 5 min). */
+export const OPERATION_RESULT_RETENTION_MS = 5 * 60_000;
 
 export interface RestServerOptions {
   readonly address?: string;
@@ -46,11 +58,10 @@ export interface RestServerOptions {
   readonly taskManagers?: () => readonly TaskManagerInfo[];
   /** More routes (the JobManager's job submission). */
   readonly routes?: readonly RestRoute[];
-  /** Largest request body accepted (default 1 MiB; a JobManager takes job bundles). */
-  readonly maxBodyBytes?: number;
 }
 
-const MAX_BODY_BYTES = 1 << 20;
+/** Largest request body a route takes unless it says otherwise (a JobManager's job submission takes bundles). */
+export const MAX_BODY_BYTES = 1 << 20;
 
 /**
  * The REST API in Flink's shapes (/overview, /jobs, /jobs/:id, /jobs/:id/checkpoints, ...)
@@ -76,7 +87,12 @@ export class RestServer {
     this.route('PATCH', '/jobs/:jobid', (p, _b, url) => {
       const mode = url.searchParams.get('mode') ?? 'cancel';
       if (mode !== 'cancel') throw new RestError(400, `unknown mode '${mode}'; PATCH /jobs/:jobid?mode=cancel cancels the job`);
-      this.job(p.jobid!).cancel();
+      const j = this.job(p.jobid!);
+      // As Flink's JobCancellationHandler: a canceled job is acknowledged again, a job that ended otherwise is a conflict.
+      if (j.status === 'FINISHED' || j.status === 'FAILED') {
+        throw new RestError(409, `Job cancellation failed because the job has already reached another terminal state (${j.status}).`);
+      }
+      j.cancel();
       return [202, {}];
     });
     this.route('GET', '/jobs/:jobid/exceptions', (p) => {
@@ -111,20 +127,11 @@ export class RestServer {
       if (type !== 'CONFIGURED' && type !== 'FULL' && type !== 'INCREMENTAL') {
         throw new RestError(400, `checkpointType must be CONFIGURED, FULL or INCREMENTAL, got ${JSON.stringify(type)}`);
       }
-      const triggerId = randomBytes(16).toString('hex');
-      const op: Operation = { status: 'IN_PROGRESS' };
-      this.operations.set(triggerId, op);
-      j.triggerCheckpoint(type === 'FULL').then(
-        (c) => {
-          op.status = 'COMPLETED';
+      return this.operation('checkpoint', j.jobId, (op) =>
+        j.triggerCheckpoint(type === 'FULL').then((c) => {
           op.operation = { checkpointId: c.checkpointId };
-        },
-        (e: unknown) => {
-          op.status = 'COMPLETED';
-          op.operation = { 'failure-cause': { class: 'Error', 'stack-trace': String((e as Error).message) } };
-        },
+        }),
       );
-      return [202, { 'request-id': triggerId }];
     });
     this.route('POST', '/jobs/:jobid/savepoints', (p, body) => {
       const j = this.job(p.jobid!);
@@ -134,7 +141,7 @@ export class RestServer {
       const format = b.formatType ?? 'CANONICAL';
       if (format !== 'CANONICAL' && format !== 'NATIVE') throw new RestError(400, `formatType must be CANONICAL or NATIVE, got ${JSON.stringify(format)}`);
       const cancel = b['cancel-job'] === true;
-      return this.operation((op) =>
+      return this.operation('savepoint', j.jobId, (op) =>
         j.triggerSavepoint(typeof target === 'string' ? target : undefined, format).then((c) => {
           op.operation = { location: c.pointer };
           if (cancel) j.cancel();
@@ -148,56 +155,66 @@ export class RestServer {
       if (b.drain !== undefined && typeof b.drain !== 'boolean') throw new RestError(400, 'drain must be true or false');
       const format = b.formatType ?? 'CANONICAL';
       if (format !== 'CANONICAL' && format !== 'NATIVE') throw new RestError(400, `formatType must be CANONICAL or NATIVE, got ${JSON.stringify(format)}`);
-      return this.operation((op) =>
+      return this.operation('savepoint', j.jobId, (op) =>
         j.stopWithSavepoint(typeof b.targetDirectory === 'string' ? b.targetDirectory : undefined, b.drain === true, format).then((c) => {
           op.operation = { location: c.pointer };
         }),
       );
     });
-    this.route('GET', '/jobs/:jobid/savepoints/:triggerid', (p) => {
-      this.job(p.jobid!);
-      return this.operationStatus(p.triggerid!);
-    });
+    this.route('GET', '/jobs/:jobid/savepoints/:triggerid', (p) => this.operationStatus('savepoint', this.job(p.jobid!).jobId, p.triggerid!));
     this.route('POST', '/savepoint-disposal', (_p, body) => {
       const path = (body as { 'savepoint-path'?: unknown } | undefined)?.['savepoint-path'];
       if (typeof path !== 'string' || path === '') throw new RestError(400, 'give the savepoint to dispose as {"savepoint-path": "<dir>"}');
-      return this.operation(async (op) => {
-        await disposeSavepoint(path);
-        op.operation = {};
-      }, 200);
+      return this.operation(
+        'disposal',
+        undefined,
+        async (op) => {
+          await disposeSavepoint(path);
+          op.operation = {};
+        },
+        200,
+      );
     });
-    this.route('GET', '/savepoint-disposal/:triggerid', (p) => this.operationStatus(p.triggerid!));
-    this.route('GET', '/jobs/:jobid/checkpoints/:triggerid', (p) => {
-      this.job(p.jobid!);
-      const op = this.operations.get(p.triggerid!);
-      if (op === undefined) throw new RestError(404, `no checkpoint trigger with id ${p.triggerid}`);
-      return [200, { status: { id: op.status }, ...(op.operation === undefined ? {} : { operation: op.operation }) }];
-    });
+    this.route('GET', '/savepoint-disposal/:triggerid', (p) => this.operationStatus('disposal', undefined, p.triggerid!));
+    this.route('GET', '/jobs/:jobid/checkpoints/:triggerid', (p) => this.operationStatus('checkpoint', this.job(p.jobid!).jobId, p.triggerid!));
     const job = (id: string): JobExecutor => this.job(id);
     const taskManagers = o.taskManagers ?? (() => [embeddedTaskManager([...this.jobs.values()].filter((j) => j.status === 'RUNNING').length)]);
-    for (const r of [...metricsRoutes({ registry: this.metrics, job }), ...dashboardRoutes({ job, taskManagers }), ...(o.routes ?? [])]) this.route(r.method, r.path, r.handler, r.public);
+    for (const r of [...metricsRoutes({ registry: this.metrics, job }), ...dashboardRoutes({ job, taskManagers }), ...(o.routes ?? [])]) this.route(r.method, r.path, r.handler, r.public, r.maxBodyBytes);
   }
 
   /** Starts an asynchronous operation; its status is polled by trigger id (Flink's pattern). */
-  private operation(run: (op: Operation) => Promise<void>, status = 202): [number, unknown] {
+  private operation(kind: OperationKind, jobId: string | undefined, run: (op: Operation) => Promise<void>, status = 202): [number, unknown] {
+    this.pruneOperations();
     const triggerId = randomBytes(16).toString('hex');
-    const op: Operation = { status: 'IN_PROGRESS' };
+    const op: Operation = { kind, jobId, status: 'IN_PROGRESS' };
     this.operations.set(triggerId, op);
     run(op).then(
       () => {
         op.status = 'COMPLETED';
+        op.completedAtMs = Date.now();
       },
       (e: unknown) => {
         op.status = 'COMPLETED';
+        op.completedAtMs = Date.now();
         op.operation = { 'failure-cause': { class: 'Error', 'stack-trace': String((e as Error).message) } };
       },
     );
     return [status, { 'request-id': triggerId }];
   }
 
-  private operationStatus(triggerId: string): [number, unknown] {
+  /** Forgets operations that completed more than OPERATION_RESULT_RETENTION_MS ago. */
+  private pruneOperations(): void {
+    const before = Date.now() - OPERATION_RESULT_RETENTION_MS;
+    for (const [id, op] of this.operations) if (op.completedAtMs !== undefined && op.completedAtMs < before) this.operations.delete(id);
+  }
+
+  private operationStatus(kind: OperationKind, jobId: string | undefined, triggerId: string): [number, unknown] {
+    this.pruneOperations();
     const op = this.operations.get(triggerId);
-    if (op === undefined) throw new RestError(404, `no operation with trigger id ${triggerId}`);
+    if (op === undefined || op.kind !== kind || op.jobId !== jobId) {
+      const what = kind === 'checkpoint' ? 'checkpoint trigger' : kind === 'savepoint' ? 'savepoint or stop operation' : 'savepoint disposal';
+      throw new RestError(404, `no ${what} with trigger id ${triggerId}${jobId === undefined ? '' : ` for job ${jobId}`} (results are kept for ${OPERATION_RESULT_RETENTION_MS / 60_000} minutes)`);
+    }
     if (op.status === 'COMPLETED') op.reported = true;
     return [200, { status: { id: op.status }, ...(op.operation === undefined ? {} : { operation: op.operation }) }];
   }
@@ -236,10 +253,10 @@ export class RestServer {
     await new Promise<void>((resolve) => server.close(() => resolve()));
   }
 
-  private route(method: string, path: string, handler: Handler, isPublic = false): void {
+  private route(method: string, path: string, handler: Handler, isPublic = false, maxBodyBytes = MAX_BODY_BYTES): void {
     const names: string[] = [];
     const pattern = new RegExp(`^${path.replace(/:([a-z]+)/g, (_m, n: string) => (names.push(n), '([^/]+)'))}$`);
-    this.routes.push({ method, pattern, names, handler, public: isPublic });
+    this.routes.push({ method, pattern, names, handler, public: isPublic, maxBodyBytes });
   }
 
   private job(id: string): JobExecutor {
@@ -275,8 +292,8 @@ export class RestServer {
       if (route === undefined) throw new RestError(405, `${req.method} is not allowed on ${path} (allowed: ${candidates.map((r) => r.method).join(', ')})`);
       const m = route.pattern.exec(path)!;
       const params: Record<string, string> = {};
-      route.names.forEach((n, i) => (params[n] = decodeURIComponent(m[i + 1]!)));
-      const body = await readJsonBody(req, this.o.maxBodyBytes ?? MAX_BODY_BYTES);
+      route.names.forEach((n, i) => (params[n] = decodePathSegment(m[i + 1]!)));
+      const body = await readJsonBody(req, route.maxBodyBytes);
       const [status, answer] = await route.handler(params, body, url);
       if (answer instanceof RawResponse) {
         res.writeHead(status, { ...answer.headers, 'content-type': answer.contentType, 'content-length': Buffer.byteLength(answer.body) });
@@ -396,9 +413,23 @@ async function readJsonBody(req: IncomingMessage, limit: number): Promise<unknow
   }
   if (size === 0) return undefined;
   const text = Buffer.concat(chunks).toString('utf8');
+  let body: unknown;
   try {
-    return JSON.parse(text);
+    body = JSON.parse(text);
   } catch {
     throw new RestError(400, 'the request body is not valid JSON');
+  }
+  // Every request body of the API is an object; `null`, `[]`, `true` or `5` is a mistake, not "no options".
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+    throw new RestError(400, `the request body must be a JSON object ({...}), got ${body === null ? 'null' : Array.isArray(body) ? 'an array' : `a ${typeof body}`}`);
+  }
+  return body;
+}
+
+function decodePathSegment(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    throw new RestError(400, `the path segment '${segment}' holds a malformed percent-escape`);
   }
 }

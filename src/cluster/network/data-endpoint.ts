@@ -87,8 +87,9 @@ export class DataEndpoint {
     let network: AttemptNetwork | undefined;
     conn.onMessage((m) => {
       if (network === undefined) {
-        if (m.t !== 'hello' || !checkProof(this.secret, `${m.jobId}/${m.attempt}/${m.from}`, m.proof)) {
-          this.log(`refused a data connection from ${socket.remoteAddress}: ${m.t !== 'hello' ? 'no hello' : 'wrong cluster secret'}`);
+        const malformed = m.t === 'hello' && !(typeof m.jobId === 'string' && Number.isInteger(m.attempt) && m.attempt >= 0 && typeof m.from === 'string');
+        if (m.t !== 'hello' || malformed || !checkProof(this.secret, `${m.jobId}/${m.attempt}/${m.from}`, m.proof)) {
+          this.log(`refused a data connection from ${socket.remoteAddress}: ${m.t !== 'hello' ? 'no hello' : malformed ? 'a malformed hello' : 'wrong cluster secret'}`);
           conn.close(new Error('refused'));
           return;
         }

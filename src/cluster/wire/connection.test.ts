@@ -3,7 +3,7 @@ import { once } from 'node:events';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Connection, flushCorkedWrites } from './connection.js';
 
-type Msg = { n: number };
+type Msg = { t: 'n'; n: number };
 
 const sockets: Socket[] = [];
 const servers: ReturnType<typeof createServer>[] = [];
@@ -46,10 +46,10 @@ describe('Connection', () => {
     b.onMessage((m) => received.push(m.n));
     const counted = countWrites(a);
     const writes = (): number => counted.count;
-    for (let n = 0; n < 50; n++) a.send({ n });
+    for (let n = 0; n < 50; n++) a.send({ t: 'n', n });
     await new Promise((r) => setImmediate(r));
     expect(writes()).toBe(1);
-    for (let n = 50; n < 60; n++) a.send({ n });
+    for (let n = 50; n < 60; n++) a.send({ t: 'n', n });
     while (received.length < 60) await new Promise((r) => setTimeout(r, 5));
     expect(writes()).toBe(2);
     expect(received).toEqual(Array.from({ length: 60 }, (_, i) => i));
@@ -63,16 +63,28 @@ describe('Connection', () => {
     d.onMessage((m) => received.push(m.n));
     const writesA = countWrites(a);
     const writesC = countWrites(c);
-    for (let n = 0; n < 10; n++) a.send({ n });
-    c.send({ n: 10 });
+    for (let n = 0; n < 10; n++) a.send({ t: 'n', n });
+    c.send({ t: 'n', n: 10 });
     expect([writesA.count, writesC.count]).toEqual([0, 0]);
     flushCorkedWrites();
     expect([writesA.count, writesC.count], 'written in the same tick').toEqual([1, 1]);
-    for (let n = 11; n < 20; n++) a.send({ n });
+    for (let n = 11; n < 20; n++) a.send({ t: 'n', n });
     flushCorkedWrites();
     expect(writesA.count).toBe(2);
     while (received.length < 20) await new Promise((r) => setTimeout(r, 5));
     expect(writesA.count, 'nothing left for the next tick').toBe(2);
     expect([...received].sort((x, y) => x - y)).toEqual(Array.from({ length: 20 }, (_, i) => i));
+  });
+
+  it('a handler that throws closes the connection with the error, instead of throwing out of the socket', async () => {
+    const [a, b] = await pair();
+    let closedWith: Error | undefined;
+    b.onClose((e) => (closedWith = e));
+    b.onMessage((m) => {
+      if (m.n === 2) throw new TypeError('bad field');
+    });
+    for (let n = 0; n < 4; n++) a.send({ t: 'n', n });
+    while (!b.closed) await new Promise((r) => setTimeout(r, 5));
+    expect(closedWith?.message).toBe("server: handling a 'n' message failed: bad field");
   });
 });

@@ -57,7 +57,12 @@ export function flushCorkedWrites(): void {
  * A message connection over a TCP socket: length-prefixed msgpack frames, typed messages in
  * both directions. Closing (by either side, or an error) is reported once.
  */
-export class Connection<Out, In> {
+/** What every message of a connection is: an object tagged by a string `t`. */
+export interface TaggedMessage {
+  readonly t: string;
+}
+
+export class Connection<Out extends TaggedMessage, In extends TaggedMessage> {
   private readonly decoder: FrameDecoder;
   private handler: ((message: In) => void) | undefined;
   private readonly early: In[] = [];
@@ -99,7 +104,7 @@ export class Connection<Out, In> {
   /** Messages that arrived before a handler was set are delivered to it first. */
   onMessage(handler: (message: In) => void): void {
     this.handler = handler;
-    while (this.early.length > 0 && this.handler === handler) handler(this.early.shift()!);
+    while (this.early.length > 0 && this.handler === handler) this.deliver(handler, this.early.shift()!);
   }
 
   onClose(listener: (error: Error | undefined) => void): void {
@@ -169,8 +174,37 @@ export class Connection<Out, In> {
         this.close(new Error(`${this.name}: undecodable message (${(e as Error).message}); is the peer a Sluice process of the same version?`));
         return;
       }
+      if (!isTaggedMessage(message)) {
+        this.close(new Error(`${this.name}: a message that is not a Sluice message (${describeValue(message)}); is the peer a Sluice process of the same version?`));
+        return;
+      }
       if (this.handler === undefined) this.early.push(message);
-      else this.handler(message);
+      else this.deliver(this.handler, message);
     }
   }
+
+  /**
+   * A message the handler cannot take (a peer that sends fields of the wrong type, or a bug
+   * in handling it) closes this connection with the error, as a broken frame does: the
+   * process goes on, and the side that owns the connection treats it as lost.
+   */
+  private deliver(handler: (message: In) => void, message: In): void {
+    try {
+      handler(message);
+    } catch (e) {
+      this.close(new Error(`${this.name}: handling a '${message.t}' message failed: ${e instanceof Error ? e.message : String(e)}`, { cause: e }));
+    }
+  }
+}
+
+/** Every message on a Sluice connection is an object with a string tag `t`. */
+function isTaggedMessage(value: unknown): boolean {
+  return typeof value === 'object' && value !== null && typeof (value as { t?: unknown }).t === 'string';
+}
+
+function describeValue(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  if (typeof value === 'object') return 'an object without a string field t';
+  return `a ${typeof value}`;
 }
