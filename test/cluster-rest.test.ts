@@ -198,6 +198,18 @@ describe('JobManager REST API: a cluster job', () => {
     expect(after.map((t) => t.freeSlots)).toEqual([2, 2]);
   });
 
+  it("GET /jobs/:id/exceptions of a cluster job: the job code's own error and stack (not only the runtime's), and the failed task", async () => {
+    const bundle = await bundleJob(join(import.meta.dirname, '..', 'examples', 'checkpointed-count.ts'), join(tempDir(), 'job.mjs'));
+    const r = await call('POST', '/jobs', { bundle, config: [['parallelism.default', 2], ['execution.checkpointing.interval', 100]], args: [tempDir(), '3000', '1000'], name: 'fails-once' });
+    expect(r.status, JSON.stringify(r.json)).toBe(200);
+    const jobId = r.json.jobid as string;
+    expect(await untilState(jobId, ['CANCELED', 'FAILED', 'FINISHED'])).toBe('FINISHED');
+    const ex = (await call('GET', `/jobs/${jobId}/exceptions`)).json as { 'root-exception': string; exceptionHistory: { entries: { stacktrace: string; taskName: string | null }[] } };
+    expect(ex['root-exception']).toMatch(/^Error: injected failure at number 1000\n +at .*checkpointed-count\.ts:\d+:\d+/);
+    expect(ex.exceptionHistory.entries).toHaveLength(1);
+    expect(ex.exceptionHistory.entries[0]!.taskName).toMatch(/^numbers -> fail once \([12]\/2\)$/);
+  });
+
   it('sluice info prints the job: name, state, times, vertices with parallelism, records, status', async () => {
     const jobId = await submitCountJob();
     await untilState(jobId, ['RUNNING']);

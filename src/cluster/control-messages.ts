@@ -7,6 +7,7 @@ import type { SubtaskCheckpointMetrics, SubtaskRestore, SubtaskState } from '../
 import type { BarrierMode } from '../runtime/checkpoint/barrier-handler.js';
 import type { TaskState } from '../runtime/task/task-state.js';
 import type { SplitAnswer } from '../runtime/split-enumerator.js';
+import { TaskFailure } from '../runtime/task/task-failure.js';
 
 /** A subtask of a job: vertex id and subtask index. */
 export type SubtaskRef = readonly [vertexId: number, subtaskIndex: number];
@@ -16,7 +17,12 @@ export interface SerializedError {
   readonly stack: string | undefined;
   /** Name of the subtask where it happened, when a subtask failed. */
   readonly task: string | undefined;
+  /** The error's cause (what the job's code threw, under the task's failure). */
+  readonly cause?: SerializedError;
 }
+
+/** How deep a cause chain crosses the wire. */
+const MAX_CAUSE_DEPTH = 8;
 
 /** What a TaskManager needs to run its part of one attempt of a job. */
 export interface Deployment {
@@ -109,13 +115,18 @@ export type JobManagerMessage =
   | { readonly t: 'assign-split'; readonly jobId: string; readonly attempt: number; readonly subtask: SubtaskRef; readonly answer: SplitAnswer }
   | { readonly t: 'cancel'; readonly jobId: string; readonly attempt: number };
 
-export function serializeError(e: unknown, task?: string): SerializedError {
+export function serializeError(e: unknown, task?: string, depth = 0): SerializedError {
   const err = e instanceof Error ? e : new Error(String(e));
-  return { message: err.message, stack: err.stack, task };
+  const cause = err.cause instanceof Error && depth < MAX_CAUSE_DEPTH ? serializeError(err.cause, undefined, depth + 1) : undefined;
+  return { message: err.message, stack: err.stack, task: task ?? (err instanceof TaskFailure ? err.taskName : undefined), ...(cause === undefined ? {} : { cause }) };
 }
 
+/** The error again, with its cause chain; a subtask's failure as a TaskFailure naming the task. */
 export function deserializeError(s: SerializedError): Error {
-  const e = new Error(s.task === undefined ? s.message : `${s.task}: ${s.message}`);
+  const cause = s.cause === undefined ? undefined : deserializeError(s.cause);
+  // A task's own failure says which task already; other errors get the task's name in front.
+  const message = s.task === undefined || s.message.includes(`task ${s.task}`) ? s.message : `${s.task}: ${s.message}`;
+  const e = s.task === undefined ? new Error(message, cause === undefined ? undefined : { cause }) : new TaskFailure(s.task, message, { cause: cause ?? new Error(s.message) });
   if (s.stack !== undefined) e.stack = s.stack;
   return e;
 }

@@ -20,6 +20,7 @@ import { systemClock, type Clock } from './task/clock.js';
 import type { StreamTask, TaskCheckpointing } from './task/stream-task.js';
 import type { DeployedAttempt, Deployer, TaskView } from './deploy/deployer.js';
 import { InProcessDeployer } from './deploy/in-process-deployer.js';
+import { failedTaskName } from './task/task-failure.js';
 
 /** Splits created at job start: by subtaskKey (static sources), by vertex id (split enumerators). */
 interface InitialSplits {
@@ -240,7 +241,7 @@ export class JobExecutor {
       if (this.endRequest !== undefined) return this.endedByRequest(this.endRequest, storage, result.retained, startedMs);
       retained = result.retained;
       nextCheckpointId = result.nextCheckpointId;
-      this.exceptions.push({ timestampMs: Date.now(), message: cause.message, stack: rootCause(cause).stack, taskName: undefined });
+      this.exceptions.push({ timestampMs: Date.now(), message: cause.message, stack: rootCause(cause).stack, taskName: failedTaskName(cause) });
       this.status = 'RESTARTING';
       strategy.notifyFailure(cause, this.clock.nowMs());
       if (result.stuck !== undefined) {

@@ -16,6 +16,7 @@ import type { Schedulable, TaskScheduler } from './task-scheduler.js';
 import { assertTransition, isTerminal, type TaskState } from './task-state.js';
 import { WaitTimer } from './wait-timer.js';
 import { KeyedChangelog, type ChangelogOptions } from './keyed-changelog.js';
+import { TaskFailure } from './task-failure.js';
 
 export interface TaskCheckpointing {
   readonly mode: BarrierMode;
@@ -599,7 +600,7 @@ export abstract class StreamTask implements Schedulable {
     const error = cause instanceof Error ? cause : new Error(String(cause));
     const operator = blamedOperator(error) ?? this.chain.head?.runtime?.name;
     const where = operator === undefined ? '' : `operator '${operator}' in `;
-    this.failureCause = new Error(`${where}task ${this.name} failed: ${error.message}`, { cause: error });
+    this.failureCause = new TaskFailure(this.name, `${where}task ${this.name} failed: ${error.message}`, { cause: error });
     this.transition('failed');
     this.processingTime.quiesce();
     this.closeAfterEnd();
