@@ -60,11 +60,14 @@ async function get<T>(rest: string, path: string): Promise<T> {
 const RECORDS = 40_000;
 const KEYS = 5;
 
-/** Submits the keyed count job (detached) and resolves with its id once it has completed 3 checkpoints. */
-async function submitAndCheckpoint(rest: string, chk: string, out: string): Promise<string> {
+/**
+ * Submits the keyed count job (detached) and resolves with its id once it has completed 3
+ * checkpoints. `chk` undefined: the job names no checkpoint directory (it takes the JobManager's).
+ */
+async function submitAndCheckpoint(rest: string, chk: string | undefined, out: string): Promise<string> {
   const { stdout } = await run(process.execPath, [
     BIN, 'run', '--jobmanager', rest, '--detached', '--no-typecheck', '-p', '2',
-    '-D', 'execution.checkpointing.interval=100', '-D', `execution.checkpointing.dir=${chk}`,
+    '-D', 'execution.checkpointing.interval=100', ...(chk === undefined ? [] : ['-D', `execution.checkpointing.dir=${chk}`]),
     JOB, out, String(RECORDS), String(KEYS), '5000',
   ]);
   const jobId = stdout.trim();
@@ -115,6 +118,8 @@ describe('JobManager restart', () => {
 });
 
 describe('sluice cluster stop, then start', () => {
+  // The job names no checkpoint directory: it takes the cluster's (-D of cluster start), as a
+  // Flink job takes the cluster configuration's, so its checkpoints outlive the JobManager.
   it('the stopped cluster suspends its job; started again on the same checkpoint directory, it finishes the job exactly once', async () => {
     const state = tempDir();
     const chk = tempDir();
@@ -125,7 +130,8 @@ describe('sluice cluster stop, then start', () => {
     const restOf = (stdout: string): string => /REST API at http:\/\/(\S+?),/.exec(stdout)![1]!;
     let rest = restOf((await cluster('start')).stdout);
     try {
-      const jobId = await submitAndCheckpoint(rest, chk, out);
+      const jobId = await submitAndCheckpoint(rest, undefined, out);
+      expect((await get<{ checkpoint_storage: string }>(rest, `/jobs/${jobId}/checkpoints/config`)).checkpoint_storage).toBe('filesystem');
       await cluster('stop');
       expect((await readCommittedLines(out)).length, 'stopped before the end of the job').toBeLessThan(RECORDS);
       rest = restOf((await cluster('start')).stdout);

@@ -309,6 +309,21 @@ describe('suspend (a JobManager that stops)', () => {
     expect(compareMultisets(await readCommittedLines(out), reference())).toEqual({ duplicates: 0, missing: 0, unexpected: 0 });
   });
 
+  it("a job whose checkpoints are in the JobManager's memory says that a suspend keeps nothing to resume from", async () => {
+    const env = job(1, tempDir(), tempDir());
+    env.config.set('execution.checkpointing.storage', 'jobmanager');
+    const logs: string[] = [];
+    const x = new LocalExecutor(env.getJobGraph(), env.config, { log: (m) => logs.push(m) });
+    const done = x.run();
+    while (x.checkpointStats.counts.completed < 2) await new Promise((r) => setTimeout(r, 5));
+    x.suspend();
+    const result = await done;
+    expect(result.status).toBe('SUSPENDED');
+    expect(result.latestCheckpoint).toBeUndefined();
+    expect(logs.join('\n')).not.toMatch(/keeping/);
+    expect(logs.join('\n')).toMatch(/suspended: its \d+ checkpoint\(s\) were in the JobManager's memory .* set execution\.checkpointing\.dir/);
+  });
+
   it('a job suspended or canceled before its first attempt runs never starts it', async () => {
     for (const end of ['suspend', 'cancel'] as const) {
       const out = tempDir();

@@ -140,10 +140,11 @@ export class JobManager {
   async submit(s: JobSubmission): Promise<JobExecutor> {
     const bundle = jobBundle(s.bundle);
     const file = storeBundle(join(this.workDir, 'jobs'), bundle);
-    const config = new Configuration(s.config);
-    const { graph, env } = await buildJob(file, s.config, s.args, s.name);
+    const jobConfig = jobConfiguration(this.o.config, s.config);
+    const config = new Configuration(jobConfig);
+    const { graph, env } = await buildJob(file, jobConfig, s.args, s.name);
     const jobId = s.jobId ?? randomBytes(16).toString('hex');
-    const job: ClusterJob = { jobId, jobName: graph.jobName, bundle, config: s.config, jobArgs: s.args, graphFingerprint: graphFingerprint(graph) };
+    const job: ClusterJob = { jobId, jobName: graph.jobName, bundle, config: jobConfig, jobArgs: s.args, graphFingerprint: graphFingerprint(graph) };
     const deployer = new ClusterDeployer(this.registry, job, config.getNumber('slot.request.timeout'));
     const executor = new JobExecutor(graph, env.config, {
       jobId,
@@ -249,6 +250,19 @@ export class JobManager {
       }
     }
   }
+}
+
+/**
+ * Options of the JobManager's configuration that are defaults for the jobs submitted to it,
+ * as Flink's cluster configuration is under a job's own: parallelism, pipeline, checkpointing,
+ * state backends, restarts, S3. Not the JobManager's own addresses, token and secret.
+ */
+const JOB_OPTION_PREFIXES = ['parallelism.', 'pipeline.', 'execution.', 'state.', 'restart-strategy.', 's3.', 'taskmanager.network.', 'task.cancellation.', 'slot.request.'];
+
+/** A submitted job's configuration: the JobManager's job options, then the job's own over them. */
+export function jobConfiguration(jobManager: Configuration, submitted: readonly (readonly [string, ConfigValue])[]): [string, ConfigValue][] {
+  const inherited = jobManager.entries().filter(([k]) => JOB_OPTION_PREFIXES.some((p) => k.startsWith(p)));
+  return [...inherited, ...submitted.map(([k, v]): [string, ConfigValue] => [k, v])];
 }
 
 /** The newest chk-N with a _metadata in a job's checkpoint directory. */

@@ -298,7 +298,7 @@ export class JobExecutor {
   /** The result of a job canceled or suspended from outside, its checkpoints kept or discarded. */
   private async endedByRequest(ended: 'CANCELED' | 'SUSPENDED', storage: CheckpointStorage | undefined, retained: readonly CompletedCheckpointInfo[], startedMs: number): Promise<JobResult> {
     // A suspended job keeps every checkpoint (Flink's SUSPENDED is not a terminal state).
-    const latest = ended === 'SUSPENDED' ? this.keepForResume(retained) : undefined;
+    const latest = ended === 'SUSPENDED' ? this.keepForResume(retained, storage) : undefined;
     if (ended === 'CANCELED') await this.cleanUpCheckpoints(storage, retained, 'CANCELED');
     return {
       jobId: this.jobId,
@@ -313,8 +313,17 @@ export class JobExecutor {
   }
 
   /** Logs what a suspended job keeps; the newest retained checkpoint's pointer. */
-  private keepForResume(retained: readonly CompletedCheckpointInfo[]): string | undefined {
+  private keepForResume(retained: readonly CompletedCheckpointInfo[], storage: CheckpointStorage | undefined): string | undefined {
     const newest = [...retained].sort((a, b) => b.checkpointId - a.checkpointId)[0];
+    if (newest !== undefined && storage?.kind === 'jobmanager') {
+      // Checkpoints in this process's memory end with it: nothing is kept to resume from.
+      this.log(
+        `job ${this.jobId} suspended: its ${retained.length} checkpoint(s) were in the JobManager's memory (execution.checkpointing.storage: jobmanager) and end with it, ` +
+          `so a JobManager started again runs the job from the beginning, and a sink writes again what it wrote before; ` +
+          `set execution.checkpointing.dir (for the job or the JobManager) to resume from the newest checkpoint`,
+      );
+      return undefined;
+    }
     this.log(
       newest === undefined
         ? `job ${this.jobId} suspended before its first completed checkpoint`
