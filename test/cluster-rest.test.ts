@@ -173,6 +173,11 @@ describe('JobManager REST API: a cluster job', () => {
     expect(details.jid).toBe(jobId);
     expect(details.vertices.length).toBeGreaterThanOrEqual(2);
     for (const v of details.vertices) expect(v.parallelism).toBe(2);
+    // Each subtask names the TaskManager it runs on: one pipeline on each.
+    const vertexId = (details.vertices[0] as unknown as { id: string }).id;
+    const subtasks = (await call('GET', `/jobs/${jobId}/vertices/${vertexId}`)).json.subtasks as { subtask: number; attempt: number; 'taskmanager-id': string }[];
+    expect(subtasks.map((t) => t['taskmanager-id']).sort()).toEqual(['tm-a', 'tm-b']);
+    expect(subtasks.map((t) => t.attempt)).toEqual([0, 0]);
     const tms = (await call('GET', '/taskmanagers')).json.taskmanagers as { freeSlots: number }[];
     expect(tms.map((t) => t.freeSlots)).toEqual([1, 1]);
     expect((await call('GET', '/overview')).json).toMatchObject({ taskmanagers: 2, 'slots-total': 4, 'slots-available': 2, 'jobs-running': 1 });
@@ -208,6 +213,13 @@ describe('JobManager REST API: a cluster job', () => {
     expect(ex['root-exception']).toMatch(/^Error: injected failure at number 1000\n +at .*checkpointed-count\.ts:\d+:\d+/);
     expect(ex.exceptionHistory.entries).toHaveLength(1);
     expect(ex.exceptionHistory.entries[0]!.taskName).toMatch(/^numbers -> fail once \([12]\/2\)$/);
+    // The subtasks that finished the job are those of the second attempt.
+    const vertexId = ((await call('GET', `/jobs/${jobId}`)).json.vertices as { id: string }[])[0]!.id;
+    const subtasks = (await call('GET', `/jobs/${jobId}/vertices/${vertexId}`)).json.subtasks as { attempt: number; status: string }[];
+    expect(subtasks.map((t) => [t.attempt, t.status])).toEqual([
+      [1, 'FINISHED'],
+      [1, 'FINISHED'],
+    ]);
   });
 
   it('sluice info prints the job: name, state, times, vertices with parallelism, records, status', async () => {

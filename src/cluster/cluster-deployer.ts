@@ -89,7 +89,12 @@ class RemoteTaskView implements TaskView {
     readonly vertex: JobVertex,
     readonly subtaskIndex: number,
     readonly taskManager: RegisteredTaskManager,
+    readonly attemptNumber: number,
   ) {}
+
+  get taskManagerId(): string {
+    return this.taskManager.id;
+  }
 
   recordsOut(): number {
     return this.out;
@@ -125,7 +130,7 @@ export class ClusterAttempt implements DeployedAttempt {
   ) {
     for (const v of spec.graph.vertices) {
       for (let i = 0; i < v.parallelism; i++) {
-        const view = new RemoteTaskView(v, i, placement.get(subtaskKey(v.id, i))!);
+        const view = new RemoteTaskView(v, i, placement.get(subtaskKey(v.id, i))!, spec.attemptNumber);
         this.tasks.push(view);
         this.byKey.set(subtaskKey(v.id, i), view);
       }
@@ -166,7 +171,18 @@ export class ClusterAttempt implements DeployedAttempt {
     });
     for (const tm of live) tm.send({ t: 'cancel', jobId: this.jobId, attempt: this.attemptNumber });
     const timeout = new Promise<void>((resolve) => setTimeout(resolve, 10_000).unref());
-    return Promise.race([all, timeout]).finally(() => this.release());
+    return Promise.race([all, timeout]).finally(() => {
+      this.settleViews(undefined, 'canceled');
+      this.release();
+    });
+  }
+
+  /**
+   * Subtasks that will report no more (on a lost TaskManager, or of an attempt that is over)
+   * take the state they ended in, so the REST API does not show them running from their last report.
+   */
+  private settleViews(on: RegisteredTaskManager | undefined, state: 'failed' | 'canceled'): void {
+    for (const view of this.tasks) if ((on === undefined || view.taskManager === on) && !isTerminal(view.state)) view.state = state;
   }
 
   triggerSources(barrier: CheckpointBarrier): void {
@@ -198,6 +214,7 @@ export class ClusterAttempt implements DeployedAttempt {
   taskManagerLost(tm: RegisteredTaskManager, why: string): void {
     if (!this.involved.includes(tm)) return;
     const error = new Error(`TaskManager ${tm.id} (pid ${tm.pid}, ${tm.dataHost}) was lost: ${why}`);
+    this.settleViews(tm, 'failed');
     this.initFailed(error);
     this.fail(error);
     this.onCanceled?.();
@@ -262,6 +279,7 @@ export class ClusterAttempt implements DeployedAttempt {
         if (!this.over && this.byKey.get(subtaskKey(m.subtask[0], m.subtask[1]))?.taskManager === tm) this.spec.requestSplit(m.subtask[0], m.subtask[1]);
         return;
       case 'canceled':
+        this.settleViews(tm, 'canceled');
         this.canceledBy.add(tm);
         this.onCanceled?.();
         return;

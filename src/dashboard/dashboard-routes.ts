@@ -19,13 +19,14 @@ function vertexOf(job: JobExecutor, vertexId: string): JobVertex {
   return v;
 }
 
-function subtaskJson(job: JobExecutor, t: TaskView, taskManagerId: string): Record<string, unknown> {
+function subtaskJson(job: JobExecutor, t: TaskView, embeddedTaskManagerId: string): Record<string, unknown> {
   const end = job.endTimeMs ?? -1;
   const local = t instanceof StreamTask ? t : undefined;
+  const taskManagerId = t.taskManagerId ?? embeddedTaskManagerId;
   return {
     subtask: t.subtaskIndex,
     status: t.state.toUpperCase(),
-    attempt: local?.attemptNumber ?? 0,
+    attempt: t.attemptNumber,
     endpoint: taskManagerId,
     'start-time': job.startTimeMs,
     'end-time': end,

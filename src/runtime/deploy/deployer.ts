@@ -14,6 +14,10 @@ export interface TaskView {
   recordsOut(): number;
   /** Lowest event-time watermark over the task's inputs. */
   inputWatermarkMs(): number;
+  /** Which attempt of the job this task belongs to (0 first, +1 each restart). */
+  readonly attemptNumber: number;
+  /** The TaskManager it runs on (undefined: this process, the embedded runtime). */
+  readonly taskManagerId?: string;
 }
 
 /** One deployment of the whole job (an attempt), as the executor asks for it. */
