@@ -163,7 +163,10 @@ export class InputStreamTask extends StreamTask {
         if (e.suspend) this.suspended = true;
         const gate = this.gates[this.currentGate]!;
         gate.markFinished(gate.lastChannel);
-        this.valves[this.currentGate]!.channelFinished(gate.lastChannel);
+        // A channel that ended its data (its last watermark was the final one) no longer holds
+        // the watermark back. One suspended by a stop without drain keeps its last watermark: the
+        // others' must not fire windows (with part of their records) after the savepoint.
+        if (!e.suspend) this.valves[this.currentGate]!.channelFinished(gate.lastChannel);
         this.barrierHandler?.onEndOfPartition(this.offsets[this.currentGate]! + gate.lastChannel);
       },
     };

@@ -504,6 +504,10 @@ export abstract class StreamTask implements Schedulable {
       if (unaligned) w.broadcastPriority(barrier);
       else w.broadcastEvent(barrier);
     }
+    // A synchronous savepoint (stop-with-savepoint) is the last thing a subtask emits, as in
+    // Flink: no processing-time timer and no periodic watermark after it, whose output the
+    // resumed job would produce again. (Its sources emit no records after it either.)
+    if (barrier.options.type === 'sync-savepoint') this.processingTime.quiesce();
     const afterSync = this.d.clock.nowMs();
     const pending: PendingSnapshot = {
       checkpointId: barrier.checkpointId,
