@@ -190,7 +190,6 @@ class RangeReader<T> implements SourceReader<T, GeneratorSplit> {
 
 class GeneratorReader<T> implements SourceReader<T, GeneratorSplit> {
   private readonly splits: GeneratorSplit[] = [];
-  private current = 0;
   private noMore = false;
   private readonly generate: (index: number) => T;
   private readonly timestampOf: ((index: number) => number) | undefined;
@@ -228,18 +227,17 @@ class GeneratorReader<T> implements SourceReader<T, GeneratorSplit> {
 
   pollNext(output: ReaderOutput<T>): InputStatus {
     const splits = this.splits;
-    const n = splits.length;
-    // The current split, or the next one (wrapping around) with records left. Splits restored
-    // from several subtasks stand at different positions, so any of them may run out first;
-    // the others still have records.
+    // The split with the lowest next index, of those with records left: records come in the
+    // order of their index, as one reader of every record would read them. Splits restored
+    // from several subtasks (a rescale) stand at different positions, seconds apart in event
+    // time; taken in turn, event time would jump back and forth and a watermark from the
+    // split ahead would make the other's records late.
     let split: GeneratorSplit | undefined;
-    for (let tried = 0; tried < n; tried++) {
-      const s = splits[this.current]!;
-      if (s.next < s.end) {
-        split = s;
-        break;
-      }
-      this.current = this.current + 1 === n ? 0 : this.current + 1;
+    if (splits.length === 1) {
+      const s = splits[0]!;
+      if (s.next < s.end) split = s;
+    } else {
+      for (const s of splits) if (s.next < s.end && (split === undefined || s.next < split.next)) split = s;
     }
     if (split === undefined) return this.noMore ? 'end' : 'nothing';
     if (this.ratePerMs > 0) {
@@ -249,8 +247,6 @@ class GeneratorReader<T> implements SourceReader<T, GeneratorSplit> {
     }
     const i = split.next;
     split.next = i + split.stride;
-    // Interleave the splits of one reader so each advances at the same pace.
-    if (splits.length > 1) this.current = this.current + 1 === splits.length ? 0 : this.current + 1;
     if (this.timestampOf === undefined) output.collect(this.generate(i));
     else output.collect(this.generate(i), this.timestampOf(i));
     return 'more';
