@@ -222,6 +222,18 @@ describe('JobManager REST API: a cluster job', () => {
     ]);
   });
 
+  it('a job that fails before it runs (a savepoint path that does not exist) says why in /result and /exceptions', async () => {
+    const missing = join(tempDir(), 'no-such-savepoint');
+    const r = await call('POST', '/jobs', { bundle: countBundle, config: [['parallelism.default', 2]], args: [tempDir(), '100', '5', '1000'], name: 'bad-restore', savepointPath: missing });
+    expect(r.status, JSON.stringify(r.json)).toBe(200);
+    const jobId = r.json.jobid as string;
+    expect(await untilState(jobId, ['CANCELED', 'FAILED', 'FINISHED'])).toBe('FAILED');
+    const result = (await call('GET', `/jobs/${jobId}/result`)).json as { failure?: string };
+    expect(result.failure).toMatch(new RegExp(`not a checkpoint or savepoint directory: ${missing} does not exist`));
+    const ex = (await call('GET', `/jobs/${jobId}/exceptions`)).json as { 'root-exception': string | null };
+    expect(ex['root-exception']).toMatch(/does not exist/);
+  });
+
   it('sluice info prints the job: name, state, times, vertices with parallelism, records, status', async () => {
     const jobId = await submitCountJob();
     await untilState(jobId, ['RUNNING']);

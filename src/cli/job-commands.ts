@@ -1,7 +1,7 @@
 import type { CheckpointStatsEntry } from '../runtime/checkpoint/checkpoint-stats.js';
 import { checkpointTable } from './checkpoint-table.js';
 import { CliError } from './cli-error.js';
-import { parseTarget, rejectUnknownOptions, requireJobId, rest, type RestTarget } from './rest-client.js';
+import { parseTarget, pathForServer, rejectUnknownOptions, requireJobId, rest, type RestTarget } from './rest-client.js';
 import { WaitProgress } from './wait-progress.js';
 
 export const LIST_USAGE = 'usage: sluice list [--jobmanager host:port]';
@@ -47,7 +47,7 @@ export async function cancelCommand(argv: string[]): Promise<number> {
     if (others.length > 1) throw new CliError(`too many arguments: ${others.join(' ')}\n${CANCEL_USAGE}`, 2);
     const dir = others[0];
     const body: Record<string, unknown> = { 'cancel-job': true };
-    if (dir !== undefined) body['target-directory'] = dir;
+    if (dir !== undefined) body['target-directory'] = pathForServer(dir);
     const { 'request-id': triggerId } = await rest<{ 'request-id': string }>(target, 'POST', `/jobs/${id}/savepoints`, body);
     const op = await awaitOperation(target, `/jobs/${id}/savepoints/${triggerId}`, 'cancel-with-savepoint', `Cancelling job ${id} with a savepoint`);
     process.stdout.write(`Cancelled job ${id}. Savepoint: ${String(op.location)}\n`);
@@ -158,7 +158,7 @@ export async function savepointCommand(argv: string[]): Promise<number> {
   const id = requireJobId(argv, SAVEPOINT_USAGE);
   const dir = argv.filter((a) => !a.startsWith('-'))[1];
   const body: Record<string, unknown> = { formatType, 'cancel-job': false };
-  if (dir !== undefined) body['target-directory'] = dir;
+  if (dir !== undefined) body['target-directory'] = pathForServer(dir);
   const { 'request-id': triggerId } = await rest<{ 'request-id': string }>(target, 'POST', `/jobs/${id}/savepoints`, body);
   const op = await awaitOperation(target, `/jobs/${id}/savepoints/${triggerId}`, 'the savepoint', `Waiting for a savepoint of job ${id}`);
   process.stdout.write(`Savepoint completed. Path: ${String(op.location)}\nResume with: sluice run -s ${String(op.location)} <job.ts>\n`);
@@ -194,7 +194,7 @@ export async function stopCommand(argv: string[]): Promise<number> {
   }
   const id = requireJobId(argv, STOP_USAGE);
   const body: Record<string, unknown> = { drain, formatType };
-  if (dir !== undefined) body.targetDirectory = dir;
+  if (dir !== undefined) body.targetDirectory = pathForServer(dir);
   const { 'request-id': triggerId } = await rest<{ 'request-id': string }>(target, 'POST', `/jobs/${id}/stop`, body);
   const op = await awaitOperation(target, `/jobs/${id}/savepoints/${triggerId}`, 'stop-with-savepoint', `Stopping job ${id} with a savepoint${drain ? ' (draining)' : ''}`);
   process.stdout.write(`Job ${id} stopped. Savepoint: ${String(op.location)}\nResume with: sluice run -s ${String(op.location)} <job.ts>\n`);

@@ -1,3 +1,4 @@
+import { resolve as resolvePath } from 'node:path';
 import { CliError } from './cli-error.js';
 
 export interface RestTarget {
@@ -68,4 +69,12 @@ export function requireJobId(argv: readonly string[], usage: string): string {
 export function rejectUnknownOptions(argv: readonly string[], usage: string): void {
   const unknown = argv.find((a) => a.startsWith('-'));
   if (unknown !== undefined) throw new CliError(`unknown option '${unknown}'\n${usage}`, 2);
+}
+
+/**
+ * A path sent to a REST server, which resolves it in its own working directory: a relative
+ * path of this shell becomes absolute; a URI (`s3://...`, `file://...`) goes as it is.
+ */
+export function pathForServer(path: string): string {
+  return /^[a-z][a-z0-9+.-]*:\/\//i.test(path) ? path : resolvePath(path);
 }

@@ -10,7 +10,7 @@ import { resolve } from 'node:path';
 import type { JobGraph } from '../graph/job-graph.js';
 import type { JobExecutor } from '../runtime/job-executor.js';
 import { LocalCluster } from '../cluster/local-cluster.js';
-import { parseTarget, rest } from './rest-client.js';
+import { parseTarget, pathForServer, rest } from './rest-client.js';
 import { ProgressLine } from './progress-line.js';
 import { LocalExecutor } from '../runtime/local-executor.js';
 import { OPERATION_RESULT_GRACE_MS, RestServer } from '../rest/rest-server.js';
@@ -330,7 +330,7 @@ async function submitToCluster(args: RunArgs): Promise<number> {
     config: args.config.entries(),
     args: args.jobArgs,
     name: args.config.getString('pipeline.name') ?? args.jobPath,
-    savepointPath: args.restorePath,
+    savepointPath: args.restorePath === undefined ? undefined : pathForServer(args.restorePath),
     allowNonRestoredState: args.allowNonRestoredState,
   };
   let jobid: string;

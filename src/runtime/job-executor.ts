@@ -193,11 +193,23 @@ export class JobExecutor {
       return result;
     } catch (e) {
       this.status = this.endRequest ?? 'FAILED';
+      if (this.status === 'FAILED') this.recordFinalFailure(e);
       throw e;
     } finally {
       this.endTimeMs = Date.now();
       await this.deployer.close?.();
     }
+  }
+
+  /**
+   * Why the job failed, as the last entry of its exception history (REST, `sluice run
+   * --jobmanager`): a failure before any attempt ran (a savepoint that cannot be restored,
+   * checkpoint storage that cannot be created) is recorded nowhere else.
+   */
+  private recordFinalFailure(e: unknown): void {
+    const error = e instanceof Error ? e : new Error(String(e));
+    if (this.exceptions.at(-1)?.message === error.message) return;
+    this.exceptions.push({ timestampMs: Date.now(), message: error.message, stack: rootCause(error).stack ?? error.stack, taskName: failedTaskName(error) });
   }
 
   private async runAttempts(): Promise<JobResult> {
