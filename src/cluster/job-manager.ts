@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync, renameSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync, renameSync } from 'node:fs';
 import { createServer, type AddressInfo, type Server } from 'node:net';
 import { availableParallelism, freemem, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
@@ -12,6 +12,7 @@ import { ClusterDeployer, type ClusterJob } from './cluster-deployer.js';
 import { graphFingerprint } from './graph-fingerprint.js';
 import { buildJob, jobBundle, storeBundle } from './job-bundle.js';
 import { TaskManagerRegistry } from './task-manager-registry.js';
+import { makeDirectoriesSync } from '../util/make-directories.js';
 
 /** A job submission (REST POST /jobs, or in process). */
 export interface JobSubmission {
@@ -225,7 +226,7 @@ export class JobManager {
 
   private persistJob(jobId: string, s: JobSubmission, checkpointDir: string | undefined): void {
     if (this.haDir === undefined) return;
-    mkdirSync(this.haDir, { recursive: true });
+    makeDirectoriesSync(this.haDir);
     const file = join(this.haDir, `${jobId}.json`);
     const tmp = `${file}.tmp`;
     writeFileSync(tmp, JSON.stringify({ ...s, jobId, checkpointDir }));

@@ -1,9 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { constants } from 'node:fs';
-import { access, mkdir, open, readdir, readFile, rename, stat, unlink, type FileHandle } from 'node:fs/promises';
+import { access, open, readdir, readFile, rename, stat, unlink, type FileHandle } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { SinkWriter, SinkWriterContext } from '../../api/sink.js';
 import { TwoPhaseCommitSink, type TwoPhaseCommitContext, type TwoPhaseCommitState } from '../../api/two-phase-commit-sink.js';
+import { makeDirectories } from '../../util/make-directories.js';
 
 export interface ExactlyOnceFileSinkOptions<T> {
   /**
@@ -376,7 +377,7 @@ function defaultFormat(value: unknown): string {
 
 async function ensureWritableDir(dir: string): Promise<void> {
   try {
-    await mkdir(dir, { recursive: true });
+    await makeDirectories(dir);
     await access(dir, constants.W_OK);
   } catch (e) {
     throw new Error(`exactly-once file sink: output directory '${dir}' is not writable: ${(e as Error).message}`, { cause: e });

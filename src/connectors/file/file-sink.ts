@@ -1,6 +1,7 @@
-import { mkdir, open, type FileHandle } from 'node:fs/promises';
+import { open, type FileHandle } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { Sink, SinkWriter } from '../../api/sink.js';
+import { makeDirectories } from '../../util/make-directories.js';
 
 export interface FileSinkOptions<T> {
   /** Turns a record into one line (without the newline); default: strings as they are, else JSON. */
@@ -22,7 +23,7 @@ export class FileSink<T> implements Sink<T> {
 
   async createWriter(ctx: { subtaskIndex: number; attemptNumber: number }): Promise<SinkWriter<T>> {
     const dir = resolve(this.dir);
-    await mkdir(dir, { recursive: true });
+    await makeDirectories(dir);
     // A fresh job starts the file anew; a restarted attempt keeps what was written.
     const handle = await open(join(dir, `part-${ctx.subtaskIndex}`), ctx.attemptNumber === 0 ? 'w' : 'a');
     return new FileWriter<T>(handle, this.options.format ?? defaultFormat, this.options.bufferBytes ?? 1 << 16);

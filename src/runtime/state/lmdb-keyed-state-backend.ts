@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { open, type RootDatabase, type Transaction } from 'lmdb';
@@ -17,6 +17,7 @@ import { WriteBackCache, type CachedStateTable } from './lmdb-write-back-cache.j
 import { PackedGroupWriter } from './packed-group-writer.js';
 import { msgpackElementEnd, msgpackMapHeader, msgpackNumberAt } from './msgpack-scan.js';
 import { stateCodec } from './state-codec.js';
+import { makeDirectoriesSync } from '../../util/make-directories.js';
 
 export interface LmdbBackendOptions {
   /** Parent of the backend's working directory (`state.backend.lmdb.localdir`); default the OS temp dir. */
@@ -85,7 +86,7 @@ export class LmdbKeyedStateBackend implements KeyedStateBackend {
   ) {
     this.hints = new KeyGroupHints(keyGroupRange, maxParallelism);
     const parent = options.localDir ?? tmpdir();
-    mkdirSync(parent, { recursive: true });
+    makeDirectoriesSync(parent);
     this.path = mkdtempSync(join(parent, 'sluice-lmdb-'));
     this.db = open<Buffer, Buffer>({
       path: this.path,

@@ -20,6 +20,7 @@ import { locateSnapshot, readSnapshotMetadata, readStateHandleInDirectory } from
 import { SnapshotDirectoryWriter } from './snapshot-directory-writer.js';
 import type { CheckpointMetadata, StateHandle } from './snapshot-format.js';
 import { CheckpointStorageError, isNotFound, notADirectoryError, storageWriteError, wrongJobError } from './storage-errors.js';
+import { makeDirectories } from '../../util/make-directories.js';
 
 /** Flink's execution.checkpointing.data-inline-threshold default, 20 kb. */
 export const DATA_INLINE_THRESHOLD_BYTES_DEFAULT = 20 * 1024;
@@ -76,8 +77,8 @@ export class FilesystemCheckpointStorage implements CheckpointStorage {
       if (!isNotFound(e)) throw storageWriteError(e, dir, 'checkpoint directory');
     }
     try {
-      await mkdir(this.sharedDir, { recursive: true });
-      await mkdir(this.taskOwnedDir, { recursive: true });
+      await makeDirectories(this.sharedDir);
+      await makeDirectories(this.taskOwnedDir);
       // mkdir succeeds on an existing read-only directory: probe with a file.
       const probe = join(this.jobDir, tempFileName('.write-probe', randomHex(this.random, 8)));
       await writeFile(probe, new Uint8Array(0));

@@ -10,6 +10,7 @@ import { SnapshotDirectoryWriter } from './snapshot-directory-writer.js';
 import type { CheckpointMetadata, StateHandle } from './snapshot-format.js';
 import type { Configuration } from '../../config/configuration.js';
 import { CheckpointStorageError, CorruptCheckpointError, isNotDirectory, isNotFound, storageWriteError } from './storage-errors.js';
+import { makeDirectories } from '../../util/make-directories.js';
 
 /**
  * Savepoints: `<targetDir>/savepoint-<6 hex of jobId>-<12 hex>/` holding `_metadata` and
@@ -51,7 +52,7 @@ export async function createSavepointLocation(targetDir: string, jobId: string, 
   const random = options.random ?? cryptoRandomBytes;
   const parent = resolve(targetDir);
   try {
-    await mkdir(parent, { recursive: true });
+    await makeDirectories(parent);
   } catch (e) {
     throw storageWriteError(e, parent, 'savepoint directory');
   }
