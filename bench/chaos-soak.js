@@ -26,7 +26,7 @@
 //   --variant   run only this variant (see VARIANTS); default: round r runs variant r mod n
 //   --topology  run only this topology; default: they alternate after every pass over the variants
 import { spawn, execFile } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -109,9 +109,11 @@ function startSluice(args, ready) {
   let out = '';
   return new Promise((resolve, reject) => {
     const onData = (d) => {
+      // SOAK_LOG=<file>: every process's output, prefixed with its command and pid (debugging a round).
+      if (process.env.SOAK_LOG) appendFileSync(process.env.SOAK_LOG, d.toString().replace(/^(?=.)/gm, `[${args[0]} ${child.pid}] `));
       out = (out + d.toString()).slice(-20_000);
       const m = ready.exec(out);
-      if (m !== null) resolve({ child, match: m });
+      if (m !== null) resolve({ child, match: m, output: () => out });
     };
     child.stdout.on('data', onData);
     child.stderr.on('data', onData);
@@ -191,13 +193,19 @@ async function startStandalone(haDir) {
   const restPort = await freePort();
   const rest = `127.0.0.1:${restPort}`;
   const jmArgs = ['jobmanager', '--rpc-port', String(rpcPort), '--rest-port', String(restPort), '-D', `high-availability.storageDir=${haDir}`, ...HEARTBEAT];
-  let jobManager = (await startSluice(jmArgs, /JobManager ready/)).child;
+  let jm = await startSluice(jmArgs, /JobManager ready/);
+  let jobManager = jm.child;
+  /** What the JobManagers killed so far logged about jobs that ended. */
+  let endedBefore = '';
   const startTaskManager = async (id) => (await startSluice(['taskmanager', '--jobmanager', `127.0.0.1:${rpcPort}`, '--id', id, ...HEARTBEAT], /registered at the JobManager/)).child;
   const taskManagers = [];
   for (let i = 0; i < TASK_MANAGERS; i++) taskManagers.push(await startTaskManager(`tm-${i}`));
   return {
     name: 'standalone',
     rest: () => rest,
+    // A job that finished just before its JobManager was killed is unknown to the next one (its
+    // high-availability record went with the end, as Flink's does): the log of the old one says so.
+    finishedBefore: (jobId) => endedBefore.includes(`job ${jobId} finished`),
     async inject(next, int) {
       const what = next();
       if (what < 0.25) {
@@ -206,9 +214,11 @@ async function startStandalone(haDir) {
         const exited = new Promise((r) => jobManager.once('exit', r));
         jobManager.kill(signal);
         await exited;
+        endedBefore += jm.output();
         const downMs = int(1_500);
         await sleep(downMs);
-        jobManager = (await startSluice(jmArgs, /JobManager ready/)).child;
+        jm = await startSluice(jmArgs, /JobManager ready/);
+        jobManager = jm.child;
         return `JobManager ${signal}, ${downMs} ms down`;
       }
       const i = int(TASK_MANAGERS);
@@ -315,7 +325,12 @@ async function round(cluster, seed, variant, dirs) {
   const deadline = Date.now() + 240_000;
   let state = '';
   while (Date.now() < deadline) {
-    state = (await getRetrying(cluster.rest, `/jobs/${jobId}`)).state;
+    try {
+      state = (await getRetrying(cluster.rest, `/jobs/${jobId}`)).state;
+    } catch (e) {
+      if (!/: 404 /.test(e.message) || cluster.finishedBefore?.(jobId) !== true) throw e;
+      state = 'FINISHED';
+    }
     if (state === 'FINISHED' || state === 'FAILED' || state === 'CANCELED') break;
     if (injected.length === faults) {
       await sleep(200);
