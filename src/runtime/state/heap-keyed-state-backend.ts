@@ -9,6 +9,7 @@ import { KeyGroupHints, keyGroupRangeSize, ownedKeyGroup, type KeyGroupRange, ty
 import { decodeTimerGroup, snapshotBytes, type KeyedStateSnapshot, type StateSnapshot } from './keyed-state-snapshot.js';
 import { TimerQueue } from '../task/timer-queue.js';
 import { stateCodec } from './state-codec.js';
+import { restoredStateMismatch, storedStateKind } from './ttl.js';
 import type { InternalState, KeyedStateBackend, SnapshotRequest } from './keyed-state-backend.js';
 import { createStateHandle } from './state-handles.js';
 import type { HeapSnapshotReplica, SnapshotThread } from './snapshot-thread.js';
@@ -89,12 +90,8 @@ export class HeapKeyedStateBackend implements KeyedStateBackend {
     const table = new HeapStateTable(descriptor.name, this.keyGroupRange, namespaced, codec.passthrough);
     const restored = this.restored.get(descriptor.name);
     if (restored !== undefined) {
-      if (restored.kind !== descriptor.kind || restored.namespaced !== namespaced) {
-        throw new Error(
-          `state '${descriptor.name}' was restored as ${restored.kind} state and is now registered as ${descriptor.kind} state: ` +
-            'a state keeps its kind across job versions (give the new state another name)',
-        );
-      }
+      const mismatch = restoredStateMismatch(restored, descriptor, namespaced);
+      if (mismatch !== undefined) throw new Error(mismatch);
       for (const [kg, chain] of restored.groups) {
         const groupIndex = kg - this.keyGroupRange.startKeyGroup;
         if (table.isNumeric && chain.deltas.length > 0) {
@@ -238,7 +235,7 @@ export class HeapKeyedStateBackend implements KeyedStateBackend {
         });
       }
       table.capture = capture;
-      captures.push({ name, kind: descriptor.kind, namespaced: table.namespaced, capture });
+      captures.push({ name, kind: storedStateKind(descriptor), namespaced: table.namespaced, capture });
     }
     const timers = captureTimers(
       [this.timerQueue(0), this.timerQueue(1)],

@@ -623,6 +623,31 @@ export function describeKeyedStateBackend(subject: BackendUnderTest, others: rea
       clock2.now = 1100;
       expect(rs.value()).toBeUndefined();
     });
+
+    it('a state cannot take on or drop a TTL across a restore: a clear error, not misread values', async () => {
+      const { backend: b } = withClock();
+      const plain = b.getOrCreateState(valueState<number>('plain'), false) as unknown as ValueState<number>;
+      const timed = b.getOrCreateState(listState<number>('timed', { ttl: ttl('OnCreateAndWrite') }), false) as unknown as ListState<number>;
+      b.setCurrentKey('k');
+      plain.update(7);
+      timed.add(8);
+      const [snap] = await snapshotAll([b]);
+      const gainsTtl = make();
+      gainsTtl.restore([snap!]);
+      expect(() => gainsTtl.getOrCreateState(valueState<number>('plain', { ttl: ttl('OnCreateAndWrite') }), false)).toThrow(
+        /state 'plain' was checkpointed without a TTL and is now registered with one.*another name/,
+      );
+      const dropsTtl = make();
+      dropsTtl.restore([snap!]);
+      expect(() => dropsTtl.getOrCreateState(listState<number>('timed'), false)).toThrow(/state 'timed' was checkpointed with a TTL and is now registered without one.*Keep its ttl option/);
+      const same = make();
+      same.restore([snap!]);
+      const rp = same.getOrCreateState(valueState<number>('plain'), false) as unknown as ValueState<number>;
+      const rt = same.getOrCreateState(listState<number>('timed', { ttl: ttl('OnCreateAndWrite') }), false) as unknown as ListState<number>;
+      same.setCurrentKey('k');
+      expect(rp.value()).toBe(7);
+      expect(rt.get()).toEqual([8]);
+    });
   });
 
   describe(`${label} keyed state backend (conformance): snapshots`, () => {

@@ -17,6 +17,7 @@ import { WriteBackCache, type CachedStateTable } from './lmdb-write-back-cache.j
 import { PackedGroupWriter } from './packed-group-writer.js';
 import { msgpackElementEnd, msgpackMapHeader, msgpackNumberAt } from './msgpack-scan.js';
 import { stateCodec } from './state-codec.js';
+import { restoredStateMismatch, storedStateKind } from './ttl.js';
 import { makeDirectoriesSync } from '../../util/make-directories.js';
 
 export interface LmdbBackendOptions {
@@ -133,13 +134,9 @@ export class LmdbKeyedStateBackend implements KeyedStateBackend {
       return existing.handle;
     }
     const restored = this.stored.get(descriptor.name);
-    if (restored !== undefined && (restored.kind !== descriptor.kind || restored.namespaced !== namespaced)) {
-      throw new Error(
-        `state '${descriptor.name}' was restored as ${restored.kind} state and is now registered as ${descriptor.kind} state: ` +
-          'a state keeps its kind across job versions (give the new state another name)',
-      );
-    }
-    const st = restored ?? this.addStoredState(descriptor.name, descriptor.kind, namespaced);
+    const mismatch = restored === undefined ? undefined : restoredStateMismatch(restored, descriptor, namespaced);
+    if (mismatch !== undefined) throw new Error(mismatch);
+    const st = restored ?? this.addStoredState(descriptor.name, storedStateKind(descriptor), namespaced);
     const table = this.cache.table(st.name, st.stateId, namespaced, stateCodec(descriptor));
     const handle = createStateHandle(this, table, descriptor);
     this.handles.set(descriptor.name, { descriptor, handle, table });
