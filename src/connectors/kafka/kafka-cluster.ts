@@ -152,7 +152,12 @@ export class KafkaCluster {
 
   async anyConnection(): Promise<Connection> {
     const known = [...this.brokers.values()];
-    return (await this.connections()).getFirstAvailable(known.length > 0 ? [...known, ...this.bootstrap] : this.bootstrap);
+    const candidates = known.length > 0 ? [...known, ...this.bootstrap] : this.bootstrap;
+    try {
+      return await (await this.connections()).getFirstAvailable(candidates);
+    } catch (e) {
+      throw unreachableBrokers(e, candidates);
+    }
   }
 
   async connectionTo(nodeId: number): Promise<Connection> {
@@ -166,8 +171,8 @@ export class KafkaCluster {
   }
 
   /** Metadata of the given topics (all topics with `null`); also refreshes the broker list. */
-  async refreshMetadata(topics: string[] | null): Promise<MetadataResponse> {
-    const response = await this.retrying('metadata', async () => (await kafka()).metadataV12.api.async(await this.anyConnection(), topics, false, false));
+  async refreshMetadata(topics: string[] | null, retriable: (e: unknown) => boolean = isRetriable): Promise<MetadataResponse> {
+    const response = await this.retrying('metadata', async () => (await kafka()).metadataV12.api.async(await this.anyConnection(), topics, false, false), retriable);
     this.brokers = new Map(response.brokers.map((b) => [b.nodeId, { host: b.host, port: b.port }]));
     for (const t of response.topics) {
       if (t.errorCode !== 0 || t.name === null || t.name === undefined) continue;
@@ -191,16 +196,25 @@ export class KafkaCluster {
   async topic(name: string): Promise<TopicInfo> {
     const cached = this.topics.get(name);
     if (cached !== undefined && cached.partitions.every((p) => p.leaderId >= 0)) return cached;
+    // A topic created a moment ago may be unknown to the broker asked for a little while; one
+    // that stays unknown does not exist (a Kafka producer waits max.block.ms, 60 s, and then
+    // says 'not present in metadata': this says which topic and what to do, sooner).
+    const missingDeadline = Date.now() + Math.min(this.retryTimeoutMs, TOPIC_MISSING_GRACE_MS);
+    const missing = (): TopicMissing => new TopicMissing(`kafka: topic '${name}' does not exist (create it first; Sluice does not create topics)`);
     return this.retrying(`metadata of topic '${name}'`, async () => {
-      const response = await this.refreshMetadata([name]);
-      const t = response.topics.find((x) => x.name === name);
-      if (t === undefined || t.errorCode !== 0) {
-        throw new TopicMissing(`kafka: topic '${name}' does not exist (create it first; Sluice does not create topics)`);
+      let response: MetadataResponse;
+      try {
+        response = await this.refreshMetadata([name], (e) => isRetriable(e) && !kafkaErrorIds(e).includes('UNKNOWN_TOPIC_OR_PARTITION'));
+      } catch (e) {
+        if (kafkaErrorIds(e).includes('UNKNOWN_TOPIC_OR_PARTITION')) throw missing();
+        throw e;
       }
+      const t = response.topics.find((x) => x.name === name);
+      if (t === undefined || t.errorCode !== 0) throw missing();
       const info = this.topics.get(name)!;
       if (info.partitions.some((p) => p.leaderId < 0)) throw retriableError(`kafka: a partition of topic '${name}' has no leader`);
       return info;
-    }, (e) => !(e instanceof TopicMissing) && isRetriable(e));
+    }, (e) => (e instanceof TopicMissing ? Date.now() < missingDeadline : isRetriable(e)));
   }
 
   /** Names of all topics (internal ones excluded). */
@@ -250,6 +264,25 @@ export class KafkaCluster {
 }
 
 class TopicMissing extends Error {}
+
+/** How long a topic the broker does not know is asked for again before it counts as missing. */
+const TOPIC_MISSING_GRACE_MS = 5_000;
+
+/**
+ * The error of a failed connection to every broker, naming each with its cause (the client's
+ * 'Cannot connect to any broker.' named none); still retriable, as a broker may be starting.
+ */
+function unreachableBrokers(e: unknown, brokers: readonly Broker[]): unknown {
+  const k = kafkaIfLoaded();
+  if (k === undefined || !(e instanceof Error) || !k.GenericError.isGenericError(e) || e.code !== 'PLT_KFK_MULTIPLE') return e;
+  const causes = ((e as Error & { errors?: unknown[] }).errors ?? []).map((x) => {
+    const cause = x instanceof Error ? (x.cause as Error | undefined) : undefined;
+    return cause?.message ?? (x instanceof Error ? x.message : String(x));
+  });
+  const names = brokers.map((b) => `${b.host}:${b.port}`).join(', ');
+  const why = causes.length > 0 ? ` (${[...new Set(causes)].join('; ')})` : '';
+  return new k.GenericError('PLT_KFK_NETWORK', `kafka: cannot connect to any broker of ${names}${why}; check bootstrapServers and that the brokers are up`, { cause: e });
+}
 
 /** Called after a request got an answer: the module is loaded. */
 function retriableError(message: string): Error {

@@ -14,6 +14,7 @@ import {
   decideTrigger,
   dispatchDecision,
   enqueueRequest,
+  EXCEEDED_TOLERABLE_FAILURES_MESSAGE,
   failureReasonInfo,
   initialCoordinatorState,
   onAcknowledge,
@@ -152,6 +153,8 @@ export class CheckpointCoordinator implements CheckpointResponder {
    * what the savepoint's run already committed).
    */
   private stopSavepointDone = false;
+  /** Why the latest failed checkpoint failed, as a subtask said (for the job's failure when too many failed in a row). */
+  private latestFailure: { checkpointId: number; message: string } | undefined;
   /** The completed savepoint of a stop-with-savepoint (the job only ends after it). */
   stopSavepoint: CompletedCheckpointInfo | undefined;
   readonly stats: CheckpointStatsTracker;
@@ -361,8 +364,10 @@ export class CheckpointCoordinator implements CheckpointResponder {
         snapshots = await written;
       } catch (e) {
         if (!this.inFlight.has(checkpointId)) return;
+        const message = `writing the state of ${vertex.name} (${subtaskIndex + 1}/${vertex.parallelism}) failed: ${(e as Error).message}`;
+        this.latestFailure = { checkpointId, message };
         this.apply(onDecline(this.state, this.o.config, checkpointId, 'CHECKPOINT_ASYNC_EXCEPTION', key));
-        this.o.gateway.log(`checkpoint ${checkpointId}: writing the state of subtask ${key} failed: ${(e as Error).message}`);
+        this.o.gateway.log(`checkpoint ${checkpointId}: ${message}`);
         return;
       }
       if (!this.inFlight.has(checkpointId)) return;
@@ -390,7 +395,9 @@ export class CheckpointCoordinator implements CheckpointResponder {
         this.handleAbort(checkpointId, undefined, `declined after the job's stop-with-savepoint: ${message}`);
         return;
       }
-      this.o.gateway.log(`checkpoint ${checkpointId} declined by subtask ${subtaskKey(vertexId, subtaskIndex)}: ${message}`);
+      // A task's decline message starts with the subtask's name, 'map (2/4)' (numbered from 1, as in Flink's UI).
+      this.o.gateway.log(`checkpoint ${checkpointId} declined by ${message}`);
+      this.latestFailure = { checkpointId, message: `declined by ${message}` };
       const f = this.inFlight.get(checkpointId);
       if (f !== undefined) this.stats.failed(checkpointId, this.o.clock.nowMs(), message);
       this.apply(onDecline(this.state, this.o.config, checkpointId, reason, subtaskKey(vertexId, subtaskIndex)));
@@ -608,8 +615,18 @@ export class CheckpointCoordinator implements CheckpointResponder {
       abort: (a) => this.handleAbort(a.checkpointId, a.requestId, a.message || failureReasonInfo(a.reason).message),
       'notify-complete': (n) => this.o.gateway.notifyComplete(n.checkpointId, this.finalFromId !== undefined && n.checkpointId >= this.finalFromId),
       'notify-aborted': (n) => this.o.gateway.notifyAborted(n.checkpointId, `checkpoint ${n.checkpointId} was aborted`),
-      'fail-job': (f) => this.o.gateway.failJob(f.reason),
+      'fail-job': (f) => this.o.gateway.failJob(f.reason === EXCEEDED_TOLERABLE_FAILURES_MESSAGE ? this.tooManyFailures(f.checkpointId, f.cause) : f.reason),
     });
+  }
+
+  /** Flink's message when too many checkpoints failed in a row, with why the latest failed. */
+  private tooManyFailures(checkpointId: number, cause: CheckpointFailureReason): string {
+    const why = this.latestFailure?.checkpointId === checkpointId ? this.latestFailure.message : failureReasonInfo(cause).message;
+    return (
+      `${EXCEEDED_TOLERABLE_FAILURES_MESSAGE} The latest checkpoint (${checkpointId}) failed due to ${why}; ` +
+      'see the checkpoint history (sluice checkpoints <jobId>, REST /jobs/:jobid/checkpoints) or the JobManager log to find out why checkpoints failed in a row ' +
+      '(execution.checkpointing.tolerable-failed-checkpoints sets how many may)'
+    );
   }
 
   /** Keeps the metadata of retained checkpoints and of the few newest (a pending delta may build on one just subsumed). */

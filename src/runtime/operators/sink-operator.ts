@@ -1,7 +1,7 @@
 import { operatorListState, type ListState } from '../../api/state-descriptors.js';
 import type { Sink, SinkWriter } from '../../api/sink.js';
 import { NO_TIMESTAMP } from '../channel/stream-element.js';
-import { StreamOperator } from '../task/stream-operator.js';
+import { blame, StreamOperator } from '../task/stream-operator.js';
 
 /** The end of a chain: hands records to a sink writer and drives its checkpoint hooks. */
 export class SinkOperator<T> extends StreamOperator<never> {
@@ -52,7 +52,8 @@ export class SinkOperator<T> extends StreamOperator<never> {
       },
       () => {},
     );
-    this.runtime.waitFor(p);
+    // A failed write fails the subtask naming this sink, not the head of its chain.
+    this.runtime.waitFor(p.catch((e: unknown) => Promise.reject(blame(e, this))));
   }
 
   override snapshotState(checkpointId: number): void | Promise<void> {

@@ -9,7 +9,7 @@ import type { OperatorRuntime } from './operator-runtime.js';
 import { OperatorOutput, WriterSink, fanOut, type RecordSink } from './output.js';
 import type { ProcessingTimeService } from './processing-time-service.js';
 import type { SubtaskRestore } from '../checkpoint/subtask-state.js';
-import { ChainedInput, type StreamOperator } from './stream-operator.js';
+import { blame, ChainedInput, type StreamOperator } from './stream-operator.js';
 
 export interface ChainEnvironment {
   readonly subtaskIndex: number;
@@ -125,14 +125,20 @@ export class OperatorChain {
       try {
         await c.operator.open();
       } catch (e) {
-        throw new Error(`operator '${c.node.name}' failed to open: ${(e as Error).message}`, { cause: e });
+        throw blame(new Error(`operator '${c.node.name}' failed to open: ${(e as Error).message}`, { cause: e }), c.operator);
       }
     }
   }
 
   /** End of input: finishes head first, so what an operator flushes reaches the next one. */
   async finish(): Promise<void> {
-    for (const c of this.operators) await c.operator.finish();
+    for (const c of this.operators) {
+      try {
+        await c.operator.finish();
+      } catch (e) {
+        throw blame(e, c.operator);
+      }
+    }
   }
 
   async close(): Promise<void> {
@@ -141,7 +147,7 @@ export class OperatorChain {
       try {
         await c.operator.close();
       } catch (e) {
-        first ??= e;
+        first ??= blame(e, c.operator);
       }
       c.keyedBackend?.dispose();
     }

@@ -7,7 +7,7 @@ import { RingQueue } from '../channel/ring-queue.js';
 import { END_OF_DATA, END_OF_PARTITION, SUSPEND_PARTITION } from '../channel/stream-element.js';
 import type { Clock } from './clock.js';
 import { OperatorChain } from './operator-chain.js';
-import { blamedOperator } from './stream-operator.js';
+import { blame, blamedOperator, type StreamOperator } from './stream-operator.js';
 import type { BarrierMode } from '../checkpoint/barrier-handler.js';
 import type { CheckpointResponder, InFlightBatch, OperatorSubtaskState, SubtaskRestore } from '../checkpoint/subtask-state.js';
 import type { CheckpointBarrier } from '../channel/stream-element.js';
@@ -484,8 +484,13 @@ export abstract class StreamTask implements Schedulable {
     // Savepoints and checkpoints requested full are always full; so they never serve as a base.
     const incremental = cp.incremental === true && barrier.options.type === 'checkpoint' && barrier.options.full !== true;
     for (const [i, c] of this.chain.operators.entries()) {
-      const hook = c.operator.snapshotState(barrier.checkpointId);
-      if (hook !== undefined) asyncParts.push(hook);
+      let hook: void | Promise<void>;
+      try {
+        hook = c.operator.snapshotState(barrier.checkpointId);
+      } catch (e) {
+        throw blame(e, c.operator);
+      }
+      if (hook !== undefined) asyncParts.push(hook.catch((e: unknown) => Promise.reject(blame(e, c.operator))));
       const operatorState = c.operatorState.snapshot();
       const uid = c.node.operatorUid;
       const changelog = barrier.options.type === 'checkpoint' ? this.changelogs[i] : undefined;
@@ -533,7 +538,7 @@ export abstract class StreamTask implements Schedulable {
         this.maybeAcknowledge(pending);
       } catch (e) {
         if (this.pendingSnapshots.delete(barrier.checkpointId) && !isTerminal(this.state)) {
-          cp.responder.decline(this.d.vertex.id, this.d.subtaskIndex, barrier.checkpointId, 'CHECKPOINT_ASYNC_EXCEPTION', `${this.name}: asynchronous part failed: ${(e as Error).message}`);
+          cp.responder.decline(this.d.vertex.id, this.d.subtaskIndex, barrier.checkpointId, 'CHECKPOINT_ASYNC_EXCEPTION', `${this.name}: asynchronous part${operatorOf(e)} failed: ${(e as Error).message}`);
         }
       }
     })();
@@ -576,7 +581,7 @@ export abstract class StreamTask implements Schedulable {
   notifyCheckpointComplete(checkpointId: number, final: boolean): void {
     this.enqueueMail(() => {
       for (const c of this.chain.operators) c.keyedBackend?.notifyCheckpointComplete(checkpointId);
-      for (const c of this.chain.operators) this.notifyInOrder(() => c.operator.notifyCheckpointComplete(checkpointId));
+      for (const c of this.chain.operators) this.notifyInOrder(() => c.operator.notifyCheckpointComplete(checkpointId), c.operator);
       this.notifyInOrder(() => this.onCheckpointComplete(checkpointId, final));
     });
   }
@@ -588,13 +593,13 @@ export abstract class StreamTask implements Schedulable {
       this.pendingSnapshots.delete(checkpointId);
       this.onCheckpointAborted(checkpointId, reason);
       for (const c of this.chain.operators) c.keyedBackend?.notifyCheckpointAborted(checkpointId);
-      for (const c of this.chain.operators) this.notifyInOrder(() => c.operator.notifyCheckpointAborted(checkpointId));
+      for (const c of this.chain.operators) this.notifyInOrder(() => c.operator.notifyCheckpointAborted(checkpointId), c.operator);
     });
   }
 
   /** Runs checkpoint notifications of this subtask strictly in order; a failure fails the subtask. */
-  private notifyInOrder(fn: () => void | Promise<void>): void {
-    this.notifications = this.notifications.then(fn).catch((e: unknown) => this.fail(e));
+  private notifyInOrder(fn: () => void | Promise<void>, operator?: StreamOperator): void {
+    this.notifications = this.notifications.then(fn).catch((e: unknown) => this.fail(operator === undefined ? e : blame(e, operator)));
   }
 
   protected onCheckpointAborted(_checkpointId: number, _reason: string): void {}
@@ -603,7 +608,8 @@ export abstract class StreamTask implements Schedulable {
     if (isTerminal(this.state)) return;
     const error = cause instanceof Error ? cause : new Error(String(cause));
     const operator = blamedOperator(error) ?? this.chain.head?.runtime?.name;
-    const where = operator === undefined ? '' : `operator '${operator}' in `;
+    // An error that names its operator already (one that failed to open) is not prefixed twice.
+    const where = operator === undefined || error.message.startsWith(`operator '${operator}' `) ? '' : `operator '${operator}' in `;
     this.failureCause = new TaskFailure(this.name, `${where}task ${this.name} failed: ${error.message}`, { cause: error });
     this.transition('failed');
     this.processingTime.quiesce();
@@ -618,4 +624,10 @@ export abstract class StreamTask implements Schedulable {
     this.closeAfterEnd();
     this.resolveDone();
   }
+}
+
+/** ` of operator 'name'` for an error blamed on an operator, else nothing. */
+function operatorOf(e: unknown): string {
+  const operator = blamedOperator(e);
+  return operator === undefined ? '' : ` of operator '${operator}'`;
 }
