@@ -74,6 +74,35 @@ describe('restore from a retained checkpoint (sluice run -s)', () => {
     expect((await allowed.run()).status).toBe('FINISHED');
   });
 
+  it('warns about stateful operators without a uid, not about stateless ones', async () => {
+    const build = (): StreamExecutionEnvironment => {
+      const env = StreamExecutionEnvironment.create({
+        'parallelism.default': 2,
+        'execution.checkpointing.interval': 30,
+        'execution.checkpointing.dir': checkpoints,
+        'execution.checkpointing.externalized-checkpoint-retention': 'RETAIN_ON_CANCELLATION',
+      });
+      env
+        .fromSource(numberSource({ count: RECORDS, eventsPerSecond: 30_000 }), 'numbers')
+        .uid('numbers')
+        .map((n) => n + 1, 'plus one')
+        .keyBy((n) => n % KEYS)
+        .process(new CountPerKey())
+        .name('counter')
+        .sinkTo(new ExactlyOnceFileSink<string>(tempDir()))
+        .uid('sink');
+      return env;
+    };
+    const checkpoints = tempDir();
+    const first = await runUntilCanceled(build(), 2);
+    const env = build();
+    const logs: string[] = [];
+    const second = new LocalExecutor(env.getJobGraph(), env.config, { log: (l) => logs.push(l), restoreFrom: { path: latestCheckpoint(checkpoints, first.jobId), allowNonRestoredState: false } });
+    expect((await second.run()).status).toBe('FINISHED');
+    const warnings = logs.filter((l) => l.includes('without uid()'));
+    expect(warnings).toEqual([expect.stringMatching(/^stateful operators without uid\(\): 'counter'; their state is matched by position/)]);
+  });
+
   it.each([
     ['CLAIM', false],
     ['NO_CLAIM', true],

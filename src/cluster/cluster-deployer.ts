@@ -9,6 +9,7 @@ import type { ConfigValue } from '../config/configuration.js';
 import { deserializeError, type Deployment, type JobManagerMessage, type TaskManagerMessage } from './control-messages.js';
 import type { JobBundle } from './job-bundle.js';
 import type { RegisteredTaskManager, TaskManagerRegistry } from './task-manager-registry.js';
+import { isDataConnectionLoss } from './network/data-endpoint.js';
 
 /** How a job was submitted: what every TaskManager needs to rebuild its graph. */
 export interface ClusterJob {
@@ -105,6 +106,9 @@ class RemoteTaskView implements TaskView {
   }
 }
 
+/** How long a subtask's lost data connection waits for the failure that caused it before it fails the attempt itself. */
+export const CONSEQUENCE_GRACE_MS = 500;
+
 /** One attempt of a job spread over TaskManagers, driven by their messages. */
 export class ClusterAttempt implements DeployedAttempt {
   readonly tasks: RemoteTaskView[] = [];
@@ -119,6 +123,8 @@ export class ClusterAttempt implements DeployedAttempt {
   private readonly canceledBy = new Set<RegisteredTaskManager>();
   private onCanceled: (() => void) | undefined;
   private over = false;
+  /** A lost data connection reported by a subtask, failing the attempt unless its cause is reported first. */
+  private consequence: ReturnType<typeof setTimeout> | undefined;
   private readonly responder: CheckpointResponder | undefined;
 
   constructor(
@@ -162,6 +168,7 @@ export class ClusterAttempt implements DeployedAttempt {
 
   cancel(): Promise<void> {
     this.over = true;
+    clearTimeout(this.consequence);
     const live = this.involved.filter((tm) => !tm.lost);
     const all = new Promise<void>((resolve) => {
       this.onCanceled = () => {
@@ -220,7 +227,20 @@ export class ClusterAttempt implements DeployedAttempt {
     this.onCanceled?.();
   }
 
+  /**
+   * A subtask failed because a data connection closed: usually because a subtask elsewhere
+   * failed first and its TaskManager let go of the attempt's connections, and that failure (or
+   * the loss of its TaskManager) may reach this JobManager a moment later over another
+   * connection. It is waited for up to CONSEQUENCE_GRACE_MS, so the job's failure names the
+   * cause ('PREPARE TRANSACTION is disabled'), not the consequence ('a data connection closed').
+   */
+  private failUnlessCauseFollows(error: Error): void {
+    if (this.over || this.consequence !== undefined) return;
+    this.consequence = setTimeout(() => this.fail(error), CONSEQUENCE_GRACE_MS);
+  }
+
   private fail(error: Error): void {
+    clearTimeout(this.consequence);
     if (this.over) return;
     this.over = true;
     this.rejectDone(error);
@@ -244,7 +264,9 @@ export class ClusterAttempt implements DeployedAttempt {
         if (view === undefined) return;
         view.state = m.state;
         if (m.state === 'failed') {
-          this.fail(m.error === undefined ? new Error(`subtask ${view.vertex.name}#${view.subtaskIndex} failed`) : deserializeError(m.error));
+          const error = m.error === undefined ? new Error(`subtask ${view.vertex.name}#${view.subtaskIndex} failed`) : deserializeError(m.error);
+          if (isDataConnectionLoss(error)) this.failUnlessCauseFollows(error);
+          else this.fail(error);
           return;
         }
         if (this.tasks.every((t) => t.state === 'finished')) {

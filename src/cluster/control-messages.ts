@@ -19,6 +19,8 @@ export interface SerializedError {
   readonly task: string | undefined;
   /** The error's cause (what the job's code threw, under the task's failure). */
   readonly cause?: SerializedError;
+  /** The error's class name, when not plain `Error` (`DataConnectionLost`: a consequence of a failure elsewhere). */
+  readonly name?: string;
 }
 
 /** How deep a cause chain crosses the wire. */
@@ -118,7 +120,13 @@ export type JobManagerMessage =
 export function serializeError(e: unknown, task?: string, depth = 0): SerializedError {
   const err = e instanceof Error ? e : new Error(String(e));
   const cause = err.cause instanceof Error && depth < MAX_CAUSE_DEPTH ? serializeError(err.cause, undefined, depth + 1) : undefined;
-  return { message: err.message, stack: err.stack, task: task ?? (err instanceof TaskFailure ? err.taskName : undefined), ...(cause === undefined ? {} : { cause }) };
+  return {
+    message: err.message,
+    stack: err.stack,
+    task: task ?? (err instanceof TaskFailure ? err.taskName : undefined),
+    ...(cause === undefined ? {} : { cause }),
+    ...(err.name === 'Error' || err instanceof TaskFailure ? {} : { name: err.name }),
+  };
 }
 
 /** The error again, with its cause chain; a subtask's failure as a TaskFailure naming the task. */
@@ -126,7 +134,11 @@ export function deserializeError(s: SerializedError): Error {
   const cause = s.cause === undefined ? undefined : deserializeError(s.cause);
   // A task's own failure says which task already; other errors get the task's name in front.
   const message = s.task === undefined || s.message.includes(`task ${s.task}`) ? s.message : `${s.task}: ${s.message}`;
-  const e = s.task === undefined ? new Error(message, cause === undefined ? undefined : { cause }) : new TaskFailure(s.task, message, { cause: cause ?? new Error(s.message) });
+  const named = (x: Error): Error => {
+    if (s.name !== undefined) x.name = s.name;
+    return x;
+  };
+  const e = s.task === undefined ? named(new Error(message, cause === undefined ? undefined : { cause })) : new TaskFailure(s.task, message, { cause: cause ?? named(new Error(s.message)) });
   if (s.stack !== undefined) e.stack = s.stack;
   return e;
 }

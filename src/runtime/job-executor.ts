@@ -9,7 +9,7 @@ import { CheckpointStatsTracker } from './checkpoint/checkpoint-stats.js';
 import { checkpointCoordinatorConfig, type CheckpointCoordinatorConfig } from './checkpoint/coordinator-decisions.js';
 import { encodeSplitEnumeratorState, restoreAssignments, restoreSplitEnumerators, subtaskKey, type StateReader } from './checkpoint/state-persistence.js';
 import { SplitEnumerator } from './split-enumerator.js';
-import type { CheckpointMetadata } from './storage/snapshot-format.js';
+import type { CheckpointMetadata, OperatorSnapshot } from './storage/snapshot-format.js';
 import type { SubtaskRestore } from './checkpoint/subtask-state.js';
 import { createRestartStrategy, maxRestartDelayMs } from './recovery/restart-strategy.js';
 import { createCheckpointStorage } from './storage/checkpoint-storage-factory.js';
@@ -397,10 +397,12 @@ export class JobExecutor {
     const reader = { readStateHandle: snapshot.readStateHandle };
     const assignments = await restoreAssignments(metadata, this.jobGraph, reader, ref, { allowNonRestoredState, log: this.log });
     const enumerators = await restoreSplitEnumerators(metadata, this.jobGraph, reader, ref);
-    const withoutUid = this.jobGraph.vertices.flatMap((v) => v.nodes).filter((n) => !n.hasUserUid);
+    // Only operators whose state the snapshot holds: a stateless map without a uid loses nothing.
+    const stateful = new Set(metadata.operators.filter(holdsState).map((o) => o.operatorUid));
+    const withoutUid = this.jobGraph.vertices.flatMap((v) => v.nodes).filter((n) => !n.hasUserUid && stateful.has(n.operatorUid));
     if (withoutUid.length > 0) {
       this.log(
-        `operators without uid(): ${withoutUid.map((n) => `'${n.name}'`).join(', ')}; their state is matched by position in the graph, ` +
+        `stateful operators without uid(): ${withoutUid.map((n) => `'${n.name}'`).join(', ')}; their state is matched by position in the graph, ` +
           'which breaks when the job changes: give every stateful operator a uid()',
       );
     }
@@ -695,4 +697,9 @@ function rootCause(e: Error): Error {
 
 function isStreamTask(t: TaskView): t is StreamTask {
   return 'chain' in t;
+}
+
+/** Whether a snapshot holds state of an operator (keyed, operator or split state). */
+function holdsState(o: OperatorSnapshot): boolean {
+  return o.coordinatorState !== undefined || o.subtasks.some((t) => t.keyedState.length > 0 || t.operatorState !== undefined || t.sourceSplits !== undefined);
 }

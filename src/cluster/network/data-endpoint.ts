@@ -8,6 +8,7 @@ import { checkProof, proof } from '../wire/shared-secret.js';
 import type { DataMessage } from './data-messages.js';
 import { RemoteInputChannel } from './remote-input-channel.js';
 import { RemoteOutputChannel } from './remote-output-channel.js';
+import { notAnOperatorFault } from '../../runtime/task/stream-operator.js';
 
 type DataConnection = Connection<DataMessage, DataMessage>;
 
@@ -170,7 +171,7 @@ export class AttemptNetwork implements RemoteChannels {
       this.incoming.delete(conn);
       // A producer that finished closes its connection after its last element: not a failure.
       const done = (this.fedBy.get(conn) ?? []).every((ch) => this.inputs.get(ch)?.ended === true);
-      if (!this.closed && !(e === undefined && done)) this.onBroken(new Error(`a data connection to this TaskManager closed${e === undefined ? '' : `: ${e.message}`}`));
+      if (!this.closed && !(e === undefined && done)) this.onBroken(new DataConnectionLost(`a data connection to this TaskManager closed${e === undefined ? '' : `: ${e.message}`}`));
     });
   }
 
@@ -221,7 +222,7 @@ export class AttemptNetwork implements RemoteChannels {
     conn.onClose((e) => {
       // A consumer that finished closes after taking everything: not a failure.
       const done = [...this.outputs.values()].filter((ch) => ch.connection === conn).every((ch) => ch.ended);
-      if (!this.closed && !(e === undefined && done)) this.onBroken(new Error(`the data connection to TaskManager ${tm} closed${e === undefined ? '' : `: ${e.message}`}`));
+      if (!this.closed && !(e === undefined && done)) this.onBroken(new DataConnectionLost(`the data connection to TaskManager ${tm} closed${e === undefined ? '' : `: ${e.message}`}`));
     });
     return conn;
   }
@@ -236,4 +237,24 @@ export class AttemptNetwork implements RemoteChannels {
     this.outgoing.clear();
     this.incoming.clear();
   }
+}
+
+/**
+ * A data connection between TaskManagers closed while the attempt ran: most often the
+ * consequence of a failure elsewhere (the other side failed and let go of its connections), so
+ * the JobManager waits a moment for that failure before it takes this one as the cause. No
+ * operator is to blame for it.
+ */
+export class DataConnectionLost extends Error {
+  override readonly name = 'DataConnectionLost';
+  constructor(message: string) {
+    super(message);
+    notAnOperatorFault(this);
+  }
+}
+
+/** Whether `e` or an error in its cause chain is a DataConnectionLost (also after crossing the wire). */
+export function isDataConnectionLoss(e: unknown): boolean {
+  for (let x: unknown = e, depth = 0; x instanceof Error && depth < 10; x = x.cause, depth++) if (x.name === 'DataConnectionLost') return true;
+  return false;
 }

@@ -174,5 +174,17 @@ export function blame(e: unknown, operator: StreamOperator): unknown {
 }
 
 export function blamedOperator(e: unknown): string | undefined {
-  return e instanceof Error && BLAMED in e ? String((e as unknown as Record<symbol, unknown>)[BLAMED]) : undefined;
+  if (!(e instanceof Error) || !(BLAMED in e)) return undefined;
+  const operator = (e as unknown as Record<symbol, unknown>)[BLAMED];
+  return typeof operator === 'string' ? operator : undefined;
+}
+
+/** Whether `e` was marked by notAnOperatorFault. */
+export function isUnblamable(e: unknown): boolean {
+  return e instanceof Error && BLAMED in e && (e as unknown as Record<symbol, unknown>)[BLAMED] === null;
+}
+
+/** Marks an error no operator is to blame for (a lost connection between processes), whichever operator it reaches first. */
+export function notAnOperatorFault(e: Error): void {
+  Object.defineProperty(e, BLAMED, { value: null, enumerable: false });
 }

@@ -7,7 +7,7 @@ import { RingQueue } from '../channel/ring-queue.js';
 import { END_OF_DATA, END_OF_PARTITION, SUSPEND_PARTITION } from '../channel/stream-element.js';
 import type { Clock } from './clock.js';
 import { OperatorChain } from './operator-chain.js';
-import { blame, blamedOperator, type StreamOperator } from './stream-operator.js';
+import { blame, blamedOperator, isUnblamable, type StreamOperator } from './stream-operator.js';
 import type { BarrierMode } from '../checkpoint/barrier-handler.js';
 import type { CheckpointResponder, InFlightBatch, OperatorSubtaskState, SubtaskRestore } from '../checkpoint/subtask-state.js';
 import type { CheckpointBarrier } from '../channel/stream-element.js';
@@ -607,7 +607,7 @@ export abstract class StreamTask implements Schedulable {
   fail(cause: unknown): void {
     if (isTerminal(this.state)) return;
     const error = cause instanceof Error ? cause : new Error(String(cause));
-    const operator = blamedOperator(error) ?? this.chain.head?.runtime?.name;
+    const operator = blamedOperator(error) ?? (isUnblamable(error) ? undefined : this.chain.head?.runtime?.name);
     // An error that names its operator already (one that failed to open) is not prefixed twice.
     const where = operator === undefined || error.message.startsWith(`operator '${operator}' `) ? '' : `operator '${operator}' in `;
     this.failureCause = new TaskFailure(this.name, `${where}task ${this.name} failed: ${error.message}`, { cause: error });
