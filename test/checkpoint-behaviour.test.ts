@@ -128,6 +128,10 @@ describe('checkpoint behaviour', () => {
     expect(compareMultisets(r.committed, reference(20_000))).toEqual({ duplicates: 0, missing: 0, unexpected: 0 });
     const switched = r.stats.filter((e) => e.status === 'COMPLETED' && e.subtasks.some((s) => s.unaligned));
     expect(switched.length).toBeGreaterThan(0);
+    // The history says which ones switched, as Flink's checkpoint_type does.
+    for (const e of r.stats.filter((x) => x.status === 'COMPLETED')) {
+      expect(e.checkpointType, `checkpoint ${e.id}`).toBe(e.subtasks.some((s) => s.unaligned) ? 'UNALIGNED_CHECKPOINT' : 'CHECKPOINT');
+    }
   });
 
   it('min-pause and max-concurrent are obeyed', async () => {

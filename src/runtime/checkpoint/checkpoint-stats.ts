@@ -16,8 +16,11 @@ export interface CheckpointStatsEntry {
   readonly id: number;
   status: CheckpointStatus;
   readonly isSavepoint: boolean;
-  /** CHECKPOINT, UNALIGNED_CHECKPOINT, SAVEPOINT, SYNC_SAVEPOINT. */
-  readonly checkpointType: string;
+  /**
+   * CHECKPOINT, UNALIGNED_CHECKPOINT, SAVEPOINT, SYNC_SAVEPOINT. An aligned checkpoint with a
+   * timeout becomes UNALIGNED_CHECKPOINT once a subtask reports it switched (as in Flink).
+   */
+  checkpointType: string;
   readonly triggerTimestampMs: number;
   latestAckTimestampMs: number | undefined;
   stateSizeBytes: number;
@@ -82,6 +85,7 @@ export class CheckpointStatsTracker {
     e.checkpointedSizeBytes += s.checkpointedSizeBytes ?? s.stateSizeBytes;
     e.alignmentDurationMsMax = Math.max(e.alignmentDurationMsMax, s.alignmentDurationMs);
     e.persistedInFlightRecords += s.inFlightRecords;
+    if (s.unaligned && e.checkpointType === 'CHECKPOINT') e.checkpointType = 'UNALIGNED_CHECKPOINT';
   }
 
   completed(id: number, nowMs: number, externalPath: string, stateSizeBytes: number): void {
