@@ -15,14 +15,19 @@ const tempDir = tempDirs('sluice-restore-');
 
 const reference = (): string[] => countReference(RECORDS, KEYS);
 
-function job(parallelism: number, checkpoints: string, out: string, o: { withCounter?: boolean; intervalMs?: number } = {}) {
-  const env = StreamExecutionEnvironment.create({
+/** An environment whose checkpoints into `checkpoints` are kept when the job is canceled. */
+function retainingEnv(parallelism: number, checkpoints: string, intervalMs = 30): StreamExecutionEnvironment {
+  return StreamExecutionEnvironment.create({
     'parallelism.default': parallelism,
-    'execution.checkpointing.interval': o.intervalMs ?? 30,
+    'execution.checkpointing.interval': intervalMs,
     'execution.checkpointing.dir': checkpoints,
     'execution.checkpointing.externalized-checkpoint-retention': 'RETAIN_ON_CANCELLATION',
     'execution.checkpointing.num-retained': 2,
   });
+}
+
+function job(parallelism: number, checkpoints: string, out: string, o: { withCounter?: boolean; intervalMs?: number } = {}) {
+  const env = retainingEnv(parallelism, checkpoints, o.intervalMs);
   const s = env.fromSource(numberSource({ count: RECORDS, eventsPerSecond: 30_000 }), 'numbers').uid('numbers').keyBy((n) => n % KEYS);
   const counted = (o.withCounter ?? true) ? s.process(new CountPerKey()).uid('count') : s.process<string>({ processElement: (n, _c, out) => out.collect(String(n)) }).uid('other');
   counted.sinkTo(new ExactlyOnceFileSink<string>(out)).uid('sink');
@@ -76,12 +81,7 @@ describe('restore from a retained checkpoint (sluice run -s)', () => {
 
   it('warns about stateful operators without a uid, not about stateless ones', async () => {
     const build = (): StreamExecutionEnvironment => {
-      const env = StreamExecutionEnvironment.create({
-        'parallelism.default': 2,
-        'execution.checkpointing.interval': 30,
-        'execution.checkpointing.dir': checkpoints,
-        'execution.checkpointing.externalized-checkpoint-retention': 'RETAIN_ON_CANCELLATION',
-      });
+      const env = retainingEnv(2, checkpoints);
       env
         .fromSource(numberSource({ count: RECORDS, eventsPerSecond: 30_000 }), 'numbers')
         .uid('numbers')
