@@ -134,6 +134,17 @@ describe('checkpoint behaviour', () => {
     }
   });
 
+  it('no checkpoint is triggered after the final one: a finished job shows no failed checkpoint', async () => {
+    // Checkpoints every 10 ms while the job ends: one triggered after the final checkpoint was
+    // aborted as the coordinator stopped ('Checkpoint Coordinator is suspending.').
+    for (let round = 0; round < 6; round++) {
+      const records = 3_000 + round * 137;
+      const r = await run({ 'execution.checkpointing.interval': 10 }, { records, slowEvery: 200 });
+      expect(compareMultisets(r.committed, reference(records))).toEqual({ duplicates: 0, missing: 0, unexpected: 0 });
+      expect(r.stats.filter((e) => e.status !== 'COMPLETED').map((e) => `${e.id} ${e.status}: ${e.failureMessage}`)).toEqual([]);
+    }
+  });
+
   it('min-pause and max-concurrent are obeyed', async () => {
     const minPauseMs = 40;
     const r = await run(

@@ -140,6 +140,8 @@ export class CheckpointCoordinator implements CheckpointResponder {
   private readonly finishedSources = new Set<string>();
   /** Set when every source has finished its data: checkpoints from this id on are final. */
   private finalFromId: number | undefined;
+  /** The final checkpoint completed: the job ends, no checkpoint is triggered any more. */
+  private finalCompleted = false;
   private stopRequest:
     | { requestId: string; targetDirectory: string; formatType: 'CANONICAL' | 'NATIVE'; resolve: (c: CompletedCheckpointInfo) => void; reject: (e: Error) => void }
     | undefined;
@@ -463,7 +465,9 @@ export class CheckpointCoordinator implements CheckpointResponder {
   }
 
   private decide(): void {
-    if (this.stopped || this.stopSavepointDone) return;
+    // After the final checkpoint the tasks finish: one triggered now would only be aborted
+    // when the coordinator stops (Flink does not trigger once every task has finished).
+    if (this.stopped || this.stopSavepointDone || this.finalCompleted) return;
     this.apply(decideTrigger(this.state, this.o.config, this.o.clock.nowMs()));
   }
 
@@ -511,6 +515,7 @@ export class CheckpointCoordinator implements CheckpointResponder {
     f.cancelTimeout();
     this.inFlight.delete(info.checkpointId);
     this.stats.completed(info.checkpointId, this.o.clock.nowMs(), info.pointer, size);
+    if (this.finalFromId !== undefined && info.checkpointId >= this.finalFromId) this.finalCompleted = true;
     this.state = outcome.state;
     for (const [i, d] of outcome.decisions.entries()) {
       if (i === completeAt) {
