@@ -1,6 +1,7 @@
 import type { KeyType } from '../state/key-group.js';
 import type { ProcessingTimeService } from './processing-time-service.js';
 import { TimerQueue } from './timer-queue.js';
+import { MAX_WATERMARK } from '../channel/stream-element.js';
 
 export interface Triggerable {
   onEventTime(timestampMs: number, key: KeyType, namespace: number): void;
@@ -38,21 +39,23 @@ export class InternalTimerService {
   }
 
   registerEventTimeTimer(timestampMs: number, key: KeyType, namespace: number): void {
+    timestampMs = timerTime(timestampMs);
     this.eventTimers.add(timestampMs, key, namespace);
   }
 
   deleteEventTimeTimer(timestampMs: number, key: KeyType, namespace: number): void {
-    this.eventTimers.delete(timestampMs, key, namespace);
+    this.eventTimers.delete(timerTime(timestampMs), key, namespace);
   }
 
   registerProcessingTimeTimer(timestampMs: number, key: KeyType, namespace: number): void {
+    timestampMs = timerTime(timestampMs);
     if (this.processingTimers.add(timestampMs, key, namespace) && timestampMs < this.physicalTimerAt) {
       this.schedulePhysical(timestampMs);
     }
   }
 
   deleteProcessingTimeTimer(timestampMs: number, key: KeyType, namespace: number): void {
-    this.processingTimers.delete(timestampMs, key, namespace);
+    this.processingTimers.delete(timerTime(timestampMs), key, namespace);
   }
 
   /**
@@ -97,4 +100,20 @@ export class InternalTimerService {
     this.setCurrentKey(key);
     this.target.onProcessingTime(t, key, ns);
   };
+}
+
+/**
+ * A timer's time as the queues keep it: a number (NaN, from `ctx.timestamp() + n` on a record
+ * without a timestamp, never fired and blocked every later timer), and at most MAX_WATERMARK,
+ * so a timer at Number.MAX_VALUE or Infinity (Flink's `Long.MAX_VALUE` idiom) fires at the end
+ * of input.
+ */
+export function timerTime(timestampMs: number): number {
+  if (typeof timestampMs !== 'number' || Number.isNaN(timestampMs)) {
+    throw new TypeError(
+      `a timer's timestamp must be a number of milliseconds, got ${String(timestampMs)} ` +
+        '(ctx.timestamp() is undefined for a record without a timestamp: assign timestamps, or use processing time)',
+    );
+  }
+  return Math.max(-MAX_WATERMARK, Math.min(MAX_WATERMARK, timestampMs));
 }
