@@ -8,7 +8,7 @@ import { wiringOptions } from '../runtime/deploy/in-process-deployer.js';
 import { wireTasks } from '../runtime/deploy/task-wiring.js';
 import { subtaskKey } from '../runtime/checkpoint/state-persistence.js';
 import type { CheckpointResponder } from '../runtime/checkpoint/subtask-state.js';
-import { HeldKeyedStateSnapshot } from '../runtime/state/held-keyed-state-snapshot.js';
+import { isKeyedStateFile } from '../runtime/state/keyed-state-file.js';
 import { assert } from '../util/assert.js';
 import { systemClock } from '../runtime/task/clock.js';
 import type { SourceStreamTask } from '../runtime/task/source-stream-task.js';
@@ -325,7 +325,7 @@ export class TaskManager {
     const responder: CheckpointResponder = {
       // State goes to the JobManager as bytes: no snapshot is held by the snapshot thread (acceptsHeldKeyedState unset).
       acknowledge: (vertexId, subtaskIndex, checkpointId, state, metrics) => {
-        assert(!state.operators.some((o) => o.keyed instanceof HeldKeyedStateSnapshot), 'state sent to the JobManager is all in this thread');
+        assert(!state.operators.some((o) => o.keyed !== undefined && isKeyedStateFile(o.keyed)), 'state sent to the JobManager is all in this thread');
         this.send({ t: 'ack', jobId, attempt, subtask: [vertexId, subtaskIndex], checkpointId, state, metrics });
       },
       decline: (vertexId, subtaskIndex, checkpointId, reason, message) => this.send({ t: 'decline', jobId, attempt, subtask: [vertexId, subtaskIndex], checkpointId, reason, message }),

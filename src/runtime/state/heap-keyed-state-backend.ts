@@ -14,7 +14,7 @@ import type { InternalState, KeyedStateBackend, SnapshotRequest } from './keyed-
 import { createStateHandle } from './state-handles.js';
 import type { HeapSnapshotReplica, SnapshotThread } from './snapshot-thread.js';
 import type { TransferArena } from './snapshot-parts.js';
-import type { KeyedSnapshotResult } from './held-keyed-state-snapshot.js';
+import type { KeyedSnapshotResult } from './keyed-state-file.js';
 
 /** Keyed state held as objects on the JavaScript heap (Flink's HashMapStateBackend). */
 export class HeapKeyedStateBackend implements KeyedStateBackend {
