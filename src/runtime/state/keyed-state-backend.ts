@@ -78,7 +78,7 @@ export interface SnapshotRequest {
   /**
    * The caller writes the snapshot to checkpoint storage in this process: a full snapshot may
    * stay where it is assembled until written (keyed-state-file.ts): with the snapshot thread
-   * (HeldKeyedStateSnapshot).
+   * (HeldKeyedStateSnapshot), or in a spill file of the lmdb backend (SpilledKeyedStateSnapshot).
    */
   readonly hold?: boolean;
 }

@@ -1,0 +1,99 @@
+import { unlinkSync } from 'node:fs';
+import { readFile, unlink } from 'node:fs/promises';
+import { decode } from '../storage/checksummed-file.js';
+import { moveFileDurably } from '../storage/durable-file.js';
+import type { KeyGroupRange } from './key-group.js';
+import type { KeyedStateFile } from './keyed-state-file.js';
+
+/** Spill files neither used nor discarded yet: removed when the process exits. */
+const live = new Set<string>();
+let removeAtExit = false;
+
+function track(path: string): void {
+  live.add(path);
+  if (removeAtExit) return;
+  removeAtExit = true;
+  process.once('exit', () => {
+    for (const p of live) removeQuietly(p);
+  });
+}
+
+/** A spilled snapshot dropped without being used or discarded (an acknowledgement that went nowhere) takes its file with it when collected. */
+const unused = new FinalizationRegistry<string>((path) => {
+  live.delete(path);
+  void unlink(path).catch(() => undefined);
+});
+
+function removeQuietly(path: string): void {
+  try {
+    unlinkSync(path);
+  } catch {
+    // gone already
+  }
+}
+
+/**
+ * A full keyed state snapshot of the lmdb backend, spilled to a local file key group by key
+ * group (spill-file-writer.ts) instead of assembled on the heap: the file is the keyed state
+ * file, checksummed header and all, so `writeFile` only moves it into checkpoint storage
+ * (a rename, or a copy by the kernel across filesystems, then fsync), and peak heap use while
+ * snapshotting is about one key group, not the state.
+ *
+ * Used up by the first `writeFile` or `bytes` (the file goes with it); `discard` removes the
+ * file unused, and so does garbage collection of one dropped unused, and the exit of the process.
+ */
+export class SpilledKeyedStateSnapshot implements KeyedStateFile {
+  readonly formatVersion = 1;
+  private used = false;
+
+  constructor(
+    /** The spill file: header and payload of the keyed state file. */
+    readonly path: string,
+    readonly keyGroupRange: KeyGroupRange,
+    readonly maxParallelism: number,
+    /** Size of the keyed state file's payload. */
+    readonly sizeBytes: number,
+    readonly keyGroupOffsets: readonly number[],
+    /** CRC-32C of the payload, as in the file's header. */
+    readonly checksum: number,
+  ) {
+    track(path);
+    unused.register(this, path, this);
+  }
+
+  /** Moves the spill file durably to `path` (it is the state file already); resolves with the payload's CRC-32C. */
+  async writeFile(path: string, randomHex16: string): Promise<number> {
+    this.use('write');
+    await moveFileDurably(this.path, path, randomHex16);
+    return this.checksum;
+  }
+
+  /** The payload, read into this heap and checked against its checksum (state inlined into `_metadata`, storage without files). */
+  async bytes(): Promise<Uint8Array> {
+    this.use('read');
+    try {
+      const file = await readFile(this.path);
+      return decode(file, { file: this.path, checkpointId: undefined, expectedKind: 'state' }).payload;
+    } finally {
+      await unlink(this.path).catch(() => undefined);
+    }
+  }
+
+  discard(): void {
+    if (this.used) return;
+    this.used = true;
+    this.forget();
+    removeQuietly(this.path);
+  }
+
+  private use(what: string): void {
+    if (this.used) throw new Error(`cannot ${what} the spilled full snapshot ${this.path}: it was written, read or discarded already`);
+    this.used = true;
+    this.forget();
+  }
+
+  private forget(): void {
+    unused.unregister(this);
+    live.delete(this.path);
+  }
+}
