@@ -1,6 +1,7 @@
 import { unlinkSync } from 'node:fs';
-import { readFile, unlink } from 'node:fs/promises';
-import { decode } from '../storage/checksummed-file.js';
+import { open, readFile, unlink } from 'node:fs/promises';
+import { assert } from '../../util/assert.js';
+import { CHECKSUMMED_FILE_HEADER_BYTES, decode } from '../storage/checksummed-file.js';
 import { moveFileDurably } from '../storage/durable-file.js';
 import type { KeyGroupRange } from './key-group.js';
 import type { KeyedStateFile } from './keyed-state-file.js';
@@ -39,8 +40,9 @@ function removeQuietly(path: string): void {
  * (a rename, or a copy by the kernel across filesystems, then fsync), and peak heap use while
  * snapshotting is about one key group, not the state.
  *
- * Used up by the first `writeFile` or `bytes` (the file goes with it); `discard` removes the
- * file unused, and so does garbage collection of one dropped unused, and the exit of the process.
+ * Used up by the first `writeFile`, `bytes` or `filePieces` (the file goes with it);
+ * `discard` removes the file unused, and so do garbage collection of one dropped unused and
+ * the exit of the process.
  */
 export class SpilledKeyedStateSnapshot implements KeyedStateFile {
   readonly formatVersion = 1;
@@ -74,6 +76,36 @@ export class SpilledKeyedStateSnapshot implements KeyedStateFile {
     try {
       const file = await readFile(this.path);
       return decode(file, { file: this.path, checkpointId: undefined, expectedKind: 'state' }).payload;
+    } finally {
+      await unlink(this.path).catch(() => undefined);
+    }
+  }
+
+  /**
+   * The state file in pieces of `pieceBytes`, read one at a time (an upload to S3 in parts);
+   * the file is removed when the iteration ends, also early. Uses the snapshot up when the
+   * iteration starts.
+   */
+  async *filePieces(pieceBytes: number): AsyncIterable<Uint8Array> {
+    assert(Number.isSafeInteger(pieceBytes) && pieceBytes > 0, `pieces have a positive size, got ${pieceBytes}`);
+    this.use('upload');
+    try {
+      const handle = await open(this.path, 'r');
+      try {
+        const total = CHECKSUMMED_FILE_HEADER_BYTES + this.sizeBytes;
+        for (let at = 0; at < total; ) {
+          const piece = new Uint8Array(Math.min(pieceBytes, total - at));
+          for (let filled = 0; filled < piece.length; ) {
+            const { bytesRead } = await handle.read(piece, filled, piece.length - filled, at + filled);
+            if (bytesRead === 0) throw new Error(`the spilled snapshot ${this.path} ends after ${at + filled} of its ${total} bytes`);
+            filled += bytesRead;
+          }
+          at += piece.length;
+          yield piece;
+        }
+      } finally {
+        await handle.close();
+      }
     } finally {
       await unlink(this.path).catch(() => undefined);
     }
