@@ -455,13 +455,12 @@ export abstract class StreamTask implements Schedulable {
    * is closed when it is open, not left running.
    */
   private closeChainOnce(): Promise<void> {
-    this.chainClosing ??= Promise.all([this.opening, this.notifications]).then(async () => {
-      try {
-        await this.chain.close();
-      } finally {
-        // Snapshots captured for checkpoints this closed subtask will not acknowledge.
-        for (const id of [...this.pendingSnapshots.keys()]) this.dropPendingSnapshot(id);
-      }
+    this.chainClosing ??= Promise.all([this.opening, this.notifications]).then(() => {
+      // Checkpoints this subtask has not acknowledged it will not: its keyed backends go with
+      // the operators (an asynchronous part cut short by that is no failure to report), and
+      // what was captured for them is let go.
+      for (const id of [...this.pendingSnapshots.keys()]) this.dropPendingSnapshot(id);
+      return this.chain.close();
     });
     return this.chainClosing;
   }
