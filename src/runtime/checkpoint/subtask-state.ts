@@ -55,6 +55,12 @@ export interface CheckpointResponder {
    * send state elsewhere get every snapshot on the task thread's heap.
    */
   readonly acceptsHeldKeyedState?: boolean;
+  /**
+   * Where keyed backends may spill full snapshots for a responder that sends state elsewhere
+   * but shares this directory with the writer (a TaskManager and the job's `taskowned/`
+   * directory): it sends the spilled file, not its bytes (SnapshotRequest.spillDir).
+   */
+  readonly keyedStateSpillDir?: string | undefined;
   acknowledge(vertexId: number, subtaskIndex: number, checkpointId: number, state: SubtaskState, metrics: SubtaskCheckpointMetrics): void;
   decline(vertexId: number, subtaskIndex: number, checkpointId: number, reason: CheckpointFailureReason, message: string): void;
   /** Appends a segment of an operator subtask's state changelog (state.backend.changelog.enabled); in position order. */

@@ -136,7 +136,7 @@ export class HeapKeyedStateBackend implements KeyedStateBackend {
    * `incremental`, a checkpoint after a completed one captures only the keys changed since
    * (a delta, see keyed-state-delta.ts).
    */
-  snapshot(request: SnapshotRequest & { readonly hold: true }): () => Promise<KeyedSnapshotResult>;
+  snapshot(request: SnapshotRequest & ({ readonly hold: true } | { readonly spillDir: string })): () => Promise<KeyedSnapshotResult>;
   snapshot(request?: SnapshotRequest): () => Promise<KeyedStateSnapshot>;
   snapshot(request?: SnapshotRequest): () => Promise<KeyedSnapshotResult> {
     if (this.snapshotThread !== undefined && (this.replica !== undefined || this.increments === undefined)) {

@@ -185,10 +185,11 @@ export class LmdbKeyedStateBackend implements KeyedStateBackend {
    * transaction, LMDB's consistent view of this instant; timers are marked for copy-on-access
    * capture as on the heap backend. The returned function scans the view into the canonical
    * format while records keep flowing. With `incremental`, a checkpoint after a completed one
-   * reads only the store keys written since (a delta, see keyed-state-delta.ts). With `hold`,
-   * a full snapshot is spilled to a file (`spillFull`) instead of returned on the heap.
+   * reads only the store keys written since (a delta, see keyed-state-delta.ts). With `hold`
+   * or a `spillDir`, a full snapshot is spilled to a file (`spillFull`) instead of returned on
+   * the heap.
    */
-  snapshot(request: SnapshotRequest & { readonly hold: true }): () => Promise<KeyedSnapshotResult>;
+  snapshot(request: SnapshotRequest & ({ readonly hold: true } | { readonly spillDir: string })): () => Promise<KeyedSnapshotResult>;
   snapshot(request?: SnapshotRequest): () => Promise<KeyedStateSnapshot>;
   snapshot(request?: SnapshotRequest): () => Promise<KeyedSnapshotResult> {
     this.checkOpen();
@@ -210,7 +211,7 @@ export class LmdbKeyedStateBackend implements KeyedStateBackend {
       this.keyGroupRange.startKeyGroup,
       delta === undefined ? { kind: 'full' } : { kind: 'delta', since: (c) => c.since(delta.base, delta.upto) },
     );
-    if (delta === undefined && request?.hold === true) return () => this.spillFull(txn, states, timers, request);
+    if (delta === undefined && (request?.hold === true || request?.spillDir !== undefined)) return () => this.spillFull(txn, states, timers, request);
     return async () => {
       let out: StateSnapshot[] = [];
       try {
@@ -261,7 +262,7 @@ export class LmdbKeyedStateBackend implements KeyedStateBackend {
     try {
       const timerGroups = await timers();
       this.checkOpen();
-      writer = await SpillFileWriter.create(this.spillDir, this.keyGroupRange, this.maxParallelism);
+      writer = await SpillFileWriter.create(request.spillDir ?? this.spillDir, this.keyGroupRange, this.maxParallelism);
       const names = packStateNames(states);
       // One writer per state, reused for every key group: the groups are views into them until written.
       const writers = states.map((st) => new PackedGroupWriter(st.namespaced));

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { open, unlink, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { assert } from '../../util/assert.js';
+import { spillFileName } from '../storage/checkpoint-paths.js';
 import { CHECKSUMMED_FILE_HEADER_BYTES, encodeHeaderOf } from '../storage/checksummed-file.js';
 import { crc32c } from '../storage/crc32c.js';
 import type { KeyGroupRange } from './key-group.js';
@@ -47,7 +48,7 @@ export class SpillFileWriter {
 
   /** Creates a new spill file in `dir` (which exists). */
   static async create(dir: string, keyGroupRange: KeyGroupRange, maxParallelism: number): Promise<SpillFileWriter> {
-    const path = join(dir, `sluice-snapshot-${randomBytes(8).toString('hex')}.spill`);
+    const path = join(dir, spillFileName(randomBytes(8)));
     let handle: FileHandle;
     try {
       handle = await open(path, 'wx');

@@ -1,6 +1,8 @@
 import { unlinkSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
 import { open, readFile, unlink } from 'node:fs/promises';
 import { assert } from '../../util/assert.js';
+import { isSpillFileName } from '../storage/checkpoint-paths.js';
 import { CHECKSUMMED_FILE_HEADER_BYTES, decode } from '../storage/checksummed-file.js';
 import { moveFileDurably } from '../storage/durable-file.js';
 import type { KeyGroupRange } from './key-group.js';
@@ -34,6 +36,21 @@ function removeQuietly(path: string): void {
 }
 
 /**
+ * A spilled snapshot as a TaskManager sends it to the JobManager: its file, in a directory
+ * both reach (the job's taskowned/ directory), and what the file holds.
+ */
+export interface SpilledSnapshotFileRef {
+  readonly kind: 'spilled-keyed-state-file';
+  /** The file's name in the shared directory. */
+  readonly fileName: string;
+  readonly keyGroupRange: KeyGroupRange;
+  readonly maxParallelism: number;
+  readonly sizeBytes: number;
+  readonly keyGroupOffsets: readonly number[];
+  readonly checksum: number;
+}
+
+/**
  * A full keyed state snapshot of the lmdb backend, spilled to a local file key group by key
  * group (spill-file-writer.ts) instead of assembled on the heap: the file is the keyed state
  * file, checksummed header and all, so `writeFile` only moves it into checkpoint storage
@@ -61,6 +78,31 @@ export class SpilledKeyedStateSnapshot implements KeyedStateFile {
   ) {
     track(path);
     unused.register(this, path, this);
+  }
+
+  /** The snapshot of a file another process spilled into `dir` and handed over (`handOver`); its file is this process's from here. */
+  static handedOver(ref: SpilledSnapshotFileRef, dir: string): SpilledKeyedStateSnapshot {
+    if (!isSpillFileName(ref.fileName)) throw new Error(`refusing a spilled snapshot named ${JSON.stringify(ref.fileName)}: not the name of a spill file`);
+    return new SpilledKeyedStateSnapshot(join(dir, ref.fileName), ref.keyGroupRange, ref.maxParallelism, ref.sizeBytes, ref.keyGroupOffsets, ref.checksum);
+  }
+
+  /**
+   * Gives the file to another process that reaches `dir`, where it must be (a TaskManager
+   * sends it to the JobManager, which writes it): this snapshot is used up, and its file is
+   * no longer removed here.
+   */
+  handOver(dir: string): SpilledSnapshotFileRef {
+    if (dirname(this.path) !== dir) throw new Error(`cannot hand over the spilled snapshot ${this.path}: it is not in ${dir}, which the receiver reads`);
+    this.use('hand over');
+    return {
+      kind: 'spilled-keyed-state-file',
+      fileName: basename(this.path),
+      keyGroupRange: this.keyGroupRange,
+      maxParallelism: this.maxParallelism,
+      sizeBytes: this.sizeBytes,
+      keyGroupOffsets: [...this.keyGroupOffsets],
+      checksum: this.checksum,
+    };
   }
 
   /** Moves the spill file durably to `path` (it is the state file already); resolves with the payload's CRC-32C. */

@@ -30,6 +30,11 @@ export interface TaskCheckpointing {
   readonly incremental?: boolean;
   /** state.backend.changelog.enabled: keyed state changes go to a log continuously. */
   readonly changelog?: ChangelogOptions;
+  /**
+   * The job's `taskowned/` directory of filesystem checkpoint storage, where the JobManager
+   * takes full snapshots TaskManagers spilled (responders in this process ignore it).
+   */
+  readonly taskOwnedDir?: string;
 }
 
 export interface TaskDeployment {
@@ -508,7 +513,8 @@ export abstract class StreamTask implements Schedulable {
         captures.push(async () => ({ operatorUid: uid, keyed: undefined, changelogPosition: await position, operatorState }));
         continue;
       }
-      const keyed = c.keyedBackend?.snapshot({ checkpointId: barrier.checkpointId, incremental, hold: cp.responder.acceptsHeldKeyedState === true });
+      const spillDir = cp.responder.keyedStateSpillDir;
+      const keyed = c.keyedBackend?.snapshot({ checkpointId: barrier.checkpointId, incremental, hold: cp.responder.acceptsHeldKeyedState === true, ...(spillDir === undefined ? {} : { spillDir }) });
       captures.push(async () => ({ operatorUid: uid, keyed: keyed === undefined ? undefined : await keyed(), operatorState }));
     }
     for (const w of this.writers) {
