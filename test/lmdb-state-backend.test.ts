@@ -8,6 +8,8 @@ import { DiscardingSink } from '../src/connectors/index.js';
 import { CollectSink } from '../src/connectors/collect-sink.js';
 import { numberSource } from '../src/connectors/generator/sources.js';
 import { CountPerKey, countReference } from './support/counting-job.js';
+import { compareMultisets, TxnStore, TxnStoreSink } from './support/txn-store-sink.js';
+import { FaultPlan } from '../src/testing/fault-plan.js';
 
 const localDir = mkdtempSync(join(tmpdir(), 'sluice-lmdb-test-'));
 afterAll(() => rmSync(localDir, { recursive: true, force: true }));
@@ -85,6 +87,42 @@ describe('lmdb state backend: state larger than the heap', () => {
     expect(readdirSync(local), 'no spill file is left in the local directory').toEqual([]);
     rmSync(dir, { recursive: true, force: true });
   }, 300_000);
+});
+
+describe('lmdb state backend: full checkpoints spilled to their state files, under injected failures', () => {
+  // In a checkpoint directory the spill file is moved into place; in jobmanager storage it is
+  // read back into memory (inline state). Either way a restore finds exactly the state.
+  for (const storage of ['filesystem', 'jobmanager'] as const) {
+    it(`${storage} checkpoint storage: record and snapshot failures, restored from spilled checkpoints, the committed counts equal the reference`, async () => {
+      const records = 12_000;
+      const plan = FaultPlan.seeded({ seed: storage === 'filesystem' ? 31 : 32, recordFaults: 3, recordRange: records, snapshotAsyncFaults: 2, checkpointRange: 10 });
+      const local = mkdtempSync(join(localDir, 'faults-'));
+      const store = new TxnStore<string>();
+      const env = StreamExecutionEnvironment.create({
+        'parallelism.default': 2,
+        'state.backend.type': 'lmdb',
+        'state.backend.lmdb.localdir': local,
+        'state.backend.lmdb.cache-entries': 20,
+        'execution.checkpointing.interval': 20,
+        'execution.checkpointing.storage': storage,
+        ...(storage === 'filesystem' ? { 'execution.checkpointing.dir': mkdtempSync(join(localDir, 'faults-checkpoints-')), 'execution.checkpointing.data-inline-threshold': 0 } : {}),
+        'restart-strategy.type': 'fixed-delay',
+        'restart-strategy.fixed-delay.attempts': 50,
+        'restart-strategy.fixed-delay.delay': 5,
+      });
+      env
+        .fromSource(numberSource({ count: records, eventsPerSecond: 40_000 }), 'numbers')
+        .process(plan.failingProcess<number>())
+        .keyBy((n) => n % 11)
+        .process(new CountPerKey())
+        .uid('count')
+        .sinkTo(plan.wrapSink(new TxnStoreSink(store)));
+      const result = await env.execute();
+      expect(result.numRestarts, plan.describe()).toBeGreaterThanOrEqual(3);
+      expect(compareMultisets(store.committed, countReference(records, 11)), plan.describe()).toEqual({ duplicates: 0, missing: 0, unexpected: 0 });
+      await expect.poll(() => readdirSync(local), { timeout: 5000 }).toEqual([]);
+    });
+  }
 });
 
 describe('lmdb state backend: spilled snapshots of checkpoints that do not complete', () => {
