@@ -68,13 +68,14 @@ async function finalState(jobId: string): Promise<string> {
 }
 
 describe('cluster failover with real processes', () => {
-  const variants = [
+  const variants: { name: string; options: string[]; lmdb?: true }[] = [
     // Incremental: subtasks on the TaskManagers send deltas, the JobManager builds the chains.
     { name: 'incremental checkpoints', options: ['-D', 'execution.checkpointing.incremental=true'] },
     // Changelog: subtasks send log segments continuously, checkpoints name a log position.
     { name: 'state changelog', options: ['-D', 'state.backend.changelog.enabled=true', '-D', 'state.changelog.dstl.dfs.batch.persist-delay=20 ms', '-D', 'state.backend.changelog.periodic-materialize.interval=500 ms'] },
     // lmdb, full checkpoints: subtasks spill them into the job's taskowned/ directory and send the file, which the JobManager moves into place.
-    { name: 'lmdb, full snapshots spilled into taskowned/', options: ['-D', 'state.backend.type=lmdb'] },
+    // Its working directories in a temp dir of the test: a TaskManager killed leaves them behind.
+    { name: 'lmdb, full snapshots spilled into taskowned/', options: ['-D', 'state.backend.type=lmdb'], lmdb: true },
   ];
   for (const variant of variants)
   it(`SIGKILL of TaskManagers at seeded random moments (${variant.name}): the keyed job still gives exactly the reference`, async () => {
@@ -90,6 +91,7 @@ describe('cluster failover with real processes', () => {
       BIN, 'run', '--jobmanager', rest, '--detached', '--no-typecheck', '-p', '2',
       '-D', 'execution.checkpointing.interval=100', '-D', `execution.checkpointing.dir=${checkpoints}`,
       ...variant.options,
+      ...(variant.lmdb === true ? ['-D', `state.backend.lmdb.localdir=${tempDir()}`] : []),
       '-D', 'restart-strategy.type=fixed-delay', '-D', 'restart-strategy.fixed-delay.attempts=100', '-D', 'restart-strategy.fixed-delay.delay=200 ms',
       JOB, out, String(records), String(keys), '6000',
     ]);
