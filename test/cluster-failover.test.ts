@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess, execFile } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -68,11 +68,14 @@ async function finalState(jobId: string): Promise<string> {
 }
 
 describe('cluster failover with real processes', () => {
-  const variants = [
+  const variants: { name: string; options: string[]; lmdb?: true }[] = [
     // Incremental: subtasks on the TaskManagers send deltas, the JobManager builds the chains.
     { name: 'incremental checkpoints', options: ['-D', 'execution.checkpointing.incremental=true'] },
     // Changelog: subtasks send log segments continuously, checkpoints name a log position.
     { name: 'state changelog', options: ['-D', 'state.backend.changelog.enabled=true', '-D', 'state.changelog.dstl.dfs.batch.persist-delay=20 ms', '-D', 'state.backend.changelog.periodic-materialize.interval=500 ms'] },
+    // lmdb, full checkpoints: subtasks spill them into the job's taskowned/ directory and send the file, which the JobManager moves into place.
+    // Its working directories in a temp dir of the test: a TaskManager killed leaves them behind.
+    { name: 'lmdb, full snapshots spilled into taskowned/', options: ['-D', 'state.backend.type=lmdb'], lmdb: true },
   ];
   for (const variant of variants)
   it(`SIGKILL of TaskManagers at seeded random moments (${variant.name}): the keyed job still gives exactly the reference`, async () => {
@@ -81,12 +84,14 @@ describe('cluster failover with real processes', () => {
     const next = seededRandom(seed);
     const random = { nextInt: (n: number): number => Math.floor(next() * n) };
     const out = tempDir();
+    const checkpoints = tempDir();
     const records = 60_000;
     const keys = 7;
     const { stdout } = await run(process.execPath, [
       BIN, 'run', '--jobmanager', rest, '--detached', '--no-typecheck', '-p', '2',
-      '-D', 'execution.checkpointing.interval=100', '-D', `execution.checkpointing.dir=${tempDir()}`,
+      '-D', 'execution.checkpointing.interval=100', '-D', `execution.checkpointing.dir=${checkpoints}`,
       ...variant.options,
+      ...(variant.lmdb === true ? ['-D', `state.backend.lmdb.localdir=${tempDir()}`] : []),
       '-D', 'restart-strategy.type=fixed-delay', '-D', 'restart-strategy.fixed-delay.attempts=100', '-D', 'restart-strategy.fixed-delay.delay=200 ms',
       JOB, out, String(records), String(keys), '6000',
     ]);
@@ -112,6 +117,8 @@ describe('cluster failover with real processes', () => {
     expect(restarts, `seed ${seed}`).toBeGreaterThanOrEqual(1);
     const committed = await readCommittedLines(out);
     expect(compareMultisets(committed, countReference(records, keys)), `seed ${seed}`).toEqual({ duplicates: 0, missing: 0, unexpected: 0 });
+    // Spill files of TaskManagers killed before they handed them over are removed with the job.
+    expect(readdirSync(join(checkpoints, jobId, 'taskowned')), `seed ${seed}`).toEqual([]);
   }, 180_000);
 
   // The first job hands out ranges of the numbers on request (split requests and answers cross

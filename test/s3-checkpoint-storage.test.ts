@@ -11,6 +11,13 @@ import { disposeSavepoint } from '../src/runtime/storage/savepoint-directory.js'
 import type { FileStateHandle } from '../src/runtime/storage/snapshot-format.js';
 import { seededBytes, TEST_JOB_ID, writeSampleSnapshot } from '../src/runtime/storage/snapshot-test-data.js';
 import { startS3Server, type S3TestServer } from './services/s3-server.js';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { writeKeyedState } from '../src/runtime/checkpoint/state-persistence.js';
+import type { KeyedStateSnapshot } from '../src/runtime/state/keyed-state-snapshot.js';
+import { packKeyGroups, packStateNames } from '../src/runtime/state/packed-key-groups.js';
+import { SpillFileWriter } from '../src/runtime/state/spill-file-writer.js';
 
 let server: S3TestServer | undefined;
 let starting: Promise<S3TestServer> | undefined;
@@ -82,6 +89,46 @@ describe('S3 storage specifics', () => {
       expect(await client.head('sluice', 'multipart/big')).toBe(bytes.length);
     } finally {
       fetchSpy.mockRestore();
+    }
+  });
+
+  it('uploads a spilled full snapshot in parts as its file is read (never whole in memory): it reads back as packKeyGroups writes it, and the spill file is gone', async () => {
+    const client = new S3Client(settingsOf(srv, { partSizeBytes: 64 * 1024 }));
+    const spillDir = mkdtempSync(join(tmpdir(), 'sluice-s3-spill-'));
+    const fetchSpy = vi.spyOn(globalThis, 'fetch');
+    try {
+      const storage = await S3CheckpointStorage.open({ checkpointsDir: `s3://sluice/spilled-${++runs}`, jobId: TEST_JOB_ID, client, dataInlineThresholdBytes: 1024 });
+      const savepoint = await createS3SavepointLocation('s3://other/spilled-savepoints', TEST_JOB_ID, client, { dataInlineThresholdBytes: 1024 });
+      for (const [i, groupBytes] of [200 * 1024, 20 * 1024, 10].entries()) {
+        const range = { startKeyGroup: 0, endKeyGroup: 7 };
+        const groups = new Map([0, 3, 4, 7].map((kg) => [kg, seededBytes(groupBytes / 4, kg + 1)] as const));
+        const snapshot: KeyedStateSnapshot = { formatVersion: 1, maxParallelism: 128, keyGroupRange: range, states: [{ name: 's', kind: 'value', namespaced: false, groups }], timers: new Map() };
+        const expected = packKeyGroups(snapshot);
+        for (const [where, location] of [
+          ['checkpoint', await storage.createCheckpointLocation(i + 1)],
+          ['savepoint', { checkpointId: i + 1, writeStateFile: savepoint.writeStateFile, writeStateFileFrom: savepoint.writeStateFileFrom }],
+        ] as const) {
+          const writer = await SpillFileWriter.create(spillDir, range, 128);
+          for (let kg = 0; kg <= 7; kg++) await writer.append(kg, packStateNames(snapshot.states), [groups.get(kg)], undefined);
+          const spilled = await writer.finish();
+          const bytesRead = vi.spyOn(spilled, 'bytes');
+          fetchSpy.mockClear();
+          const handle = await writeKeyedState(spilled, location);
+          expect(handle.keyGroupOffsetsBytes, `${groupBytes} bytes, ${where}`).toEqual(expected.offsets);
+          const ref = where === 'checkpoint' ? { pointer: storage.checkpointDir(i + 1), checkpointId: i + 1 } : { pointer: savepoint.dir, checkpointId: i + 1 };
+          expect(Buffer.compare(await readS3StateHandle(client, handle.data, ref), expected.data), `${groupBytes} bytes, ${where}`).toBe(0);
+          const urls = fetchSpy.mock.calls.map((c) => String(c[0] instanceof Request ? c[0].url : c[0]));
+          const parts = urls.filter((u) => /partNumber=\d+&uploadId=/.test(u)).length;
+          if (groupBytes > 64 * 1024) expect(parts, 'one part per 64 KiB of the file').toBe(Math.ceil((24 + expected.data.length) / (64 * 1024)));
+          else expect(parts).toBe(0);
+          // Only state inlined into _metadata is read into memory.
+          expect(bytesRead).toHaveBeenCalledTimes(handle.data.kind === 'inline' ? 1 : 0);
+          expect(readdirSync(spillDir)).toEqual([]);
+        }
+      }
+    } finally {
+      fetchSpy.mockRestore();
+      rmSync(spillDir, { recursive: true, force: true });
     }
   });
 

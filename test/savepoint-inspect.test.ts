@@ -134,6 +134,36 @@ describe('sluice savepoint inspect', () => {
     expect(text.stdout).toMatch(new RegExp(`splits not handed out yet \\(split enumerator\\): ${numbers.unassignedSplits!.count}, `));
   });
 
+  it('a native savepoint of lmdb state (spilled to its state file, moved into the savepoint) shows exactly the counts the job committed', async () => {
+    const out = tempDir();
+    const env = StreamExecutionEnvironment.create({
+      'parallelism.default': 2,
+      'state.backend.type': 'lmdb',
+      'state.backend.lmdb.localdir': tempDir(),
+      'execution.checkpointing.interval': 30,
+      'execution.checkpointing.dir': tempDir(),
+      'execution.checkpointing.data-inline-threshold': 0,
+    });
+    countingPipeline(env, { records: RECORDS, eventsPerSecond: 20_000, keys: KEYS, out });
+    const executor = new LocalExecutor(env.getJobGraph(), env.config, { log: () => {} });
+    const done = executor.run();
+    while (executor.checkpointStats.counts.completed < 2) await new Promise((r) => setTimeout(r, 5));
+    const savepoint = await executor.stopWithSavepoint(tempDir(), false, 'NATIVE');
+    expect((await done).status).toBe('FINISHED');
+    const counts = new Map<number, number>();
+    for (const line of await readCommittedLines(out)) {
+      const [k, c] = line.split(':').map(Number) as [number, number];
+      counts.set(k, Math.max(counts.get(k) ?? 0, c));
+    }
+    const { code, stdout } = await cli('savepoint', 'inspect', '--json', '--samples', '100', savepoint.pointer);
+    expect(code).toBe(0);
+    const i = JSON.parse(stdout) as SnapshotInspection;
+    expect(i.savepointFormat).toBe('native');
+    const state = i.operators.find((o) => o.uid === 'count')!.keyedState!.states.find((s) => s.name === 'count')!;
+    expect(state).toMatchObject({ kind: 'value', namespaced: false, keys: counts.size });
+    expect(new Map(state.samples.map((x) => [x.key as number, x.value as number]))).toEqual(counts);
+  });
+
   it('--operator shows one operator; an unknown uid lists the uids', async () => {
     const { code, stdout } = await cli('savepoint', 'inspect', '--operator', 'count', '--json', savepointPath);
     expect(code).toBe(0);

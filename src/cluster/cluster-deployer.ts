@@ -10,6 +10,7 @@ import { deserializeError, type Deployment, type JobManagerMessage, type TaskMan
 import type { JobBundle } from './job-bundle.js';
 import type { RegisteredTaskManager, TaskManagerRegistry } from './task-manager-registry.js';
 import { isDataConnectionLoss } from './network/data-endpoint.js';
+import { receivedSubtaskState } from './sent-subtask-state.js';
 
 /** How a job was submitted: what every TaskManager needs to rebuild its graph. */
 export interface ClusterJob {
@@ -70,6 +71,7 @@ export class ClusterDeployer implements Deployer {
                 restartDelayMsMax: spec.checkpointing.restartDelayMsMax ?? 0,
                 incremental: spec.checkpointing.incremental === true,
                 ...(spec.checkpointing.changelog === undefined ? {} : { changelog: spec.checkpointing.changelog }),
+                ...(spec.checkpointing.taskOwnedDir === undefined ? {} : { taskOwnedDir: spec.checkpointing.taskOwnedDir }),
               },
       };
       tm.bundles.add(this.job.bundle.id);
@@ -285,9 +287,17 @@ export class ClusterAttempt implements DeployedAttempt {
           view.watermarkMs = wm;
         }
         return;
-      case 'ack':
-        this.responder?.acknowledge(m.subtask[0], m.subtask[1], m.checkpointId, m.state, m.metrics);
+      case 'ack': {
+        let state;
+        try {
+          state = receivedSubtaskState(m.state, this.spec.checkpointing?.taskOwnedDir);
+        } catch (e) {
+          this.responder?.decline(m.subtask[0], m.subtask[1], m.checkpointId, 'CHECKPOINT_DECLINED', (e as Error).message);
+          return;
+        }
+        this.responder?.acknowledge(m.subtask[0], m.subtask[1], m.checkpointId, state, m.metrics);
         return;
+      }
       case 'changelog':
         this.responder?.appendChangelog(m.subtask[0], m.subtask[1], m.operatorUid, m.position, m.snapshot);
         return;

@@ -3,7 +3,8 @@ import type { KeyedStateSnapshot } from '../runtime/state/keyed-state-snapshot.j
 import type { ConfigValue } from '../config/configuration.js';
 import type { CheckpointBarrier } from '../runtime/channel/stream-element.js';
 import type { CheckpointFailureReason } from '../runtime/checkpoint/coordinator-decisions.js';
-import type { SubtaskCheckpointMetrics, SubtaskRestore, SubtaskState } from '../runtime/checkpoint/subtask-state.js';
+import type { SubtaskCheckpointMetrics, SubtaskRestore } from '../runtime/checkpoint/subtask-state.js';
+import type { SentSubtaskState } from './sent-subtask-state.js';
 import type { BarrierMode } from '../runtime/checkpoint/barrier-handler.js';
 import type { TaskState } from '../runtime/task/task-state.js';
 import type { SplitAnswer } from '../runtime/split-enumerator.js';
@@ -47,7 +48,18 @@ export interface Deployment {
   readonly restore: readonly (readonly [string, SubtaskRestore])[] | undefined;
   /** Splits of this TaskManager's source subtasks, by subtaskKey. */
   readonly splits: readonly (readonly [string, unknown[]])[];
-  readonly checkpointing: { readonly mode: BarrierMode; readonly finalCheckpoint: boolean; readonly timeoutMs: number; readonly restartDelayMsMax: number; readonly incremental?: boolean; readonly changelog?: ChangelogOptions } | undefined;
+  readonly checkpointing:
+    | {
+        readonly mode: BarrierMode;
+        readonly finalCheckpoint: boolean;
+        readonly timeoutMs: number;
+        readonly restartDelayMsMax: number;
+        readonly incremental?: boolean;
+        readonly changelog?: ChangelogOptions;
+        /** The job's taskowned/ directory (filesystem checkpoint storage): where the TaskManager spills full snapshots, if it can reach it. */
+        readonly taskOwnedDir?: string;
+      }
+    | undefined;
 }
 
 /** TaskManager -> JobManager. */
@@ -73,7 +85,7 @@ export type TaskManagerMessage =
       readonly attempt: number;
       readonly subtask: SubtaskRef;
       readonly checkpointId: number;
-      readonly state: SubtaskState;
+      readonly state: SentSubtaskState;
       readonly metrics: SubtaskCheckpointMetrics;
     }
   | {

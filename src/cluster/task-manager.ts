@@ -8,8 +8,7 @@ import { wiringOptions } from '../runtime/deploy/in-process-deployer.js';
 import { wireTasks } from '../runtime/deploy/task-wiring.js';
 import { subtaskKey } from '../runtime/checkpoint/state-persistence.js';
 import type { CheckpointResponder } from '../runtime/checkpoint/subtask-state.js';
-import { HeldKeyedStateSnapshot } from '../runtime/state/held-keyed-state-snapshot.js';
-import { assert } from '../util/assert.js';
+import { sentSubtaskState } from './sent-subtask-state.js';
 import { systemClock } from '../runtime/task/clock.js';
 import type { SourceStreamTask } from '../runtime/task/source-stream-task.js';
 import type { StreamTask } from '../runtime/task/stream-task.js';
@@ -322,12 +321,13 @@ export class TaskManager {
     network.placement = (v, i) => placement.get(subtaskKey(v, i))!;
     const jobId = d.jobId;
     const attempt = d.attempt;
+    const spillDir = this.spillDirOf(d);
     const responder: CheckpointResponder = {
-      // State goes to the JobManager as bytes: no snapshot is held by the snapshot thread (acceptsHeldKeyedState unset).
-      acknowledge: (vertexId, subtaskIndex, checkpointId, state, metrics) => {
-        assert(!state.operators.some((o) => o.keyed instanceof HeldKeyedStateSnapshot), 'state sent to the JobManager is all in this thread');
-        this.send({ t: 'ack', jobId, attempt, subtask: [vertexId, subtaskIndex], checkpointId, state, metrics });
-      },
+      // State goes to the JobManager as bytes (acceptsHeldKeyedState unset), but for full
+      // snapshots spilled into the job's taskowned/ directory, which go as their file.
+      keyedStateSpillDir: spillDir,
+      acknowledge: (vertexId, subtaskIndex, checkpointId, state, metrics) =>
+        this.send({ t: 'ack', jobId, attempt, subtask: [vertexId, subtaskIndex], checkpointId, state: sentSubtaskState(state, spillDir), metrics }),
       decline: (vertexId, subtaskIndex, checkpointId, reason, message) => this.send({ t: 'decline', jobId, attempt, subtask: [vertexId, subtaskIndex], checkpointId, reason, message }),
       dataFinished: (vertexId, subtaskIndex) => this.send({ t: 'data-finished', jobId, attempt, subtask: [vertexId, subtaskIndex] }),
       appendChangelog: (vertexId, subtaskIndex, operatorUid, position, snapshot) =>
@@ -374,6 +374,20 @@ export class TaskManager {
       );
     }
     await Promise.all(tasks.map((t) => t.initialize()));
+  }
+
+  /**
+   * Where this TaskManager's keyed backends spill full snapshots: the job's taskowned/
+   * directory, when checkpoint storage has one that this process reaches (the JobManager
+   * created it, so seeing it here means sharing it); otherwise none, and full snapshots go to
+   * the JobManager as bytes.
+   */
+  private spillDirOf(d: Deployment): string | undefined {
+    const dir = d.checkpointing?.taskOwnedDir;
+    if (dir === undefined) return undefined;
+    if (existsSync(dir)) return dir;
+    this.log(`job ${d.jobId}: the checkpoint directory's ${dir} is not reachable from this TaskManager; full snapshots of lmdb state go to the JobManager in memory`);
+    return undefined;
   }
 
   private reportProgress(a: LocalAttempt): void {

@@ -105,7 +105,7 @@ export const OPTIONS: readonly ConfigOption[] = [
     true,
     'Full checkpoints of heap state are assembled by a worker thread from a copy of the state kept up to date with the changes of each checkpoint: the task thread only captures what changed. Costs a second copy of the state (as snapshot bytes) in memory; false: the task thread serializes the whole state at each checkpoint.',
   ),
-  opt('state.backend.lmdb.localdir', { type: 'string' }, undefined, "Directory for the lmdb backend's working files (one subdirectory per keyed operator subtask); default: the OS temp dir."),
+  opt('state.backend.lmdb.localdir', { type: 'string' }, undefined, "Directory for the lmdb backend's working files (one subdirectory per keyed operator subtask) and its spilled full snapshots; default: the OS temp dir."),
   opt('state.backend.lmdb.cache-entries', { type: 'int', min: 1 }, 100_000, 'Hot entries per keyed operator subtask kept as objects by the lmdb backend (write-back cache).'),
   opt('state.backend.changelog.enabled', { type: 'boolean' }, false, 'Log keyed state changes continuously to checkpoint storage; a checkpoint only adds the tail (both backends).'),
   opt('state.backend.changelog.periodic-materialize.interval', { type: 'duration' }, 10 * MIN, 'How often the state is materialized (a full snapshot that restarts the changelog); also when the log outgrows the state.'),

@@ -14,6 +14,7 @@ import type { SubtaskRestore } from './checkpoint/subtask-state.js';
 import { createRestartStrategy, maxRestartDelayMs } from './recovery/restart-strategy.js';
 import { createCheckpointStorage } from './storage/checkpoint-storage-factory.js';
 import type { CheckpointStorage } from './storage/checkpoint-storage.js';
+import { FilesystemCheckpointStorage } from './storage/filesystem-checkpoint-storage.js';
 import { chooseCheckpointToRestore, describeFallbacks } from './storage/choose-checkpoint-to-restore.js';
 import { locateSnapshot, readSnapshotMetadata, readStateHandleInDirectory } from './storage/snapshot-directory-reader.js';
 import { systemClock, type Clock } from './task/clock.js';
@@ -294,6 +295,8 @@ export class JobExecutor {
    * failed one keeps them unless checkpoints are not externalized.
    */
   private async cleanUpCheckpoints(storage: CheckpointStorage | undefined, retained: readonly CompletedCheckpointInfo[], status: 'FINISHED' | 'CANCELED' | 'FAILED'): Promise<void> {
+    // Full snapshots TaskManagers spilled and never handed over (one died first): no task is left to.
+    if (storage instanceof FilesystemCheckpointStorage) await storage.discardTaskOwnedSpills().catch((e: unknown) => this.log(`removing spilled snapshots left in ${storage.taskOwnedDir} failed: ${(e as Error).message}`));
     if (storage === undefined || retained.length === 0) return;
     const retention = this.config.getString('execution.checkpointing.externalized-checkpoint-retention');
     const discard =
@@ -505,6 +508,7 @@ export class JobExecutor {
             timeoutMs: this.checkpointing!.timeoutMs,
             restartDelayMsMax: maxRestartDelayMs(this.config, true),
             incremental: this.config.getBoolean('execution.checkpointing.incremental'),
+            ...(storage instanceof FilesystemCheckpointStorage ? { taskOwnedDir: storage.taskOwnedDir } : {}),
             ...(this.config.getBoolean('state.backend.changelog.enabled')
               ? {
                   changelog: {

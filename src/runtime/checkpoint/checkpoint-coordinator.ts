@@ -35,7 +35,7 @@ import {
   type TriggerRequest,
 } from './coordinator-decisions.js';
 import { checkpointMetadata, subtaskKey, writeKeyedState, writeSubtaskState } from './state-persistence.js';
-import type { CheckpointResponder, SubtaskCheckpointMetrics, SubtaskState } from './subtask-state.js';
+import { discardOperatorStates, type CheckpointResponder, type SubtaskCheckpointMetrics, type SubtaskState } from './subtask-state.js';
 
 function changelogKey(operatorUid: string, vertexId: number, subtaskIndex: number): string {
   return `${operatorUid}@${subtaskKey(vertexId, subtaskIndex)}`;
@@ -346,7 +346,10 @@ export class CheckpointCoordinator implements CheckpointResponder {
   acknowledge(vertexId: number, subtaskIndex: number, checkpointId: number, state: SubtaskState, metrics: SubtaskCheckpointMetrics): void {
     const key = subtaskKey(vertexId, subtaskIndex);
     const f = this.inFlight.get(checkpointId);
-    if (f === undefined) return; // aborted or unknown: its state is dropped
+    if (f === undefined) {
+      discardOperatorStates(state.operators); // aborted or unknown: its state is dropped
+      return;
+    }
     const vertex = this.o.graph.vertices[vertexId]!;
     // Write the subtask's state while other events go on; the acknowledgement counts once written.
     const keyedWriting = {
@@ -359,7 +362,7 @@ export class CheckpointCoordinator implements CheckpointResponder {
           ?.subtasks.find((s) => s.subtaskIndex === index)?.keyedState,
     };
     const written = f.location.then((location) => writeSubtaskState(vertex, subtaskIndex, state, location, keyedWriting));
-    written.catch(() => {});
+    written.catch(() => discardOperatorStates(state.operators)); // what was not written yet
     this.enqueue(async () => {
       let snapshots;
       try {

@@ -5,7 +5,7 @@ import type { OperatorStateEntry } from '../state/operator-state-backend.js';
 import { redistributeOperatorList } from '../state/redistribution.js';
 import { createStatePackr } from '../state/serializer.js';
 import { writeStateFileFrom, type CheckpointRef, type CheckpointStorage, type CheckpointStorageLocation } from '../storage/checkpoint-storage.js';
-import { HeldKeyedStateSnapshot, type KeyedSnapshotResult } from '../state/held-keyed-state-snapshot.js';
+import { isKeyedStateFile, type KeyedSnapshotResult } from '../state/keyed-state-file.js';
 import { keyGroupSlices } from '../storage/key-group-slices.js';
 import { packKeyGroups, packedKeyGroupsOf } from '../state/packed-key-groups.js';
 import type { CheckpointMetadata, FileScope, KeyedStateHandle, KeyGroupsStateHandle, OperatorSnapshot, StateHandle, SubtaskSnapshot } from '../storage/snapshot-format.js';
@@ -19,8 +19,8 @@ const packr = createStatePackr();
  * handle, so a restore at another parallelism reads only the key groups it owns.
  */
 export async function writeKeyedState(s: KeyedSnapshotResult, location: CheckpointStorageLocation, scope: FileScope = 'exclusive'): Promise<KeyGroupsStateHandle> {
-  if (s instanceof HeldKeyedStateSnapshot) {
-    // A full snapshot the snapshot thread holds: written there, its bytes never come here.
+  if (isKeyedStateFile(s)) {
+    // A full snapshot held outside this heap (the snapshot thread's, an lmdb spill file): written where it is.
     return { kind: 'key-groups', keyGroupRange: s.keyGroupRange, keyGroupOffsetsBytes: [...s.keyGroupOffsets], data: await writeStateFileFrom(location, s, scope) };
   }
   const { data, offsets } = packedKeyGroupsOf(s) ?? packKeyGroups(s);
@@ -96,7 +96,7 @@ export async function writeSubtaskState(
       if (keyedWriting.changelogChain === undefined) throw new Error(`'${node.name}' subtask ${subtaskIndex} sent a state changelog position, but no changelog is kept`);
       keyedState = await keyedWriting.changelogChain(node.operatorUid, subtaskIndex, op.changelogPosition);
     } else if (op?.keyed !== undefined) {
-      const base = op.keyed instanceof HeldKeyedStateSnapshot ? undefined : op.keyed.baseCheckpointId;
+      const base = isKeyedStateFile(op.keyed) ? undefined : op.keyed.baseCheckpointId;
       const chain = base === undefined ? [] : keyedWriting.chainOf(base, node.operatorUid, subtaskIndex);
       if (chain === undefined) {
         throw new Error(

@@ -1,4 +1,4 @@
-import type { KeyedSnapshotResult } from '../state/held-keyed-state-snapshot.js';
+import { discardKeyedSnapshot, type KeyedSnapshotResult } from '../state/keyed-state-file.js';
 import type { KeyedStateSnapshot } from '../state/keyed-state-snapshot.js';
 import type { OperatorStateEntry } from '../state/operator-state-backend.js';
 import type { CheckpointFailureReason } from './coordinator-decisions.js';
@@ -6,11 +6,16 @@ import type { CheckpointFailureReason } from './coordinator-decisions.js';
 /** The state one operator of a subtask contributes to a checkpoint. */
 export interface OperatorSubtaskState {
   readonly operatorUid: string;
-  /** Held by the snapshot thread only where the responder accepts it (`acceptsHeldKeyedState`). */
+  /** Held outside the heap (keyed-state-file.ts) only where the responder accepts it (`acceptsHeldKeyedState`). */
   readonly keyed: KeyedSnapshotResult | undefined;
   /** Changelog: the keyed state is the operator subtask's log up to this position (appended before the acknowledgement). */
   readonly changelogPosition?: number | undefined;
   readonly operatorState: readonly OperatorStateEntry[];
+}
+
+/** Lets go of the keyed snapshots of state that will not be acknowledged or written (spill files, snapshots the snapshot thread holds). */
+export function discardOperatorStates(operators: readonly OperatorSubtaskState[] | undefined): void {
+  for (const o of operators ?? []) discardKeyedSnapshot(o.keyed);
 }
 
 /** Records that were in flight in an input channel at an unaligned checkpoint, in order. */
@@ -45,10 +50,17 @@ export interface SubtaskCheckpointMetrics {
 export interface CheckpointResponder {
   /**
    * The responder writes acknowledged state to checkpoint storage in this process (the
-   * coordinator), so full snapshots the snapshot thread holds can stay there until written.
-   * Responders that send state elsewhere get every snapshot brought to the task thread.
+   * coordinator), so full snapshots held outside the task thread's heap (keyed-state-file.ts:
+   * the snapshot thread's, lmdb spill files) can stay there until written. Responders that
+   * send state elsewhere get every snapshot on the task thread's heap.
    */
   readonly acceptsHeldKeyedState?: boolean;
+  /**
+   * Where keyed backends may spill full snapshots for a responder that sends state elsewhere
+   * but shares this directory with the writer (a TaskManager and the job's `taskowned/`
+   * directory): it sends the spilled file, not its bytes (SnapshotRequest.spillDir).
+   */
+  readonly keyedStateSpillDir?: string | undefined;
   acknowledge(vertexId: number, subtaskIndex: number, checkpointId: number, state: SubtaskState, metrics: SubtaskCheckpointMetrics): void;
   decline(vertexId: number, subtaskIndex: number, checkpointId: number, reason: CheckpointFailureReason, message: string): void;
   /** Appends a segment of an operator subtask's state changelog (state.backend.changelog.enabled); in position order. */

@@ -14,4 +14,6 @@ const threaded = {
   create: (range, maxP, nowMs) => new HeapKeyedStateBackend(range, maxP, nowMs, SnapshotThread.shared()),
 } as const satisfies Parameters<typeof describeKeyedStateBackend>[0];
 describeKeyedStateBackend(threaded, [], 'full');
+// The same, with the full snapshots held by the thread and written by it (hold).
+describeKeyedStateBackend(threaded, [], 'written');
 afterAll(() => SnapshotThread.shared().stop());

@@ -14,7 +14,7 @@ import type { InternalState, KeyedStateBackend, SnapshotRequest } from './keyed-
 import { createStateHandle } from './state-handles.js';
 import type { HeapSnapshotReplica, SnapshotThread } from './snapshot-thread.js';
 import type { TransferArena } from './snapshot-parts.js';
-import type { KeyedSnapshotResult } from './held-keyed-state-snapshot.js';
+import type { KeyedSnapshotResult } from './keyed-state-file.js';
 
 /** Keyed state held as objects on the JavaScript heap (Flink's HashMapStateBackend). */
 export class HeapKeyedStateBackend implements KeyedStateBackend {
@@ -136,7 +136,7 @@ export class HeapKeyedStateBackend implements KeyedStateBackend {
    * `incremental`, a checkpoint after a completed one captures only the keys changed since
    * (a delta, see keyed-state-delta.ts).
    */
-  snapshot(request: SnapshotRequest & { readonly hold: true }): () => Promise<KeyedSnapshotResult>;
+  snapshot(request: SnapshotRequest & ({ readonly hold: true } | { readonly spillDir: string })): () => Promise<KeyedSnapshotResult>;
   snapshot(request?: SnapshotRequest): () => Promise<KeyedStateSnapshot>;
   snapshot(request?: SnapshotRequest): () => Promise<KeyedSnapshotResult> {
     if (this.snapshotThread !== undefined && (this.replica !== undefined || this.increments === undefined)) {

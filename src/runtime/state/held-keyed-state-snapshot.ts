@@ -1,6 +1,6 @@
 import { assert } from '../../util/assert.js';
-import type { StateFileSource } from '../storage/checkpoint-storage.js';
 import type { KeyGroupRange } from './key-group.js';
+import type { KeyedStateFile } from './keyed-state-file.js';
 import type { KeyedStateSnapshot } from './keyed-state-snapshot.js';
 import { attachPackedKeyGroups, packedKeyGroupsOf } from './packed-key-groups.js';
 import { fromSnapshotParts } from './snapshot-parts.js';
@@ -37,7 +37,7 @@ const unused = new FinalizationRegistry<HeldRef>((ref) => ref.holder.release(ref
  * Used up by the first `writeFile`, `bytes` or `take`; one never used is released when
  * garbage collected, and the thread holds at most a few per backend anyway.
  */
-export class HeldKeyedStateSnapshot implements StateFileSource {
+export class HeldKeyedStateSnapshot implements KeyedStateFile {
   readonly formatVersion = 1;
   private used = false;
 
@@ -75,6 +75,14 @@ export class HeldKeyedStateSnapshot implements StateFileSource {
     return packedKeyGroupsOf(s)!.data;
   }
 
+  /** Releases the held snapshot unwritten (its checkpoint was aborted); nothing when used already. */
+  discard(): void {
+    if (this.used) return;
+    this.used = true;
+    unused.unregister(this);
+    this.ref.holder.release(this.ref.replica, this.ref.position, this.ref.generation);
+  }
+
   private use(what: string): void {
     if (this.used) throw new Error(`cannot ${what} the full snapshot at position ${this.ref.position}: it was written or taken already`);
     this.used = true;
@@ -98,6 +106,3 @@ export function keyedSnapshotOfReply(
   attachPackedKeyGroups(snapshot, { data: new Uint8Array(parts.buffers[0]!), offsets: keyGroupOffsets });
   return snapshot;
 }
-
-/** What an operator's keyed backend gives a checkpoint: the snapshot, or a full one the snapshot thread holds. */
-export type KeyedSnapshotResult = KeyedStateSnapshot | HeldKeyedStateSnapshot;

@@ -23,6 +23,12 @@ import { assignToKeyGroup, keyGroupRangeContains, keyGroupRangeForOperator, type
 import type { KeyedStateBackend, SnapshotRequest } from './keyed-state-backend.js';
 import { decodeKeyedStateSnapshot, encodeKeyedStateSnapshot, snapshotBytes, type KeyedStateSnapshot } from './keyed-state-snapshot.js';
 import { resolveDeltas } from './keyed-state-delta.js';
+import { isKeyedStateFile } from './keyed-state-file.js';
+import { readKeyedState, writeKeyedState } from '../checkpoint/state-persistence.js';
+import { FilesystemCheckpointStorage } from '../storage/filesystem-checkpoint-storage.js';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { TypeSerializer } from './serializer.js';
 
 export type BackendFactory = (range: KeyGroupRange, maxParallelism: number, nowMs: () => number) => KeyedStateBackend;
@@ -138,19 +144,75 @@ async function snapshotAll(bs: readonly KeyedStateBackend[]): Promise<KeyedState
 /**
  * How the suite's snapshots are taken: `full`; or as a chain folded the way a restore folds
  * it: an empty full snapshot before the first write (or right after a restore), then a delta
- * of an incremental checkpoint, or a changelog segment, holding everything since.
+ * of an incremental checkpoint, or a changelog segment, holding everything since; or
+ * `written`: full snapshots held where the backend assembles them (`hold`: the snapshot
+ * thread, a spill file) and written as keyed state files to filesystem checkpoint storage,
+ * then read back from there (a delta of the suite's own incremental requests stays on the heap).
  */
-export type SnapshotMode = 'full' | 'incremental' | 'changelog';
+export type SnapshotMode = 'full' | 'incremental' | 'changelog' | 'written';
+
+/** Passes every call to the backend it wraps. */
+class ForwardingBackend implements KeyedStateBackend {
+  constructor(protected readonly inner: KeyedStateBackend) {}
+
+  get keyGroupRange(): KeyGroupRange {
+    return this.inner.keyGroupRange;
+  }
+  get maxParallelism(): number {
+    return this.inner.maxParallelism;
+  }
+  setCurrentKey(key: KeyType): void {
+    this.inner.setCurrentKey(key);
+  }
+  setCurrentKeyInGroup(key: KeyType, keyGroup: number): void {
+    this.inner.setCurrentKeyInGroup(key, keyGroup);
+  }
+  getCurrentKey(): KeyType {
+    return this.inner.getCurrentKey();
+  }
+  getCurrentKeyGroup(): number {
+    return this.inner.getCurrentKeyGroup();
+  }
+  getOrCreateState(descriptor: Parameters<KeyedStateBackend['getOrCreateState']>[0], namespaced: boolean): ReturnType<KeyedStateBackend['getOrCreateState']> {
+    return this.inner.getOrCreateState(descriptor, namespaced);
+  }
+  timerQueue(domain: 0 | 1): ReturnType<KeyedStateBackend['timerQueue']> {
+    return this.inner.timerQueue(domain);
+  }
+  snapshot(request?: SnapshotRequest): () => Promise<KeyedStateSnapshot> {
+    return this.inner.snapshot(request);
+  }
+  notifyCheckpointComplete(checkpointId: number): void {
+    this.inner.notifyCheckpointComplete(checkpointId);
+  }
+  notifyCheckpointAborted(checkpointId: number): void {
+    this.inner.notifyCheckpointAborted(checkpointId);
+  }
+  restore(snapshots: readonly KeyedStateSnapshot[]): void {
+    this.inner.restore(snapshots);
+  }
+  numEntries(stateName: string): number {
+    return this.inner.numEntries(stateName);
+  }
+  hasState(stateName: string): boolean {
+    return this.inner.hasState(stateName);
+  }
+  dispose(): void {
+    this.inner.dispose();
+  }
+}
 
 /** A backend whose suite snapshots go through chains of `mode`. */
-class ChainedSnapshots implements KeyedStateBackend {
+class ChainedSnapshots extends ForwardingBackend {
   private chain: Promise<KeyedStateSnapshot>[] = [];
   private position = 0;
 
   constructor(
-    private readonly inner: KeyedStateBackend,
+    inner: KeyedStateBackend,
     private readonly mode: 'incremental' | 'changelog',
-  ) {}
+  ) {
+    super(inner);
+  }
 
   private request(): SnapshotRequest {
     const checkpointId = ++this.position;
@@ -179,55 +241,62 @@ class ChainedSnapshots implements KeyedStateBackend {
     return folded[0]!;
   }
 
-  get keyGroupRange(): KeyGroupRange {
-    return this.inner.keyGroupRange;
-  }
-  get maxParallelism(): number {
-    return this.inner.maxParallelism;
-  }
-  setCurrentKey(key: KeyType): void {
+  override setCurrentKey(key: KeyType): void {
     this.start();
-    this.inner.setCurrentKey(key);
+    super.setCurrentKey(key);
   }
-  setCurrentKeyInGroup(key: KeyType, keyGroup: number): void {
+  override setCurrentKeyInGroup(key: KeyType, keyGroup: number): void {
     this.start();
-    this.inner.setCurrentKeyInGroup(key, keyGroup);
+    super.setCurrentKeyInGroup(key, keyGroup);
   }
-  getCurrentKey(): KeyType {
-    return this.inner.getCurrentKey();
-  }
-  getCurrentKeyGroup(): number {
-    return this.inner.getCurrentKeyGroup();
-  }
-  getOrCreateState(descriptor: Parameters<KeyedStateBackend['getOrCreateState']>[0], namespaced: boolean): ReturnType<KeyedStateBackend['getOrCreateState']> {
+  override getOrCreateState(descriptor: Parameters<KeyedStateBackend['getOrCreateState']>[0], namespaced: boolean): ReturnType<KeyedStateBackend['getOrCreateState']> {
     this.start();
-    return this.inner.getOrCreateState(descriptor, namespaced);
+    return super.getOrCreateState(descriptor, namespaced);
   }
-  timerQueue(domain: 0 | 1): ReturnType<KeyedStateBackend['timerQueue']> {
+  override timerQueue(domain: 0 | 1): ReturnType<KeyedStateBackend['timerQueue']> {
     this.start();
-    return this.inner.timerQueue(domain);
+    return super.timerQueue(domain);
   }
-  snapshot(request?: SnapshotRequest): () => Promise<KeyedStateSnapshot> {
-    return this.inner.snapshot(request);
-  }
-  notifyCheckpointComplete(checkpointId: number): void {
-    this.inner.notifyCheckpointComplete(checkpointId);
-  }
-  notifyCheckpointAborted(checkpointId: number): void {
-    this.inner.notifyCheckpointAborted(checkpointId);
-  }
-  restore(snapshots: readonly KeyedStateSnapshot[]): void {
-    this.inner.restore(snapshots);
+  override restore(snapshots: readonly KeyedStateSnapshot[]): void {
+    super.restore(snapshots);
     this.start();
   }
-  numEntries(stateName: string): number {
-    return this.inner.numEntries(stateName);
+}
+
+/** A backend whose full snapshots are held where assembled, then written to and read back from filesystem checkpoint storage. */
+class WrittenSnapshots extends ForwardingBackend {
+  private dir: string | undefined;
+  private storage: Promise<FilesystemCheckpointStorage> | undefined;
+  private checkpointId = 0;
+
+  /** Opened at the first snapshot written (most tests never write one). */
+  private openStorage(): Promise<FilesystemCheckpointStorage> {
+    this.dir ??= mkdtempSync(join(tmpdir(), 'sluice-conformance-written-'));
+    this.storage ??= FilesystemCheckpointStorage.open({ checkpointsDir: this.dir, jobId: 'a'.repeat(32), dataInlineThresholdBytes: 0 });
+    return this.storage;
   }
-  hasState(stateName: string): boolean {
-    return this.inner.hasState(stateName);
+
+  override snapshot(request?: SnapshotRequest): () => Promise<KeyedStateSnapshot> {
+    const finish = this.inner.snapshot({ ...(request ?? { checkpointId: 0, incremental: false }), hold: true });
+    return async () => {
+      const s = await finish();
+      if (!isKeyedStateFile(s)) return s;
+      const storage = await this.openStorage();
+      const checkpointId = ++this.checkpointId;
+      const location = await storage.createCheckpointLocation(checkpointId);
+      const handle = await writeKeyedState(s, location);
+      expect(handle.data.kind, 'a full snapshot held outside the heap is written as a file').toBe('file');
+      const read = await readKeyedState(handle, s.keyGroupRange, s.maxParallelism, storage, { pointer: storage.checkpointDir(checkpointId), checkpointId });
+      await storage.abortCheckpoint(checkpointId);
+      return read ?? { formatVersion: 1, maxParallelism: s.maxParallelism, keyGroupRange: s.keyGroupRange, states: [], timers: new Map() };
+    };
   }
-  dispose(): void {
-    this.inner.dispose();
+
+  override dispose(): void {
+    super.dispose();
+    const dir = this.dir;
+    // After the storage is open (the directory is not removed under it).
+    if (dir !== undefined) void this.storage?.finally(() => rmSync(dir, { recursive: true, force: true })).catch(() => undefined);
   }
 }
 
@@ -240,7 +309,7 @@ export function describeKeyedStateBackend(subject: BackendUnderTest, others: rea
   });
   const make = (p = 1, i = 0, nowMs: () => number = () => 0, via: BackendUnderTest = subject, maxP = MAXP): KeyedStateBackend => {
     const inner = via.create(keyGroupRangeForOperator(maxP, p, i), maxP, nowMs);
-    const b = mode === 'full' ? inner : new ChainedSnapshots(inner, mode);
+    const b = mode === 'full' ? inner : mode === 'written' ? new WrittenSnapshots(inner) : new ChainedSnapshots(inner, mode);
     created.push(b);
     return b;
   };
@@ -891,7 +960,7 @@ export function describeKeyedStateBackend(subject: BackendUnderTest, others: rea
   };
 
   // Drives the backend's own snapshot requests: only where the suite does not chain them itself.
-  if (mode === 'full')
+  if (mode === 'full' || mode === 'written')
   describe(`${label} keyed state backend (conformance): incremental checkpoints`, () => {
     it('a chain of full and delta snapshots (aborted checkpoints, writes during the asynchronous part) restores exactly the state at the last completed barrier, at another parallelism', async () => {
       const seed = 0x1ac;

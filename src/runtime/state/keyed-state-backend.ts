@@ -50,7 +50,7 @@ export interface KeyedStateBackend {
    * part. Mutations after this call are not in the snapshot. Every backend writes the same
    * canonical format, so a snapshot restores into any backend.
    */
-  snapshot(request: SnapshotRequest & { readonly hold: true }): () => Promise<import('./held-keyed-state-snapshot.js').KeyedSnapshotResult>;
+  snapshot(request: SnapshotRequest & ({ readonly hold: true } | { readonly spillDir: string })): () => Promise<import('./keyed-state-file.js').KeyedSnapshotResult>;
   snapshot(request?: SnapshotRequest): () => Promise<import('./keyed-state-snapshot.js').KeyedStateSnapshot>;
   /** Checkpoint `checkpointId` completed: an incremental backend's later deltas build on it. */
   notifyCheckpointComplete(checkpointId: number): void;
@@ -76,8 +76,16 @@ export interface SnapshotRequest {
    */
   readonly changelog?: 'segment' | 'materialize';
   /**
-   * The caller writes the snapshot to checkpoint storage in this process: a full snapshot
-   * assembled by the snapshot thread may stay there until written (HeldKeyedStateSnapshot).
+   * The caller writes the snapshot to checkpoint storage in this process: a full snapshot may
+   * stay where it is assembled until written (keyed-state-file.ts): with the snapshot thread
+   * (HeldKeyedStateSnapshot), or in a spill file of the lmdb backend (SpilledKeyedStateSnapshot).
    */
   readonly hold?: boolean;
+  /**
+   * A directory the writer of the checkpoint reads too (on a TaskManager: the job's
+   * `taskowned/` directory of filesystem checkpoint storage, which the JobManager writes
+   * from): a backend that spills full snapshots (lmdb) spills them there, and the caller sends
+   * their file instead of their bytes. The heap backend ignores it.
+   */
+  readonly spillDir?: string;
 }

@@ -10,3 +10,6 @@ for (const mode of ['full', 'incremental', 'changelog'] as const) {
   // A cache of 3 entries: nearly every access misses, evicts and flushes, so the store path is what is tested.
   describeKeyedStateBackend({ name: 'lmdb (3-entry cache)', create: (range, maxP, nowMs) => new LmdbKeyedStateBackend(range, maxP, nowMs, { cacheEntriesMax: 3 }) }, [heap], mode);
 }
+
+// Full snapshots spilled to a file key group by key group (hold), written to checkpoint storage and read back.
+describeKeyedStateBackend({ name: 'lmdb', create: (range, maxP, nowMs) => new LmdbKeyedStateBackend(range, maxP, nowMs) }, [heap], 'written');

@@ -14,6 +14,10 @@ import { decodeKey, decodeTimerGroup, packGroup, snapshotBytes, unpackGroup, typ
 import { createStateHandle } from './state-handles.js';
 import { STATE_ID_MAX, STATE_KEY_PREFIX_BYTES, decodeStateKey, encodeStateKey, packStoredValue, prefixEnd, stateKeyPrefix, unpackStoredValue } from './lmdb-state-keys.js';
 import { WriteBackCache, type CachedStateTable } from './lmdb-write-back-cache.js';
+import type { KeyedSnapshotResult } from './keyed-state-file.js';
+import { packStateNames } from './packed-key-groups.js';
+import { SpillFileWriter } from './spill-file-writer.js';
+import type { SpilledKeyedStateSnapshot } from './spilled-keyed-state-snapshot.js';
 import { PackedGroupWriter } from './packed-group-writer.js';
 import { msgpackElementEnd, msgpackMapHeader, msgpackNumberAt } from './msgpack-scan.js';
 import { stateCodec } from './state-codec.js';
@@ -21,7 +25,10 @@ import { restoredStateMismatch, storedStateKind } from './ttl.js';
 import { makeDirectoriesSync } from '../../util/make-directories.js';
 
 export interface LmdbBackendOptions {
-  /** Parent of the backend's working directory (`state.backend.lmdb.localdir`); default the OS temp dir. */
+  /**
+   * Parent of the backend's working directory (`state.backend.lmdb.localdir`); default the OS
+   * temp dir. Full snapshots written to checkpoint storage are spilled here too.
+   */
   readonly localDir?: string | undefined;
   /** Entries kept as objects in the write-back cache (`state.backend.lmdb.cache-entries`). */
   readonly cacheEntriesMax?: number | undefined;
@@ -53,7 +60,9 @@ const RESTORE_ENTRIES_PER_TXN = 10_000;
  * - Snapshot: the synchronous part flushes the cache and opens a read transaction (LMDB's
  *   MVCC gives a consistent view at that instant); the asynchronous part scans it key group
  *   by key group into the canonical format, the same bytes the heap backend writes, so a
- *   snapshot restores into either backend at any parallelism.
+ *   snapshot restores into either backend at any parallelism. A full snapshot the caller
+ *   writes to checkpoint storage (`hold`) goes key group by key group into a spill file, the
+ *   keyed state file itself (SpilledKeyedStateSnapshot), so it never is on the heap whole.
  * - Timers stay on the heap, per key group, as in Flink with `timer-service.factory: HEAP`.
  */
 export class LmdbKeyedStateBackend implements KeyedStateBackend {
@@ -62,6 +71,8 @@ export class LmdbKeyedStateBackend implements KeyedStateBackend {
   /** Read by state handles: the write-back cache is addressed by key group. */
   currentSlot = -1;
   readonly path: string;
+  /** Where full snapshots are spilled: the parent of `path`. */
+  private readonly spillDir: string;
   private readonly db: RootDatabase<Buffer, Buffer>;
   private readonly cache: WriteBackCache;
   /** Every state in the store, by name. */
@@ -89,6 +100,7 @@ export class LmdbKeyedStateBackend implements KeyedStateBackend {
     const parent = options.localDir ?? tmpdir();
     makeDirectoriesSync(parent);
     this.path = mkdtempSync(join(parent, 'sluice-lmdb-'));
+    this.spillDir = parent;
     this.db = open<Buffer, Buffer>({
       path: this.path,
       encoding: 'binary',
@@ -173,9 +185,13 @@ export class LmdbKeyedStateBackend implements KeyedStateBackend {
    * transaction, LMDB's consistent view of this instant; timers are marked for copy-on-access
    * capture as on the heap backend. The returned function scans the view into the canonical
    * format while records keep flowing. With `incremental`, a checkpoint after a completed one
-   * reads only the store keys written since (a delta, see keyed-state-delta.ts).
+   * reads only the store keys written since (a delta, see keyed-state-delta.ts). With `hold`
+   * or a `spillDir`, a full snapshot is spilled to a file (`spillFull`) instead of returned on
+   * the heap.
    */
-  snapshot(request?: SnapshotRequest): () => Promise<KeyedStateSnapshot> {
+  snapshot(request: SnapshotRequest & ({ readonly hold: true } | { readonly spillDir: string })): () => Promise<KeyedSnapshotResult>;
+  snapshot(request?: SnapshotRequest): () => Promise<KeyedStateSnapshot>;
+  snapshot(request?: SnapshotRequest): () => Promise<KeyedSnapshotResult> {
     this.checkOpen();
     // With change tracking on, a snapshot that may be a delta takes the cache's dirty entries as
     // they are instead of writing them to the store first (random writes into a large store are
@@ -195,6 +211,7 @@ export class LmdbKeyedStateBackend implements KeyedStateBackend {
       this.keyGroupRange.startKeyGroup,
       delta === undefined ? { kind: 'full' } : { kind: 'delta', since: (c) => c.since(delta.base, delta.upto) },
     );
+    if (delta === undefined && (request?.hold === true || request?.spillDir !== undefined)) return () => this.spillFull(txn, states, timers, request);
     return async () => {
       let out: StateSnapshot[] = [];
       try {
@@ -227,6 +244,52 @@ export class LmdbKeyedStateBackend implements KeyedStateBackend {
       if (request?.incremental === true) this.increments?.plans.written(request.checkpointId, snapshotBytes(snapshot));
       return snapshot;
     };
+  }
+
+  /**
+   * The asynchronous part of a full snapshot that is written to checkpoint storage: key group by
+   * key group, every state's group read in the snapshot's view goes into the spill file as the
+   * keyed state file's segment, so the heap holds one key group at a time (plus the timers,
+   * which live on the heap anyway). A failure, or the backend's disposal, removes the file.
+   */
+  private async spillFull(
+    txn: Transaction,
+    states: readonly StoredState[],
+    timers: () => Promise<ReadonlyMap<number, Uint8Array>>,
+    request: SnapshotRequest,
+  ): Promise<SpilledKeyedStateSnapshot> {
+    let writer: SpillFileWriter | undefined;
+    try {
+      const timerGroups = await timers();
+      this.checkOpen();
+      writer = await SpillFileWriter.create(request.spillDir ?? this.spillDir, this.keyGroupRange, this.maxParallelism);
+      const names = packStateNames(states);
+      // One writer per state, reused for every key group: the groups are views into them until written.
+      const writers = states.map((st) => new PackedGroupWriter(st.namespaced));
+      let turn = 0;
+      let stateBytes = 0;
+      for (let kg = this.keyGroupRange.startKeyGroup; kg <= this.keyGroupRange.endKeyGroup; kg++) {
+        const groups: (Uint8Array | undefined)[] = [];
+        for (const [i, st] of states.entries()) {
+          if (++turn % SNAPSHOT_GROUPS_PER_TURN === 0) await new Promise<void>((r) => setImmediate(r));
+          this.checkOpen();
+          const bytes = this.encodeGroupWith(writers[i]!, txn, st, kg);
+          stateBytes += bytes?.length ?? 0;
+          groups.push(bytes);
+        }
+        const timerBytes = timerGroups.get(kg);
+        stateBytes += timerBytes?.length ?? 0;
+        await writer.append(kg, names, groups, timerBytes);
+      }
+      const spilled = await writer.finish();
+      if (request.incremental) this.increments?.plans.written(request.checkpointId, stateBytes);
+      return spilled;
+    } catch (e) {
+      await writer?.abort();
+      throw e;
+    } finally {
+      if (this.openSnapshots.delete(txn)) txn.done();
+    }
   }
 
   /** The changed entries of every state, key group by key group, read in the snapshot's view. */
@@ -292,6 +355,17 @@ export class LmdbKeyedStateBackend implements KeyedStateBackend {
    */
   private encodeGroup(txn: Transaction, st: StoredState, kg: number): Uint8Array | undefined {
     const writer = new PackedGroupWriter(st.namespaced);
+    return this.scanGroup(txn, st, kg, writer) ? writer.finish() : this.encodeGroupDecoded(txn, st, kg);
+  }
+
+  /** As `encodeGroup`, with a writer used for every key group: a view into its buffer, valid until its next group. */
+  private encodeGroupWith(writer: PackedGroupWriter, txn: Transaction, st: StoredState, kg: number): Uint8Array | undefined {
+    writer.reset();
+    return this.scanGroup(txn, st, kg, writer) ? writer.finishView() : this.encodeGroupDecoded(txn, st, kg);
+  }
+
+  /** Puts one key group of one state into `writer` as the store holds it; false when an entry must be decoded instead. */
+  private scanGroup(txn: Transaction, st: StoredState, kg: number, writer: PackedGroupWriter): boolean {
     for (const { key, value } of this.db.getRange({ start: stateKeyPrefix(kg, st.stateId), end: stateKeyPrefix(kg, st.stateId + 1), transaction: txn })) {
       const k = key as Buffer;
       const v = value as Buffer;
@@ -300,10 +374,10 @@ export class LmdbKeyedStateBackend implements KeyedStateBackend {
         continue;
       }
       const keyEnd = msgpackElementEnd(k, STATE_KEY_PREFIX_BYTES);
-      if (keyEnd < 0 || msgpackElementEnd(k, keyEnd) !== k.length) return this.encodeGroupDecoded(txn, st, kg);
+      if (keyEnd < 0 || msgpackElementEnd(k, keyEnd) !== k.length) return false;
       writer.addNamespaced(k.subarray(STATE_KEY_PREFIX_BYTES, keyEnd), k.subarray(keyEnd), v);
     }
-    return writer.finish();
+    return true;
   }
 
   /** As `encodeGroup`, decoding every entry and packing the group again. */

@@ -54,3 +54,27 @@ describe('packed group writer', () => {
     expect(() => new PackedGroupWriter(false).addNamespaced(pack(1), pack(0), pack(2))).toThrow(/namespace/);
   });
 });
+
+describe('packed group writer, reused', () => {
+  it('writes every group after a reset exactly as a new writer does (views into its buffer: what a spilled snapshot writes)', () => {
+    const reused = new PackedGroupWriter(true);
+    for (const [keys, namespaces] of [
+      [3, 2],
+      [40, 1],
+      [0, 0],
+      [70_000, 1],
+      [1, 1],
+    ] as const) {
+      reused.reset();
+      const fresh = new PackedGroupWriter(true);
+      for (let k = 0; k < keys; k++) {
+        for (let n = 0; n < namespaces; n++) {
+          for (const w of [reused, fresh]) w.addNamespaced(pack(`k${k}`), pack(n), pack(k + n));
+        }
+      }
+      const expected = fresh.finish();
+      const view = reused.finishView();
+      expect(view === undefined ? undefined : Buffer.from(view).toString('hex'), `${keys} keys x ${namespaces} namespaces`).toBe(expected === undefined ? undefined : Buffer.from(expected).toString('hex'));
+    }
+  });
+});

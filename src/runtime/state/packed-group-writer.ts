@@ -7,10 +7,12 @@ import { assert } from '../../util/assert.js';
  * into the group. Each value must be one complete msgpack message, as the store writes them
  * (a value with msgpackr records carries its record definitions, so values can follow one
  * another in a group). Namespaced entries come key by key (the store's order), each key's
- * namespaces together.
+ * namespaces together. A writer can be `reset` and used for the next group, keeping its
+ * buffers (a full snapshot spilled to a file packs every key group with the same writers).
  */
 export class PackedGroupWriter {
-  private outer = new GrowableBytes();
+  /** The entries, after room for the group's map header (written right-aligned in it at the end). */
+  private outer = new GrowableBytes(MAP_HEADER_BYTES_MAX);
   private inner = new GrowableBytes();
   private outerCount = 0;
   private innerCount = 0;
@@ -38,15 +40,30 @@ export class PackedGroupWriter {
     this.innerCount++;
   }
 
-  /** The packed group, or undefined when it has no entry. */
+  /** The packed group, or undefined when it has no entry: a copy of its own. */
   finish(): Uint8Array | undefined {
+    const view = this.finishView();
+    return view === undefined ? undefined : Uint8Array.prototype.slice.call(view);
+  }
+
+  /** As `finish`, as a view into the writer's buffer: valid until the writer is reset. */
+  finishView(): Uint8Array | undefined {
     this.closeKey();
     if (this.outerCount === 0) return undefined;
     const header = mapHeader(this.outerCount);
-    const out = new Uint8Array(header.length + this.outer.length);
-    out.set(header, 0);
-    out.set(this.outer.view(), header.length);
-    return out;
+    const bytes = this.outer.view();
+    const start = MAP_HEADER_BYTES_MAX - header.length;
+    bytes.set(header, start);
+    return bytes.subarray(start);
+  }
+
+  /** Forgets the group, to write the next one with the same buffers. */
+  reset(): void {
+    this.outer.clear(MAP_HEADER_BYTES_MAX);
+    this.inner.clear();
+    this.outerCount = 0;
+    this.innerCount = 0;
+    this.currentKey = null;
   }
 
   private closeKey(): void {
@@ -67,6 +84,9 @@ function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
   return true;
 }
 
+/** The longest msgpack map header (map 32). */
+const MAP_HEADER_BYTES_MAX = 5;
+
 /** The smallest msgpack map header for `count` entries. */
 function mapHeader(count: number): Uint8Array {
   if (count < 0x10) return Uint8Array.of(0x80 | count);
@@ -76,7 +96,12 @@ function mapHeader(count: number): Uint8Array {
 
 class GrowableBytes {
   private bytes = new Uint8Array(4096);
-  length = 0;
+  length: number;
+
+  /** `reserved`: bytes at the start that are written later. */
+  constructor(reserved = 0) {
+    this.length = reserved;
+  }
 
   append(b: Uint8Array): void {
     if (this.length + b.length > this.bytes.length) {
@@ -94,7 +119,7 @@ class GrowableBytes {
     return this.bytes.subarray(0, this.length);
   }
 
-  clear(): void {
-    this.length = 0;
+  clear(reserved = 0): void {
+    this.length = reserved;
   }
 }

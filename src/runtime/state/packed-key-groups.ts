@@ -29,34 +29,91 @@ export function packedKeyGroupsOf(snapshot: KeyedStateSnapshot): PackedKeyGroups
   return packedBySnapshot.get(snapshot);
 }
 
+/** A state's name and kind packed once, as every key group segment repeats them. */
+export interface PackedStateName {
+  readonly name: Uint8Array;
+  readonly kind: Uint8Array;
+  readonly namespaced: boolean;
+}
+
+export function packStateNames(states: readonly { readonly name: string; readonly kind: string; readonly namespaced: boolean }[]): PackedStateName[] {
+  return states.map((st) => ({ name: packr.pack(st.name), kind: packr.pack(st.kind), namespaced: st.namespaced }));
+}
+
+/**
+ * The bytes of one key group's segment: `groups[i]` is state i's group (undefined: the state
+ * has nothing in this key group). 0 for an empty key group, which takes no bytes.
+ */
+export function segmentSizeBytes(names: readonly PackedStateName[], groups: readonly (Uint8Array | undefined)[], timers: Uint8Array | undefined): number {
+  assert(groups.length === names.length, 'a segment has a group (or undefined) for every state');
+  let size = 0;
+  let count = 0;
+  for (let i = 0; i < names.length; i++) {
+    const bytes = groups[i];
+    if (bytes === undefined) continue;
+    count++;
+    size += 2 + names[i]!.name.length + names[i]!.kind.length + bytesExtSize(bytes.length);
+  }
+  if (count === 0 && timers === undefined) return 0;
+  return size + 1 + arrayHeaderSize(count) + (timers === undefined ? 1 : bytesExtSize(timers.length));
+}
+
+/**
+ * Writes one key group's segment at `at` in `data` (exactly `segmentSizeBytes` bytes, which
+ * the caller made room for; nothing for an empty key group); returns where it ends.
+ */
+export function writeSegment(
+  data: Uint8Array,
+  view: DataView,
+  at: number,
+  names: readonly PackedStateName[],
+  groups: readonly (Uint8Array | undefined)[],
+  timers: Uint8Array | undefined,
+  placed?: (state: number, offset: number, length: number) => void,
+): number {
+  let count = 0;
+  for (const g of groups) if (g !== undefined) count++;
+  if (count === 0 && timers === undefined) return at;
+  data[at++] = 0x92;
+  at = writeArrayHeader(view, at, count);
+  for (let i = 0; i < names.length; i++) {
+    const bytes = groups[i];
+    if (bytes === undefined) continue;
+    const n = names[i]!;
+    data[at++] = 0x94;
+    data.set(n.name, at);
+    at += n.name.length;
+    data.set(n.kind, at);
+    at += n.kind.length;
+    data[at++] = n.namespaced ? 0xc3 : 0xc2;
+    at = writeBytesExt(data, view, at, bytes);
+    placed?.(i, at - bytes.length, bytes.length);
+  }
+  if (timers === undefined) data[at++] = 0xc0;
+  else {
+    at = writeBytesExt(data, view, at, timers);
+    placed?.(-1, at - timers.length, timers.length);
+  }
+  return at;
+}
+
 /**
  * The key groups of a snapshot one after another, each `[[name, kind, namespaced, bytes]...,
  * timers | null]` in msgpack (what `packr.pack` writes for it, bytes as Uint8Array
  * extensions), written straight into one buffer: a group's bytes are copied once. Packing
- * every segment and joining them copied the whole state twice.
+ * every segment and joining them copied the whole state twice. (The lmdb backend streams the
+ * same segments into a file, one key group at a time: spill-file-writer.ts.)
  */
 export function packKeyGroups(s: KeyedStateSnapshot, placed?: GroupPlaced): PackedKeyGroups {
   const { startKeyGroup, endKeyGroup } = s.keyGroupRange;
-  const names = s.states.map((st) => [packr.pack(st.name), packr.pack(st.kind)] as const);
+  const names = packStateNames(s.states);
+  const groupsOf: (Uint8Array | undefined)[][] = [];
   const sizes: number[] = [];
-  const counts: number[] = [];
   let total = 0;
   for (let kg = startKeyGroup; kg <= endKeyGroup; kg++) {
-    let size = 0;
-    let count = 0;
-    for (let i = 0; i < s.states.length; i++) {
-      const bytes = s.states[i]!.groups.get(kg);
-      if (bytes === undefined) continue;
-      count++;
-      size += 2 + names[i]![0].length + names[i]![1].length + bytesExtSize(bytes.length);
-    }
-    const timers = s.timers.get(kg);
-    counts.push(count);
-    if (count === 0 && timers === undefined) {
-      sizes.push(0); // empty key group: zero bytes
-      continue;
-    }
-    size += 1 + arrayHeaderSize(count) + (timers === undefined ? 1 : bytesExtSize(timers.length));
+    const groups = s.states.map((st) => st.groups.get(kg));
+    const size = segmentSizeBytes(names, groups, s.timers.get(kg));
+    groupsOf.push(groups);
     sizes.push(size);
     total += size;
   }
@@ -66,30 +123,8 @@ export function packKeyGroups(s: KeyedStateSnapshot, placed?: GroupPlaced): Pack
   let at = 0;
   for (let kg = startKeyGroup; kg <= endKeyGroup; kg++) {
     offsets.push(at);
-    const size = sizes[kg - startKeyGroup]!;
-    if (size === 0) continue;
-    const end = at + size;
-    data[at++] = 0x92;
-    at = writeArrayHeader(view, at, counts[kg - startKeyGroup]!);
-    for (let i = 0; i < s.states.length; i++) {
-      const st = s.states[i]!;
-      const bytes = st.groups.get(kg);
-      if (bytes === undefined) continue;
-      data[at++] = 0x94;
-      data.set(names[i]![0], at);
-      at += names[i]![0].length;
-      data.set(names[i]![1], at);
-      at += names[i]![1].length;
-      data[at++] = st.namespaced ? 0xc3 : 0xc2;
-      at = writeBytesExt(data, view, at, bytes);
-      placed?.(i, kg, at - bytes.length, bytes.length);
-    }
-    const timers = s.timers.get(kg);
-    if (timers === undefined) data[at++] = 0xc0;
-    else {
-      at = writeBytesExt(data, view, at, timers);
-      placed?.(-1, kg, at - timers.length, timers.length);
-    }
+    const end = at + sizes[kg - startKeyGroup]!;
+    at = writeSegment(data, view, at, names, groupsOf[kg - startKeyGroup]!, s.timers.get(kg), placed === undefined ? undefined : (i, offset, length) => placed(i, kg, offset, length));
     assert(at === end, 'a key group segment fills exactly the bytes counted for it');
   }
   return { data, offsets };

@@ -330,7 +330,7 @@ describe('snapshot thread', () => {
       await expect(held.writeFile(join(tempDir(), 'x'), '0123456789abcdef')).rejects.toThrow(/snapshot thread that held the full snapshot at position \d+ is gone/);
       writeAll(h, (i) => i + 4);
       const s = await h.b.snapshot({ checkpointId: 3, incremental: false, hold: true })(); // resets the replica: captured here
-      expect(restoredCounts(s instanceof HeldKeyedStateSnapshot ? await s.take() : s)).toEqual(KEYS.map((_, i) => i + 4));
+      expect(restoredCounts(s instanceof HeldKeyedStateSnapshot ? await s.take() : (s as KeyedStateSnapshot))).toEqual(KEYS.map((_, i) => i + 4));
     });
   });
 });

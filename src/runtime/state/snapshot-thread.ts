@@ -5,7 +5,8 @@ import { assert } from '../../util/assert.js';
 import type { KeyedStateSnapshot } from './keyed-state-snapshot.js';
 import { BufferPool, toSnapshotParts, TransferArena } from './snapshot-parts.js';
 import type { SnapshotThreadMessage, SnapshotThreadReply } from './snapshot-thread-protocol.js';
-import { HeldKeyedStateSnapshot, keyedSnapshotOfReply, type KeyedSnapshotResult, type SnapshotHolder } from './held-keyed-state-snapshot.js';
+import { HeldKeyedStateSnapshot, keyedSnapshotOfReply, type SnapshotHolder } from './held-keyed-state-snapshot.js';
+import type { KeyedSnapshotResult } from './keyed-state-file.js';
 
 /**
  * The snapshot thread of a process (`state.backend.hashmap.snapshot-thread`): a worker that

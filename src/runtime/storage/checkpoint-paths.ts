@@ -6,7 +6,7 @@ import { join } from 'node:path';
  *   <checkpointsDir>/<jobId>/chk-<N>/_metadata         completed checkpoint N
  *   <checkpointsDir>/<jobId>/chk-<N>/<uuid>            its state files (scope exclusive)
  *   <checkpointsDir>/<jobId>/shared/                   files shared by checkpoints (incremental)
- *   <checkpointsDir>/<jobId>/taskowned/                files owned by tasks (e.g. channel state)
+ *   <checkpointsDir>/<jobId>/taskowned/                files owned by tasks: full snapshots TaskManagers spilled (sluice-snapshot-<16 hex>.spill)
  *   <savepointDir>/savepoint-<6 hex of jobId>-<12 hex>/_metadata + <uuid> files
  *
  * Temp files are `<final name>.<16 hex>.tmp` in the same directory, renamed into place.
@@ -89,4 +89,16 @@ export function stateFileName(random16: Uint8Array): string {
   b[8] = (b[8]! & 0x3f) | 0x80;
   const h = Array.from(b, (x) => x.toString(16).padStart(2, '0')).join('');
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
+}
+
+const SPILL_FILE_PATTERN = /^sluice-snapshot-[0-9a-f]{16}\.spill$/;
+
+/** The name of a spill file (a full keyed snapshot spilled before it is written: spill-file-writer.ts) from 8 random bytes. */
+export function spillFileName(random8: Uint8Array): string {
+  if (random8.length !== 8) throw new Error(`a spill file name needs 8 random bytes, got ${random8.length}`);
+  return `sluice-snapshot-${Array.from(random8, (x) => x.toString(16).padStart(2, '0')).join('')}.spill`;
+}
+
+export function isSpillFileName(name: string): boolean {
+  return SPILL_FILE_PATTERN.test(name);
 }

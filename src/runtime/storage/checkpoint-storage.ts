@@ -78,6 +78,13 @@ export interface StateFileSource {
    * writeChecksummedFileDurably); resolves with the payload's CRC-32C.
    */
   writeFile(path: string, randomHex16: string): Promise<number>;
+  /**
+   * The checksummed state file (header, then payload) in pieces of `pieceBytes` (the last
+   * one shorter), for storage that uploads it in parts (S3 multipart) without having it whole
+   * in memory; absent where the bytes are not in a file. Uses the source up as `writeFile`
+   * does, also when the iteration stops early.
+   */
+  filePieces?(pieceBytes: number): AsyncIterable<Uint8Array>;
 }
 
 /** Writes `source` at `location`: where it is held when the location can, else through this thread. */

@@ -1,3 +1,4 @@
+import { assert } from '../../util/assert.js';
 import { checksumHex, crc32c } from './crc32c.js';
 import { CorruptCheckpointError } from './storage-errors.js';
 
@@ -55,14 +56,23 @@ export function encode(payload: Uint8Array, kind: FileKind): Uint8Array {
 
 /** The header alone, for writers that put it and the payload into the file separately (no copy of the payload). */
 export function encodeHeader(payload: Uint8Array, kind: FileKind): Uint8Array {
+  return encodeHeaderOf(payload.length, crc32c(payload), kind);
+}
+
+/**
+ * The header of a payload known by its length and CRC-32C only, for writers that stream the
+ * payload into the file and write the header last (spill-file-writer.ts).
+ */
+export function encodeHeaderOf(payloadLengthBytes: number, payloadChecksum: number, kind: FileKind): Uint8Array {
+  assert(Number.isSafeInteger(payloadLengthBytes) && payloadLengthBytes >= 0, `a payload length is a safe non-negative integer, got ${payloadLengthBytes}`);
   const out = new Uint8Array(CHECKSUMMED_FILE_HEADER_BYTES);
   const view = new DataView(out.buffer);
   out.set(CHECKSUMMED_FILE_MAGIC, 0);
   view.setUint16(4, CHECKSUMMED_FILE_VERSION);
   view.setUint8(6, KIND_CODE[kind]);
   view.setUint8(7, 0);
-  view.setBigUint64(8, BigInt(payload.length));
-  view.setUint32(16, crc32c(payload));
+  view.setBigUint64(8, BigInt(payloadLengthBytes));
+  view.setUint32(16, payloadChecksum >>> 0);
   view.setUint32(20, crc32c(out.subarray(0, 20)));
   return out;
 }

@@ -1,16 +1,17 @@
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { writeFileDurably } from './durable-file.js';
-import { decode, encode, encodeHeader } from './checksummed-file.js';
+import { moveFileDurably, writeFileDurably } from './durable-file.js';
+import { decode, encode, encodeHeader, encodeHeaderOf } from './checksummed-file.js';
+import { crc32c } from './crc32c.js';
 
 const dirs: string[] = [];
 afterEach(() => {
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
-const tempDir = (): string => {
-  const d = mkdtempSync(join(tmpdir(), 'sluice-durable-'));
+const tempDir = (parent = tmpdir()): string => {
+  const d = mkdtempSync(join(parent, 'sluice-durable-'));
   dirs.push(d);
   return d;
 };
@@ -31,5 +32,45 @@ describe('writeFileDurably', () => {
     const bytes = readFileSync(join(dir, 'a'));
     expect(Buffer.compare(bytes, Buffer.from(encode(payload, 'state')))).toBe(0);
     expect(Buffer.compare(Buffer.from(decode(bytes, { file: 'a', checkpointId: 1 }).payload), Buffer.from(payload))).toBe(0);
+  });
+});
+
+describe('moveFileDurably', () => {
+  const bytes = Uint8Array.from({ length: 300_000 }, (_, i) => (i * 7) & 0xff);
+
+  it('moves a file into another directory of the filesystem (a rename) and leaves neither it nor a temp file behind', async () => {
+    const from = join(tempDir(), 'spill');
+    const dir = tempDir();
+    writeFileSync(from, bytes);
+    await moveFileDurably(from, join(dir, 'state'), '0123456789abcdef');
+    expect(existsSync(from)).toBe(false);
+    expect(readdirSync(dir)).toEqual(['state']);
+    expect(Buffer.compare(readFileSync(join(dir, 'state')), bytes)).toBe(0);
+  });
+
+  // /dev/shm is a tmpfs, another filesystem than the temp dir on most Linux machines.
+  const otherFs = existsSync('/dev/shm') && statSync('/dev/shm').dev !== statSync(tmpdir()).dev;
+  it.runIf(otherFs)('copies across filesystems (EXDEV), then removes the source', async () => {
+    const from = join(tempDir('/dev/shm'), 'spill');
+    const dir = tempDir();
+    writeFileSync(from, bytes);
+    await moveFileDurably(from, join(dir, 'state'), '0123456789abcdef');
+    expect(existsSync(from)).toBe(false);
+    expect(readdirSync(dir)).toEqual(['state']);
+    expect(Buffer.compare(readFileSync(join(dir, 'state')), bytes)).toBe(0);
+  });
+
+  it('a missing source fails and leaves nothing at the target', async () => {
+    const dir = tempDir();
+    await expect(moveFileDurably(join(dir, 'missing'), join(dir, 'state'), '0123456789abcdef')).rejects.toThrow(/ENOENT/);
+    expect(readdirSync(dir)).toEqual([]);
+  });
+});
+
+describe('encodeHeaderOf', () => {
+  it('is the header of encodeHeader, from the payload length and checksum alone', () => {
+    const payload = Uint8Array.from({ length: 5000 }, (_, i) => (i * 3) & 0xff);
+    expect(Buffer.compare(encodeHeaderOf(payload.length, crc32c(payload), 'state'), encodeHeader(payload, 'state'))).toBe(0);
+    expect(() => encodeHeaderOf(-1, 0, 'state')).toThrow(/safe non-negative integer/);
   });
 });

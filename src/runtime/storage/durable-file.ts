@@ -1,4 +1,5 @@
-import { open, rename, unlink, type FileHandle } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { copyFile, open, rename, unlink, type FileHandle } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { tempFileName } from './checkpoint-paths.js';
 import { encodeHeader, recordedChecksum, type FileKind } from './checksummed-file.js';
@@ -26,6 +27,37 @@ export async function writeFileDurably(path: string, bytes: Uint8Array | readonl
     renamed = true;
   } finally {
     if (!renamed) await unlink(temp).catch(() => undefined);
+  }
+}
+
+/**
+ * Moves the complete file `from` to `path` as writeFileDurably writes one: renamed when both
+ * are on one filesystem (no copy), else copied (the kernel copies: no bytes pass through this
+ * heap) into a temp file beside `path`; the temp file is fsynced and renamed over `path`.
+ * `from` is gone afterwards, also when the move failed. As with writeFileDurably, the caller
+ * fsyncs the directory.
+ */
+export async function moveFileDurably(from: string, path: string, randomHex16: string): Promise<void> {
+  const temp = join(dirname(path), tempFileName(basename(path), randomHex16));
+  let renamed = false;
+  try {
+    try {
+      await rename(from, temp);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'EXDEV') throw e;
+      await copyFile(from, temp, constants.COPYFILE_EXCL);
+    }
+    const handle = await open(temp, 'r+');
+    try {
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    await rename(temp, path);
+    renamed = true;
+  } finally {
+    if (!renamed) await unlink(temp).catch(() => undefined);
+    await unlink(from).catch(() => undefined);
   }
 }
 

@@ -46,6 +46,18 @@ describe('filesystem checkpoint storage', () => {
     expect(await readFile(join(handle.pointer, '_metadata'))).toEqual(Buffer.from(encodeMetadata(sample.metadata)));
   });
 
+  it('removes the spill files TaskManagers left in taskowned/, and nothing else there', async () => {
+    const storage = await open();
+    const spill = join(storage.taskOwnedDir, 'sluice-snapshot-0123456789abcdef.spill');
+    const other = join(storage.taskOwnedDir, 'channel-state');
+    await writeFile(spill, 'x');
+    await writeFile(other, 'y');
+    await storage.discardTaskOwnedSpills();
+    expect(await readdir(storage.taskOwnedDir)).toEqual(['channel-state']);
+    await rm(storage.taskOwnedDir, { recursive: true });
+    await storage.discardTaskOwnedSpills(); // gone already: nothing to do
+  });
+
   it('inlines below the 20 kb default threshold', async () => {
     const storage = await open();
     expect(storage.dataInlineThresholdBytes).toBe(20 * 1024);

@@ -4,6 +4,7 @@ import {
   checkCheckpointId,
   checkJobId,
   checkpointDirName,
+  isSpillFileName,
   jobDir,
   METADATA_FILE_NAME,
   parseCheckpointDirName,
@@ -173,6 +174,21 @@ export class FilesystemCheckpointStorage implements CheckpointStorage {
         if (!isNotFound(e)) throw storageWriteError(e, this.sharedDir, 'checkpoint directory');
       }
     }
+  }
+
+  /**
+   * Removes full snapshots TaskManagers spilled into taskowned/ and never handed over (a
+   * TaskManager died with them): once none of the job's tasks runs. Other files stay.
+   */
+  async discardTaskOwnedSpills(): Promise<void> {
+    let names: string[];
+    try {
+      names = await readdir(this.taskOwnedDir);
+    } catch (e) {
+      if (isNotFound(e)) return;
+      throw e;
+    }
+    for (const name of names) if (isSpillFileName(name)) await unlink(join(this.taskOwnedDir, name)).catch(() => undefined);
   }
 
   private async removeCheckpointDir(checkpointId: number): Promise<void> {

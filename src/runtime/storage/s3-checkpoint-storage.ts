@@ -13,7 +13,8 @@ import {
   stateFileName,
   tempFileName,
 } from './checkpoint-paths.js';
-import type { CheckpointRef, CheckpointStorage, CheckpointStorageLocation, CompletedCheckpointHandle } from './checkpoint-storage.js';
+import { assert } from '../../util/assert.js';
+import type { CheckpointRef, CheckpointStorage, CheckpointStorageLocation, CompletedCheckpointHandle, StateFileSource } from './checkpoint-storage.js';
 import { checksumHex } from './crc32c.js';
 import { DATA_INLINE_THRESHOLD_BYTES_DEFAULT } from './filesystem-checkpoint-storage.js';
 import { decodeMetadata, encodeMetadata } from './metadata-codec.js';
@@ -212,17 +213,52 @@ class S3SnapshotWriter {
 
   async writeStateFile(bytes: Uint8Array, scope: FileScope = 'exclusive'): Promise<StateHandle> {
     if (this.state !== 'open') throw new Error(`cannot write state: ${this.o.label} is ${this.state}`);
+    if (bytes.length < this.o.dataInlineThresholdBytes) return { kind: 'inline', bytes: new Uint8Array(bytes) };
+    const encoded = encode(bytes, 'state');
+    return this.putStateObject(bytes.length, scope, async (key) => {
+      await this.o.client.put(this.o.bucket, key, encoded);
+      return recordedChecksum(encoded);
+    });
+  }
+
+  /**
+   * As writeStateFile, for state held elsewhere: a state file on local disk (a spilled lmdb
+   * snapshot) is uploaded part by part as it is read, never whole in memory; other sources
+   * are brought here and written.
+   */
+  async writeStateFileFrom(source: StateFileSource, scope: FileScope = 'exclusive'): Promise<StateHandle> {
+    if (this.state !== 'open') throw new Error(`cannot write state: ${this.o.label} is ${this.state}`);
+    if (source.sizeBytes < this.o.dataInlineThresholdBytes || source.filePieces === undefined) return this.writeStateFile(await source.bytes(), scope);
+    const pieces = source.filePieces(this.o.client.partSizeBytes);
+    return this.putStateObject(source.sizeBytes, scope, async (key) => {
+      let checksum: number | undefined;
+      const withChecksum = async function* (): AsyncIterable<Uint8Array> {
+        for await (const p of pieces) {
+          if (checksum === undefined) {
+            assert(p.length >= CHECKSUMMED_FILE_HEADER_BYTES, 'the first piece of a state file holds its header');
+            checksum = recordedChecksum(p);
+          }
+          yield p;
+        }
+      };
+      await this.o.client.putPieces(this.o.bucket, key, CHECKSUMMED_FILE_HEADER_BYTES + source.sizeBytes, withChecksum());
+      assert(checksum !== undefined, 'a state file has a header');
+      return checksum;
+    });
+  }
+
+  /** Uploads a state object of `sizeBytes` payload bytes under a new name with `put` (which resolves with the payload's checksum). */
+  private async putStateObject(sizeBytes: number, scope: FileScope, put: (key: string) => Promise<number>): Promise<StateHandle> {
     const o = this.o;
-    if (bytes.length < o.dataInlineThresholdBytes) return { kind: 'inline', bytes: new Uint8Array(bytes) };
     const name = stateFileName(o.random(16));
     const shared = scope === 'shared' && o.sharedDirKey !== undefined;
     const key = join(shared ? o.sharedDirKey! : o.dirKey, name);
-    const encoded = encode(bytes, 'state');
     this.written.add(key);
-    const write = o.client.put(o.bucket, key, encoded);
+    const write = put(key);
     this.inFlight.add(write);
+    let checksum: number;
     try {
-      await write;
+      checksum = await write;
     } catch (e) {
       if (this.isAborted()) throw new CheckpointStorageError('io', `${o.label} was aborted while state was being written`, { cause: e });
       throw s3StorageError(e, this.uri, o.role);
@@ -233,7 +269,7 @@ class S3SnapshotWriter {
       await o.client.delete(o.bucket, key).catch(() => undefined);
       throw new CheckpointStorageError('io', `${o.label} was aborted while state was being written`);
     }
-    return { kind: 'file', scope: shared ? 'shared' : 'exclusive', path: name, sizeBytes: bytes.length, checksum: recordedChecksum(encoded) };
+    return { kind: 'file', scope: shared ? 'shared' : 'exclusive', path: name, sizeBytes, checksum };
   }
 
   /** Checks every referenced object (HEAD: exists, right size), then writes `_metadata`. */
@@ -357,7 +393,7 @@ export class S3CheckpointStorage implements CheckpointStorage {
       sharedDirKey: join(this.jobKey, SHARED_DIR_NAME),
     });
     this.writers.set(checkpointId, writer);
-    return { checkpointId, writeStateFile: (bytes, scope) => writer.writeStateFile(bytes, scope) };
+    return { checkpointId, writeStateFile: (bytes, scope) => writer.writeStateFile(bytes, scope), writeStateFileFrom: (source, scope) => writer.writeStateFileFrom(source, scope) };
   }
 
   async finalizeCheckpoint(metadata: CheckpointMetadata): Promise<CompletedCheckpointHandle> {
@@ -536,6 +572,7 @@ export async function createS3SavepointLocation(
     dir,
     jobId,
     writeStateFile: (bytes) => writer.writeStateFile(bytes),
+    writeStateFileFrom: (source) => writer.writeStateFileFrom(source),
     async finalize(metadata) {
       if (metadata.type !== 'savepoint') throw new Error(`savepoint ${dir} handed metadata of type ${metadata.type}`);
       if (metadata.jobId !== jobId) throw new Error(`savepoint ${dir} of job ${jobId} handed metadata of job ${metadata.jobId}`);

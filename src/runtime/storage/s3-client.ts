@@ -1,5 +1,6 @@
 import { AwsClient } from 'aws4fetch';
 import type { Configuration } from '../../config/configuration.js';
+import { assert } from '../../util/assert.js';
 import { CheckpointStorageError } from './storage-errors.js';
 
 /**
@@ -177,9 +178,27 @@ export class S3Client {
 
   /** Writes the object whole (a single PUT, or a multipart upload above the part size); it appears at once or not at all. */
   async put(bucket: string, key: string, bytes: Uint8Array): Promise<void> {
-    if (bytes.length > this.settings.partSizeBytes) return this.putMultipart(bucket, key, bytes);
+    if (bytes.length > this.settings.partSizeBytes) return this.putMultipart(bucket, key, slices(bytes, this.settings.partSizeBytes));
     const r = await this.request({ method: 'PUT', bucket, key, body: bytes, headers: { 'content-type': 'application/octet-stream' } });
     await r?.arrayBuffer();
+  }
+
+  /** Size of the parts of a multipart upload (s3.upload.min.part.size): what `putPieces` expects its pieces to be. */
+  get partSizeBytes(): number {
+    return this.settings.partSizeBytes;
+  }
+
+  /**
+   * As `put`, for an object of `sizeBytes` given in pieces of `partSizeBytes` (the last one
+   * shorter) that are not in memory together (a file read part by part): one PUT up to the
+   * part size, else a multipart upload with a piece per part.
+   */
+  async putPieces(bucket: string, key: string, sizeBytes: number, pieces: AsyncIterable<Uint8Array>): Promise<void> {
+    const checked = checkedPieces(pieces, sizeBytes, this.settings.partSizeBytes, s3Uri(bucket, key));
+    if (sizeBytes > this.settings.partSizeBytes) return this.putMultipart(bucket, key, checked);
+    const all: Uint8Array[] = [];
+    for await (const p of checked) all.push(p);
+    await this.put(bucket, key, all.length === 1 ? all[0]! : Buffer.concat(all));
   }
 
   /** Creates a bucket (tests and tools; checkpoint storage expects its bucket to exist). */
@@ -215,15 +234,16 @@ export class S3Client {
   }
 
   /** Multipart upload: parts of `partSizeBytes`, then complete; aborted (parts removed) on failure. */
-  private async putMultipart(bucket: string, key: string, bytes: Uint8Array): Promise<void> {
+  private async putMultipart(bucket: string, key: string, parts: Iterable<Uint8Array> | AsyncIterable<Uint8Array>): Promise<void> {
     const created = await this.request({ method: 'POST', bucket, key, query: { uploads: '' }, headers: { 'content-type': 'application/octet-stream' } });
     const uploadId = xmlText(/<UploadId>([^<]*)<\/UploadId>/.exec(await created!.text())?.[1] ?? '');
     if (uploadId === '') throw new S3RequestError(0, 'MalformedResponse', `POST ${s3Uri(bucket, key)}?uploads: no UploadId in the response`, s3Uri(bucket, key));
     try {
-      const size = this.settings.partSizeBytes;
       const etags: string[] = [];
-      for (let part = 1, at = 0; at < bytes.length; part++, at += size) {
-        const r = await this.request({ method: 'PUT', bucket, key, query: { partNumber: String(part), uploadId }, body: bytes.subarray(at, Math.min(bytes.length, at + size)) });
+      let part = 0;
+      for await (const body of parts) {
+        part++;
+        const r = await this.request({ method: 'PUT', bucket, key, query: { partNumber: String(part), uploadId }, body });
         await r!.arrayBuffer();
         const etag = r!.headers.get('etag');
         if (etag === null) throw new S3RequestError(0, 'MalformedResponse', `PUT part ${part} of ${s3Uri(bucket, key)}: no ETag in the response`, s3Uri(bucket, key));
@@ -245,6 +265,24 @@ export class S3Client {
       throw e;
     }
   }
+}
+
+/** `bytes` in parts of `size` bytes (views). */
+function* slices(bytes: Uint8Array, size: number): Iterable<Uint8Array> {
+  for (let at = 0; at < bytes.length; at += size) yield bytes.subarray(at, Math.min(bytes.length, at + size));
+}
+
+/** The pieces, checked to be whole parts (but the last) adding up to `sizeBytes`: S3 would store a wrong object otherwise. */
+async function* checkedPieces(pieces: AsyncIterable<Uint8Array>, sizeBytes: number, partSizeBytes: number, uri: string): AsyncIterable<Uint8Array> {
+  let total = 0;
+  let short = false;
+  for await (const p of pieces) {
+    assert(!short && p.length > 0 && p.length <= partSizeBytes, `the pieces of ${uri} are parts of ${partSizeBytes} bytes but the last (got ${p.length} after ${total})`);
+    short = p.length < partSizeBytes;
+    total += p.length;
+    yield p;
+  }
+  assert(total === sizeBytes, `the pieces of ${uri} add up to its ${sizeBytes} bytes, not ${total}`);
 }
 
 function networkMessage(e: unknown): string {

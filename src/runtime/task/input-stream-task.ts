@@ -121,7 +121,7 @@ export class InputStreamTask extends StreamTask {
               this.maybeAcknowledge(p);
             },
             abort: (id, reason) => {
-              this.pendingSnapshots.delete(id);
+              this.dropPendingSnapshot(id);
               for (const [flat, cid] of this.capturing) if (cid === id) this.capturing.delete(flat);
               cp.responder.decline(this.d.vertex.id, this.d.subtaskIndex, id, 'CHECKPOINT_DECLINED_SUBSUMED', `${this.name}: ${reason}`);
             },

@@ -9,7 +9,7 @@ import type { Clock } from './clock.js';
 import { OperatorChain } from './operator-chain.js';
 import { blame, blamedOperator, isUnblamable, type StreamOperator } from './stream-operator.js';
 import type { BarrierMode } from '../checkpoint/barrier-handler.js';
-import type { CheckpointResponder, InFlightBatch, OperatorSubtaskState, SubtaskRestore } from '../checkpoint/subtask-state.js';
+import { discardOperatorStates, type CheckpointResponder, type InFlightBatch, type OperatorSubtaskState, type SubtaskRestore } from '../checkpoint/subtask-state.js';
 import type { CheckpointBarrier } from '../channel/stream-element.js';
 import { ProcessingTimeService } from './processing-time-service.js';
 import type { Schedulable, TaskScheduler } from './task-scheduler.js';
@@ -30,6 +30,11 @@ export interface TaskCheckpointing {
   readonly incremental?: boolean;
   /** state.backend.changelog.enabled: keyed state changes go to a log continuously. */
   readonly changelog?: ChangelogOptions;
+  /**
+   * The job's `taskowned/` directory of filesystem checkpoint storage, where the JobManager
+   * takes full snapshots TaskManagers spilled (responders in this process ignore it).
+   */
+  readonly taskOwnedDir?: string;
 }
 
 export interface TaskDeployment {
@@ -455,7 +460,13 @@ export abstract class StreamTask implements Schedulable {
    * is closed when it is open, not left running.
    */
   private closeChainOnce(): Promise<void> {
-    this.chainClosing ??= Promise.all([this.opening, this.notifications]).then(() => this.chain.close());
+    this.chainClosing ??= Promise.all([this.opening, this.notifications]).then(() => {
+      // Checkpoints this subtask has not acknowledged it will not: its keyed backends go with
+      // the operators (an asynchronous part cut short by that is no failure to report), and
+      // what was captured for them is let go.
+      for (const id of [...this.pendingSnapshots.keys()]) this.dropPendingSnapshot(id);
+      return this.chain.close();
+    });
     return this.chainClosing;
   }
 
@@ -502,7 +513,8 @@ export abstract class StreamTask implements Schedulable {
         captures.push(async () => ({ operatorUid: uid, keyed: undefined, changelogPosition: await position, operatorState }));
         continue;
       }
-      const keyed = c.keyedBackend?.snapshot({ checkpointId: barrier.checkpointId, incremental, hold: cp.responder.acceptsHeldKeyedState === true });
+      const spillDir = cp.responder.keyedStateSpillDir;
+      const keyed = c.keyedBackend?.snapshot({ checkpointId: barrier.checkpointId, incremental, hold: cp.responder.acceptsHeldKeyedState === true, ...(spillDir === undefined ? {} : { spillDir }) });
       captures.push(async () => ({ operatorUid: uid, keyed: keyed === undefined ? undefined : await keyed(), operatorState }));
     }
     for (const w of this.writers) {
@@ -529,14 +541,15 @@ export abstract class StreamTask implements Schedulable {
     };
     this.pendingSnapshots.set(barrier.checkpointId, pending);
     void (async () => {
+      const operators: OperatorSubtaskState[] = [];
       try {
         await Promise.all(asyncParts);
-        const operators = [];
         for (const capture of captures) operators.push(await capture());
         pending.operators = operators;
         pending.asyncDurationMs = this.d.clock.nowMs() - afterSync;
         this.maybeAcknowledge(pending);
       } catch (e) {
+        discardOperatorStates(operators); // spill files of operators captured before the one that failed
         if (this.pendingSnapshots.delete(barrier.checkpointId) && !isTerminal(this.state)) {
           cp.responder.decline(this.d.vertex.id, this.d.subtaskIndex, barrier.checkpointId, 'CHECKPOINT_ASYNC_EXCEPTION', `${this.name}: asynchronous part${operatorOf(e)} failed: ${(e as Error).message}`);
         }
@@ -551,8 +564,12 @@ export abstract class StreamTask implements Schedulable {
 
   protected maybeAcknowledge(p: PendingSnapshot): void {
     if (p.operators === undefined || !p.channelsComplete) return;
-    if (!this.pendingSnapshots.delete(p.checkpointId) || isTerminal(this.state)) return;
+    if (!this.pendingSnapshots.delete(p.checkpointId) || isTerminal(this.state)) {
+      discardOperatorStates(p.operators); // aborted, or the subtask ended: never acknowledged
+      return;
+    }
     if (p.inFlightError !== undefined) {
+      discardOperatorStates(p.operators);
       this.d.checkpointing!.responder.decline(this.d.vertex.id, this.d.subtaskIndex, p.checkpointId, 'CHECKPOINT_ASYNC_EXCEPTION', `${this.name}: ${p.inFlightError}`);
       return;
     }
@@ -588,9 +605,15 @@ export abstract class StreamTask implements Schedulable {
 
   protected onCheckpointComplete(_checkpointId: number, _final: boolean): void | Promise<void> {}
 
+  /** Forgets a checkpoint this subtask will not acknowledge, and lets go of the state it captured for it. */
+  protected dropPendingSnapshot(checkpointId: number): void {
+    discardOperatorStates(this.pendingSnapshots.get(checkpointId)?.operators);
+    this.pendingSnapshots.delete(checkpointId);
+  }
+
   notifyCheckpointAborted(checkpointId: number, reason: string): void {
     this.enqueueMail(() => {
-      this.pendingSnapshots.delete(checkpointId);
+      this.dropPendingSnapshot(checkpointId);
       this.onCheckpointAborted(checkpointId, reason);
       for (const c of this.chain.operators) c.keyedBackend?.notifyCheckpointAborted(checkpointId);
       for (const c of this.chain.operators) this.notifyInOrder(() => c.operator.notifyCheckpointAborted(checkpointId), c.operator);
