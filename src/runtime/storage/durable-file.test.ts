@@ -38,26 +38,25 @@ describe('writeFileDurably', () => {
 describe('moveFileDurably', () => {
   const bytes = Uint8Array.from({ length: 300_000 }, (_, i) => (i * 7) & 0xff);
 
-  it('moves a file into another directory of the filesystem (a rename) and leaves neither it nor a temp file behind', async () => {
-    const from = join(tempDir(), 'spill');
+  /** Moves a file written in `fromDir` and checks that only the target remains, with the bytes. */
+  async function moveAndCheck(fromDir: string): Promise<void> {
+    const from = join(fromDir, 'spill');
     const dir = tempDir();
     writeFileSync(from, bytes);
     await moveFileDurably(from, join(dir, 'state'), '0123456789abcdef');
     expect(existsSync(from)).toBe(false);
     expect(readdirSync(dir)).toEqual(['state']);
     expect(Buffer.compare(readFileSync(join(dir, 'state')), bytes)).toBe(0);
+  }
+
+  it('moves a file into another directory of the filesystem (a rename) and leaves neither it nor a temp file behind', async () => {
+    await moveAndCheck(tempDir());
   });
 
   // /dev/shm is a tmpfs, another filesystem than the temp dir on most Linux machines.
   const otherFs = existsSync('/dev/shm') && statSync('/dev/shm').dev !== statSync(tmpdir()).dev;
   it.runIf(otherFs)('copies across filesystems (EXDEV), then removes the source', async () => {
-    const from = join(tempDir('/dev/shm'), 'spill');
-    const dir = tempDir();
-    writeFileSync(from, bytes);
-    await moveFileDurably(from, join(dir, 'state'), '0123456789abcdef');
-    expect(existsSync(from)).toBe(false);
-    expect(readdirSync(dir)).toEqual(['state']);
-    expect(Buffer.compare(readFileSync(join(dir, 'state')), bytes)).toBe(0);
+    await moveAndCheck(tempDir('/dev/shm'));
   });
 
   it('a missing source fails and leaves nothing at the target', async () => {

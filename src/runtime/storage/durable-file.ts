@@ -12,9 +12,7 @@ import { encodeHeader, recordedChecksum, type FileKind } from './checksummed-fil
  * temp file when it can; a crash may leave it behind (`*.tmp`, never read as complete).
  */
 export async function writeFileDurably(path: string, bytes: Uint8Array | readonly Uint8Array[], randomHex16: string): Promise<void> {
-  const temp = join(dirname(path), tempFileName(basename(path), randomHex16));
-  let renamed = false;
-  try {
+  await replaceDurably(path, randomHex16, async (temp) => {
     const handle = await open(temp, 'wx');
     try {
       if (bytes instanceof Uint8Array) await handle.writeFile(bytes);
@@ -23,11 +21,7 @@ export async function writeFileDurably(path: string, bytes: Uint8Array | readonl
     } finally {
       await handle.close();
     }
-    await rename(temp, path);
-    renamed = true;
-  } finally {
-    if (!renamed) await unlink(temp).catch(() => undefined);
-  }
+  });
 }
 
 /**
@@ -38,26 +32,39 @@ export async function writeFileDurably(path: string, bytes: Uint8Array | readonl
  * fsyncs the directory.
  */
 export async function moveFileDurably(from: string, path: string, randomHex16: string): Promise<void> {
+  try {
+    await replaceDurably(path, randomHex16, async (temp) => {
+      try {
+        await rename(from, temp);
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code !== 'EXDEV') throw e;
+        await copyFile(from, temp, constants.COPYFILE_EXCL);
+      }
+      const handle = await open(temp, 'r+');
+      try {
+        await handle.sync();
+      } finally {
+        await handle.close();
+      }
+    });
+  } finally {
+    await unlink(from).catch(() => undefined);
+  }
+}
+
+/**
+ * `fill` writes and fsyncs a temp file beside `path`, which is then renamed over `path`; on
+ * failure the temp file is removed when it can be.
+ */
+async function replaceDurably(path: string, randomHex16: string, fill: (temp: string) => Promise<void>): Promise<void> {
   const temp = join(dirname(path), tempFileName(basename(path), randomHex16));
   let renamed = false;
   try {
-    try {
-      await rename(from, temp);
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== 'EXDEV') throw e;
-      await copyFile(from, temp, constants.COPYFILE_EXCL);
-    }
-    const handle = await open(temp, 'r+');
-    try {
-      await handle.sync();
-    } finally {
-      await handle.close();
-    }
+    await fill(temp);
     await rename(temp, path);
     renamed = true;
   } finally {
     if (!renamed) await unlink(temp).catch(() => undefined);
-    await unlink(from).catch(() => undefined);
   }
 }
 
