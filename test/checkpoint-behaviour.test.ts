@@ -145,6 +145,43 @@ describe('checkpoint behaviour', () => {
     }
   });
 
+  it('a stop-with-savepoint whose attempt fails before its sources stopped is answered with an error, not left pending', async () => {
+    // The request waited for the sources to stop; the attempt failed over first, and the
+    // request was never answered: `sluice stop` polled forever.
+    const dir = mkdtempSync(join(tmpdir(), 'sluice-stop-failover-'));
+    try {
+      const records = 20_000;
+      let executor: LocalExecutor | undefined;
+      let stop: Promise<unknown> | undefined;
+      const r = await run(
+        { 'execution.checkpointing.interval': 50 },
+        {
+          records,
+          slowEvery: 100,
+          onStart: (_a, x) => (executor = x),
+          hook: (n) => {
+            if (n !== 5_000) return;
+            stop = executor!.stopWithSavepoint(dir);
+            stop.catch(() => {});
+            throw new Error('injected failure as the stop is requested');
+          },
+        },
+      );
+      expect(r.numRestarts).toBeGreaterThanOrEqual(1);
+      const outcome = await Promise.race([
+        stop!.then(
+          () => 'savepoint taken',
+          (e: unknown) => (e as Error).message,
+        ),
+        new Promise((res) => setTimeout(() => res('still pending after the job finished'), 2_000)),
+      ]);
+      expect(outcome).toMatch(/failed over before its sources stopped.*no savepoint was taken.*try again/);
+      expect(compareMultisets(r.committed, reference(records))).toEqual({ duplicates: 0, missing: 0, unexpected: 0 });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('min-pause and max-concurrent are obeyed', async () => {
     const minPauseMs = 40;
     const r = await run(

@@ -16,6 +16,9 @@ const JOB = join(import.meta.dirname, 'fixtures', 'cluster', 'keyed-count-job.ts
 
 let cluster: ChildProcess;
 let rest = '';
+/** The cluster's log (JobManager and TaskManagers), for the message of a failing test. */
+let clusterLog = '';
+const logTail = (): string => clusterLog.split('\n').slice(-60).join('\n');
 const dirs: string[] = [];
 const tempDir = (): string => {
   const d = mkdtempSync(join(tmpdir(), 'sluice-failover-'));
@@ -25,8 +28,10 @@ const tempDir = (): string => {
 
 beforeAll(async () => {
   cluster = spawn(process.execPath, [BIN, 'cluster', 'run', '--taskmanagers', '2', '--rpc-port', '0', '--rest-port', '0'], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let log = '';
-  cluster.stderr!.on('data', (d: Buffer) => (log += d.toString()));
+  cluster.stderr!.on('data', (d: Buffer) => {
+    clusterLog += d.toString();
+    if (clusterLog.length > 1_000_000) clusterLog = clusterLog.slice(-500_000);
+  });
   rest = await new Promise<string>((resolve, reject) => {
     let out = '';
     cluster.stdout!.on('data', (d: Buffer) => {
@@ -34,7 +39,7 @@ beforeAll(async () => {
       const m = /cluster ready: rpc \S+ rest http:\/\/(\S+)/.exec(out);
       if (m !== null) resolve(m[1]!);
     });
-    cluster.once('exit', (code) => reject(new Error(`the cluster exited (${code}):\n${log}`)));
+    cluster.once('exit', (code) => reject(new Error(`the cluster exited (${code}):\n${clusterLog}`)));
   });
 });
 
@@ -97,11 +102,13 @@ describe('cluster failover with real processes', () => {
     ]);
     const jobId = stdout.trim();
     let kills = 0;
+    const deadline = Date.now() + 90_000;
     while (kills < 5) {
       const job = await get<{ state: string }>(`/jobs/${jobId}`);
       if (job.state === 'FINISHED') break;
       await new Promise((r) => setTimeout(r, 300 + random.nextInt(900)));
       const pids = await taskManagerPids();
+      if (Date.now() > deadline) throw new Error(`seed ${seed}: ${kills} of 5 kills in 90 s (${pids.length} TaskManagers registered); the cluster's log ends:\n${logTail()}`);
       if (pids.length < 2) continue; // a killed one is still coming back
       const victim = pids[random.nextInt(pids.length)]!;
       try {
@@ -111,7 +118,7 @@ describe('cluster failover with real processes', () => {
         // it exited on its own meanwhile
       }
     }
-    expect(await finalState(jobId), `seed ${seed}`).toBe('FINISHED');
+    expect(await finalState(jobId), `seed ${seed}; the cluster's log ends:\n${logTail()}`).toBe('FINISHED');
     const restarts = (await get<{ numRestarts: number }>(`/jobs/${jobId}/result`)).numRestarts;
     expect(kills, `seed ${seed}: the job ended before 5 kills`).toBe(5);
     expect(restarts, `seed ${seed}`).toBeGreaterThanOrEqual(1);
@@ -146,10 +153,12 @@ describe('cluster failover with real processes', () => {
         ])
       ).stdout.trim();
     const killTaskManagers = async (jobId: string, n: number): Promise<void> => {
+      const deadline = Date.now() + 60_000;
       for (let kills = 0; kills < n; ) {
         await new Promise((r) => setTimeout(r, 300 + nextInt(700)));
         if ((await get<{ state: string }>(`/jobs/${jobId}`)).state === 'FINISHED') return;
         const pids = await taskManagerPids();
+        if (Date.now() > deadline) throw new Error(`seed ${seed}: ${kills} of ${n} kills in 60 s (${pids.length} TaskManagers registered); the cluster's log ends:\n${logTail()}`);
         if (pids.length < 2) continue; // a killed one is still coming back
         try {
           process.kill(pids[nextInt(pids.length)]!, 'SIGKILL');
@@ -165,16 +174,18 @@ describe('cluster failover with real processes', () => {
     let savepoint: string | undefined;
     for (let attempt = 0; savepoint === undefined && attempt < 100; attempt++) {
       try {
-        const { stdout } = await run(process.execPath, [BIN, 'stop', '-m', rest, '--savepoint-path', savepoints, first]);
+        const { stdout } = await run(process.execPath, [BIN, 'stop', '-m', rest, '--savepoint-path', savepoints, first], { timeout: 60_000 });
         savepoint = /Savepoint: (\S+)/.exec(stdout)?.[1];
-      } catch {
+      } catch (e) {
+        // Refused (restarting, already stopping) is retried; a stop that does not answer is the failure.
+        if ((e as { killed?: boolean }).killed === true) throw new Error(`seed ${seed}: sluice stop did not answer within 60 s; the cluster's log ends:\n${logTail()}`);
         await new Promise((r) => setTimeout(r, 200));
       }
     }
     expect(savepoint, `seed ${seed}: stop-with-savepoint of the first job`).toBeDefined();
     const second = await submit(1, 'static', savepoint);
     await killTaskManagers(second, 2);
-    expect(await finalState(second), `seed ${seed}`).toBe('FINISHED');
+    expect(await finalState(second), `seed ${seed}; the cluster's log ends:\n${logTail()}`).toBe('FINISHED');
     const committed = await readCommittedLines(out);
     expect(compareMultisets(committed, countReference(records, keys)), `seed ${seed}`).toEqual({ duplicates: 0, missing: 0, unexpected: 0 });
   }, 180_000);

@@ -241,6 +241,12 @@ export class CheckpointCoordinator implements CheckpointResponder {
     this.enqueue(() => {
       if (this.stopped) return;
       this.stopped = true;
+      // A stop-with-savepoint still waiting for its sources to stop: no savepoint is taken in
+      // this attempt (the next one runs on), so it is answered now, not left pending forever.
+      const stop = this.stopRequest;
+      if (stop !== undefined && !this.requests.has(stop.requestId)) {
+        stop.reject(new Error('the job failed over before its sources stopped, so no savepoint was taken and the job runs on; try again once it runs (sluice stop)'));
+      }
       for (const [id, r] of this.requests) {
         if (this.state.queued.some((q) => q.requestId === id)) {
           r.reject(new Error('the job stopped before the checkpoint was taken'));
