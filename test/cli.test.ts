@@ -41,6 +41,10 @@ describe('sluice run', () => {
     [['list', '--bogus'], /unknown option '--bogus'/],
     [['checkpoints', '--bogus', '0123456789abcdef0123456789abcdef'], /unknown option '--bogus'/],
     [['savepoint', '--bogus', '0123456789abcdef0123456789abcdef'], /unknown option '--bogus'/],
+    // An extra argument is refused, not ignored: this one cancelled without the savepoint.
+    [['cancel', '0123456789abcdef0123456789abcdef', '/tmp/savepoints'], /unexpected argument after the job id: \/tmp\/savepoints\nusage: sluice cancel/],
+    [['info', '0123456789abcdef0123456789abcdef', 'x', 'y'], /unexpected arguments after the job id: x y/],
+    [['savepoint', '0123456789abcdef0123456789abcdef', '/tmp/sp', 'extra'], /unexpected argument after the job id: extra/],
   ])('reports %j clearly', (args, message) => {
     const r = sluice(...args);
     expect(r.stderr).toMatch(message);
@@ -78,6 +82,13 @@ describe('sluice run', () => {
     const r = sluice('run', '--help');
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/usage: sluice run/);
+  });
+
+  it.each(['list', 'info', 'cancel', 'checkpoint', 'checkpoints', 'savepoint', 'stop'])('sluice %s --help prints its usage (it was an error)', (command) => {
+    const r = sluice(command, '--help');
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(new RegExp(`^usage: sluice ${command} `));
   });
 
   it('a failing job exits 1 naming the operator and the root cause', () => {

@@ -22,7 +22,7 @@ export async function infoCommand(argv: string[]): Promise<number> {
   const target = parseTarget(argv);
   rejectUnknownOptions(argv, INFO_USAGE);
   const id = requireJobId(argv, INFO_USAGE);
-  const j = await rest<JobDetails>(target, 'GET', `/jobs/${id}`);
+  const j = await rest<JobDetails>(target, 'GET', `/jobs/${id}`, undefined, { jid: 'string', name: 'string', state: 'string', 'start-time': 'number', vertices: 'array' });
   process.stdout.write(formatJobInfo(j));
   return 0;
 }

@@ -1,10 +1,13 @@
 import type { CheckpointStatsEntry } from '../runtime/checkpoint/checkpoint-stats.js';
 import { checkpointTable } from './checkpoint-table.js';
 import { CliError } from './cli-error.js';
-import { parseTarget, pathForServer, rejectUnknownOptions, requireJobId, rest, type RestTarget } from './rest-client.js';
+import { parseTarget, pathForServer, rejectUnknownOptions, requireJobId, rest, type ResponseShape, type RestTarget } from './rest-client.js';
 import { WaitProgress } from './wait-progress.js';
 
 export const LIST_USAGE = 'usage: sluice list [--jobmanager host:port]';
+/** The answer to a triggered asynchronous operation (savepoint, stop, checkpoint). */
+const TRIGGERED: ResponseShape = { 'request-id': 'string' };
+
 export const CANCEL_USAGE = 'usage: sluice cancel [--jobmanager host:port] [--with-savepoint [dir]] <jobId>';
 export const CHECKPOINT_USAGE = 'usage: sluice checkpoint [--jobmanager host:port] [--full] <jobId>';
 export const CHECKPOINTS_USAGE = 'usage: sluice checkpoints [--jobmanager host:port] <jobId>';
@@ -21,7 +24,7 @@ interface JobOverview {
 export async function listCommand(argv: string[]): Promise<number> {
   const target = parseTarget(argv);
   rejectUnknownOptions(argv, LIST_USAGE);
-  const { jobs } = await rest<{ jobs: JobOverview[] }>(target, 'GET', '/jobs/overview');
+  const { jobs } = await rest<{ jobs: JobOverview[] }>(target, 'GET', '/jobs/overview', undefined, { jobs: 'array' });
   if (jobs.length === 0) {
     process.stdout.write('No jobs.\n');
     return 0;
@@ -48,7 +51,7 @@ export async function cancelCommand(argv: string[]): Promise<number> {
     const dir = others[0];
     const body: Record<string, unknown> = { 'cancel-job': true };
     if (dir !== undefined) body['target-directory'] = pathForServer(dir);
-    const { 'request-id': triggerId } = await rest<{ 'request-id': string }>(target, 'POST', `/jobs/${id}/savepoints`, body);
+    const { 'request-id': triggerId } = await rest<{ 'request-id': string }>(target, 'POST', `/jobs/${id}/savepoints`, body, TRIGGERED);
     const op = await awaitOperation(target, `/jobs/${id}/savepoints/${triggerId}`, 'cancel-with-savepoint', `Cancelling job ${id} with a savepoint`);
     process.stdout.write(`Cancelled job ${id}. Savepoint: ${String(op.location)}\n`);
     return 0;
@@ -67,7 +70,7 @@ export async function checkpointCommand(argv: string[]): Promise<number> {
   const unknown = argv.filter((a) => a.startsWith('-') && a !== '--full');
   if (unknown.length > 0) throw new CliError(`unknown option '${unknown[0]}'\n${CHECKPOINT_USAGE}`, 2);
   const id = requireJobId(argv, CHECKPOINT_USAGE);
-  const { 'request-id': triggerId } = await rest<{ 'request-id': string }>(target, 'POST', `/jobs/${id}/checkpoints`, { checkpointType: full ? 'FULL' : 'CONFIGURED' });
+  const { 'request-id': triggerId } = await rest<{ 'request-id': string }>(target, 'POST', `/jobs/${id}/checkpoints`, { checkpointType: full ? 'FULL' : 'CONFIGURED' }, TRIGGERED);
   const op = await awaitOperation(target, `/jobs/${id}/checkpoints/${triggerId}`, 'the checkpoint', `Waiting for a ${full ? 'full ' : ''}checkpoint of job ${id}`);
   process.stdout.write(`Checkpoint ${String(op.checkpointId)} of job ${id} completed.\n`);
   return 0;
@@ -78,7 +81,7 @@ export async function checkpointsCommand(argv: string[]): Promise<number> {
   const target = parseTarget(argv);
   rejectUnknownOptions(argv, CHECKPOINTS_USAGE);
   const id = requireJobId(argv, CHECKPOINTS_USAGE);
-  const r = await rest<{ counts: Record<string, number>; history: Record<string, unknown>[] }>(target, 'GET', `/jobs/${id}/checkpoints`);
+  const r = await rest<{ counts: Record<string, number>; history: Record<string, unknown>[] }>(target, 'GET', `/jobs/${id}/checkpoints`, undefined, { counts: 'object', history: 'array' });
   const entries: CheckpointStatsEntry[] = r.history.map((h) => ({
     id: h.id as number,
     status: h.status as CheckpointStatsEntry['status'],
@@ -111,7 +114,7 @@ async function awaitOperation(target: RestTarget, path: string, what: string, wa
   const progress = new WaitProgress(waiting);
   try {
     for (;;) {
-      const r = await rest<{ status: { id: string }; operation?: Record<string, unknown> & { 'failure-cause'?: { 'stack-trace': string } } }>(target, 'GET', path);
+      const r = await rest<{ status: { id: string }; operation?: Record<string, unknown> & { 'failure-cause'?: { 'stack-trace': string } } }>(target, 'GET', path, undefined, { status: 'object' });
       if (r.status.id === 'COMPLETED') {
         const failure = r.operation?.['failure-cause'];
         progress.stop(failure === undefined ? 'done' : 'failed');
@@ -155,11 +158,11 @@ export async function savepointCommand(argv: string[]): Promise<number> {
     argv.splice(t, 2);
   }
   rejectUnknownOptions(argv, SAVEPOINT_USAGE);
-  const id = requireJobId(argv, SAVEPOINT_USAGE);
+  const id = requireJobId(argv, SAVEPOINT_USAGE, 1);
   const dir = argv.filter((a) => !a.startsWith('-'))[1];
   const body: Record<string, unknown> = { formatType, 'cancel-job': false };
   if (dir !== undefined) body['target-directory'] = pathForServer(dir);
-  const { 'request-id': triggerId } = await rest<{ 'request-id': string }>(target, 'POST', `/jobs/${id}/savepoints`, body);
+  const { 'request-id': triggerId } = await rest<{ 'request-id': string }>(target, 'POST', `/jobs/${id}/savepoints`, body, TRIGGERED);
   const op = await awaitOperation(target, `/jobs/${id}/savepoints/${triggerId}`, 'the savepoint', `Waiting for a savepoint of job ${id}`);
   process.stdout.write(`Savepoint completed. Path: ${String(op.location)}\nResume with: sluice run -s ${String(op.location)} <job.ts>\n`);
   return 0;
@@ -195,7 +198,7 @@ export async function stopCommand(argv: string[]): Promise<number> {
   const id = requireJobId(argv, STOP_USAGE);
   const body: Record<string, unknown> = { drain, formatType };
   if (dir !== undefined) body.targetDirectory = pathForServer(dir);
-  const { 'request-id': triggerId } = await rest<{ 'request-id': string }>(target, 'POST', `/jobs/${id}/stop`, body);
+  const { 'request-id': triggerId } = await rest<{ 'request-id': string }>(target, 'POST', `/jobs/${id}/stop`, body, TRIGGERED);
   const op = await awaitOperation(target, `/jobs/${id}/savepoints/${triggerId}`, 'stop-with-savepoint', `Stopping job ${id} with a savepoint${drain ? ' (draining)' : ''}`);
   process.stdout.write(`Job ${id} stopped. Savepoint: ${String(op.location)}\nResume with: sluice run -s ${String(op.location)} <job.ts>\n`);
   return 0;

@@ -37,12 +37,29 @@ commands:
 
 docs: docs/ in the Sluice repository`;
 
+/** Usage of each command but run, by name. */
+const COMMAND_USAGE: Readonly<Record<string, string>> = {
+  list: LIST_USAGE,
+  info: INFO_USAGE,
+  cancel: CANCEL_USAGE,
+  checkpoint: CHECKPOINT_USAGE,
+  checkpoints: CHECKPOINTS_USAGE,
+  savepoint: SAVEPOINT_USAGE,
+  stop: STOP_USAGE,
+};
+
 /** Entry point of the `sluice` command; resolves with the exit code. */
 export async function main(argv: readonly string[]): Promise<number> {
   // Stack traces of job code point at the job's own files (the bundle carries a source map).
   process.setSourceMapsEnabled(true);
   const [verb, ...rest] = argv;
   try {
+    // `sluice <command> --help`: the command's usage (run parses its own: a job's arguments may hold --help).
+    const usage = verb === undefined ? undefined : COMMAND_USAGE[verb];
+    if (usage !== undefined && (rest.includes('--help') || rest.includes('-h'))) {
+      process.stdout.write(usage + '\n');
+      return 0;
+    }
     switch (verb) {
       case 'run':
         return await runCommand(rest);

@@ -30,8 +30,31 @@ export function parseTarget(argv: string[]): RestTarget {
   return { baseUrl, token };
 }
 
-export async function rest<T>(target: RestTarget, method: string, path: string, body?: unknown): Promise<T> {
+/** How long one REST request may take before the CLI gives up on it (the server is stuck or is not Sluice's). */
+export const REST_REQUEST_TIMEOUT_MS = 30_000;
+
+/** Top-level fields a response must have, with their JSON types ('array' for arrays). */
+export type ResponseShape = Readonly<Record<string, 'string' | 'number' | 'boolean' | 'object' | 'array'>>;
+
+/** What is wrong with `json` for `shape`, or undefined when it fits. */
+export function shapeProblem(json: unknown, shape: ResponseShape): string | undefined {
+  if (typeof json !== 'object' || json === null || Array.isArray(json)) return `it is not a JSON object`;
+  for (const [field, type] of Object.entries(shape)) {
+    const v = (json as Record<string, unknown>)[field];
+    const actual = v === undefined ? 'missing' : Array.isArray(v) ? 'array' : v === null ? 'null' : typeof v;
+    if (actual !== type) return `'${field}' is ${actual === 'missing' ? 'missing' : `${actual === 'array' || actual === 'object' ? 'an' : 'a'} ${actual}`}, not ${type === 'array' || type === 'object' ? 'an' : 'a'} ${type}`;
+  }
+  return undefined;
+}
+
+/**
+ * One request to the REST API. A response that is not JSON, an error status, no answer within
+ * REST_REQUEST_TIMEOUT_MS, or (with `shape`) a body without the expected fields is a CliError
+ * naming the address: the target may not be a Sluice JobManager at all.
+ */
+export async function rest<T>(target: RestTarget, method: string, path: string, body?: unknown, shape?: ResponseShape, timeoutMs = REST_REQUEST_TIMEOUT_MS): Promise<T> {
   let res: Response;
+  let text: string;
   try {
     res = await fetch(`${target.baseUrl}${path}`, {
       method,
@@ -40,28 +63,43 @@ export async function rest<T>(target: RestTarget, method: string, path: string, 
         ...(target.token === undefined ? {} : { authorization: `Bearer ${target.token}` }),
       },
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      signal: AbortSignal.timeout(timeoutMs),
     });
+    text = await res.text();
   } catch (e) {
+    if ((e as Error).name === 'TimeoutError') {
+      throw new CliError(`${method} ${path}: the REST API at ${target.baseUrl} did not answer within ${timeoutMs / 1000} s; is it a Sluice JobManager? give its address with --jobmanager host:port`);
+    }
     throw new CliError(`cannot reach the Sluice REST API at ${target.baseUrl} (${(e as Error).message}); is the job running? give its address with --jobmanager host:port`);
   }
-  const text = await res.text();
   let json: unknown;
   try {
     json = text === '' ? {} : JSON.parse(text);
   } catch {
-    throw new CliError(`${method} ${path}: the server answered ${res.status} with a body that is not JSON`);
+    throw new CliError(`${method} ${path}: the server at ${target.baseUrl} answered ${res.status} with a body that is not JSON; is it a Sluice JobManager? give its address with --jobmanager host:port`);
   }
   if (!res.ok) {
-    const errors = (json as { errors?: string[] }).errors ?? [text];
-    throw new CliError(`${method} ${path}: ${res.status} ${errors.join('; ')}`);
+    const errors = (json as { errors?: unknown }).errors;
+    throw new CliError(`${method} ${path}: ${res.status} ${Array.isArray(errors) ? errors.map(String).join('; ') : text}`);
+  }
+  const problem = shape === undefined ? undefined : shapeProblem(json, shape);
+  if (problem !== undefined) {
+    throw new CliError(`${method} ${path}: the answer of ${target.baseUrl} is not what a Sluice JobManager sends (${problem}); is --jobmanager the right address, and the server the same version as this CLI?`);
   }
   return json as T;
 }
 
-export function requireJobId(argv: readonly string[], usage: string): string {
-  const id = argv.find((a) => !a.startsWith('-'));
+/**
+ * The job id, the first argument not starting with '-'. More such arguments than `alsoAllowed`
+ * after it are an error (`sluice cancel <id> <dir>` must not cancel without the savepoint).
+ */
+export function requireJobId(argv: readonly string[], usage: string, alsoAllowed = 0): string {
+  const positional = argv.filter((a) => !a.startsWith('-'));
+  const id = positional[0];
   if (id === undefined) throw new CliError(`no job id given\n${usage}`, 2);
   if (!/^[0-9a-f]{32}$/.test(id)) throw new CliError(`'${id}' is not a job id (32 hex characters, as printed by sluice run and sluice list)`, 2);
+  const extra = positional.slice(1 + alsoAllowed);
+  if (extra.length > 0) throw new CliError(`unexpected argument${extra.length > 1 ? 's' : ''} after the job id: ${extra.join(' ')}\n${usage}`, 2);
   return id;
 }
 

@@ -335,7 +335,7 @@ async function submitToCluster(args: RunArgs): Promise<number> {
   };
   let jobid: string;
   try {
-    ({ jobid } = await rest<{ jobid: string }>(target, 'POST', '/jobs', submission));
+    ({ jobid } = await rest<{ jobid: string }>(target, 'POST', '/jobs', submission, { jobid: 'string' }));
   } catch (e) {
     const note = misplacedOptionsNote(args.jobArgs);
     if (e instanceof CliError && note !== '') throw new CliError(`${e.message}${note}`, e.exitCode);
@@ -345,7 +345,7 @@ async function submitToCluster(args: RunArgs): Promise<number> {
   process.stdout.write(`${jobid}\n`);
   if (args.detached) return 0;
   for (;;) {
-    const r = await rest<{ status: string; numRestarts: number; failure: string | undefined }>(target, 'GET', `/jobs/${jobid}/result`);
+    const r = await rest<{ status: string; numRestarts: number; failure: string | undefined }>(target, 'GET', `/jobs/${jobid}/result`, undefined, { status: 'string', numRestarts: 'number' });
     if (r.status === 'FINISHED' || r.status === 'CANCELED') {
       process.stderr.write(`Job ${jobid} ${r.status.toLowerCase()}${r.numRestarts > 0 ? `, ${r.numRestarts} restart(s)` : ''}\n`);
       return 0;
