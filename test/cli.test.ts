@@ -141,3 +141,21 @@ describe('sluice stop against sluice run', () => {
     }
   });
 });
+
+describe('sluice jobmanager', () => {
+  // It logged the error and then kept running (its rpc port still listened) without a REST API.
+  it('exits with a clear error when its REST port is taken', async () => {
+    const { createServer } = await import('node:net');
+    const blocker = createServer();
+    await new Promise<void>((r) => blocker.listen(0, '127.0.0.1', r));
+    const port = (blocker.address() as { port: number }).port;
+    try {
+      const r = spawnSync(process.execPath, ['bin/sluice.js', 'jobmanager', '--rpc-port', '0', '--rest-port', String(port)], { encoding: 'utf8', timeout: 20_000 });
+      expect(r.signal, 'still running after 20 s').toBeNull();
+      expect(r.status).not.toBe(0);
+      expect(r.stderr).toMatch(new RegExp(`the REST port ${port} is taken; give another with --rest-port or -D rest\\.port=<port> \\(0: any free port\\)`));
+    } finally {
+      blocker.close();
+    }
+  });
+});

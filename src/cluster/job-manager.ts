@@ -94,12 +94,25 @@ export class JobManager {
     const server = createServer((socket) => this.registry.accept(socket));
     this.server = server;
     const c = this.o.config;
+    const taken = (what: string, key: string, flag: string) => (e: unknown): never => {
+      const code = (e as NodeJS.ErrnoException).code;
+      if (code === 'EADDRINUSE') throw new Error(`the ${what} port ${c.getNumber(key)} is taken; give another with ${flag} or -D ${key}=<port> (0: any free port)`, { cause: e });
+      if (code === 'EADDRNOTAVAIL') throw new Error(`the ${what} address ${c.getString(key.replace(/port$/, 'address'))} is not one of this machine's; fix ${key.replace(/port$/, 'address')}`, { cause: e });
+      throw e;
+    };
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
       server.listen(c.getNumber('jobmanager.rpc.port'), c.getString('jobmanager.rpc.address') ?? '127.0.0.1', () => resolve());
-    });
+    }).catch(taken('rpc', 'jobmanager.rpc.port', '--rpc-port'));
     this.rpcPort = (server.address() as AddressInfo).port;
-    this.restUrl = await this.rest.start();
+    try {
+      this.restUrl = await this.rest.start().catch(taken('REST', 'rest.port', '--rest-port'));
+    } catch (e) {
+      // Nothing may keep the process alive: the command that started it exits with the error.
+      await this.crash();
+      rmSync(this.workDir, { recursive: true, force: true });
+      throw e;
+    }
     this.log(`listening for TaskManagers on ${c.getString('jobmanager.rpc.address')}:${this.rpcPort}; REST API at ${this.restUrl}`);
     await this.recoverJobs();
   }
