@@ -10,6 +10,7 @@ import type { CheckpointStatsEntry } from '../src/runtime/checkpoint/checkpoint-
 import type { RunningAttempt } from '../src/runtime/local-executor.js';
 import { LocalExecutor } from '../src/runtime/local-executor.js';
 import { FaultPlan } from '../src/testing/fault-plan.js';
+import { systemClock, type Clock } from '../src/runtime/task/clock.js';
 import { compareMultisets, TxnStore, TxnStoreSink } from './support/txn-store-sink.js';
 
 /** Passes records on, taking 1 ms for every `every` records: backpressure upstream. */
@@ -180,6 +181,37 @@ describe('checkpoint behaviour', () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+
+  it('a checkpoint timer that fires early leaves the checkpoint running and is armed again: the stuck checkpoint expires once, at its time', async () => {
+    // Before: the early timer marked the checkpoint FAILED while the coordinator kept it
+    // running (not expired yet), and no timer was left: a stuck checkpoint never expired.
+    const early: Clock = { nowMs: () => Date.now(), schedule: (delayMs, fn) => systemClock.schedule(delayMs - 150, fn) };
+    const env = StreamExecutionEnvironment.create({
+      'parallelism.default': 1,
+      'execution.checkpointing.interval': 50,
+      'execution.checkpointing.timeout': 400,
+      'execution.checkpointing.tolerable-failed-checkpoints': 10,
+    });
+    const written: number[] = [];
+    env.fromSource(numberSource({ count: 2_000, eventsPerSecond: 2_000 }), 'numbers').sinkTo({
+      createWriter: () => ({
+        write: (n: number) => void written.push(n),
+        // Checkpoint 1 is stuck in the sink for 1.5 s, well past its 400 ms timeout.
+        prepareCommit: (id: number) => (id === 1 ? new Promise<void>((r) => setTimeout(r, 1_500)) : undefined),
+      }),
+    });
+    const executor = new LocalExecutor(env.getJobGraph(), env.config, { log: () => {}, clock: early });
+    const result = await executor.run();
+    expect(result.status).toBe('FINISHED');
+    const first = executor.checkpointStats.entries().find((e) => e.id === 1)!;
+    expect(first.status).toBe('FAILED');
+    expect(first.failureMessage).toBe('Checkpoint expired before completing.');
+    // It expired at its timeout, not 150 ms early and not when the sink let go after 1.5 s.
+    expect(first.endToEndDurationMs).toBeGreaterThanOrEqual(400);
+    expect(first.endToEndDurationMs).toBeLessThan(1_400);
+    expect(executor.checkpointStats.entries().filter((e) => e.status === 'COMPLETED').length).toBeGreaterThan(0);
+    expect(written.length).toBe(2_000);
   });
 
   it('min-pause and max-concurrent are obeyed', async () => {

@@ -578,18 +578,28 @@ export class CheckpointCoordinator implements CheckpointResponder {
         const location: Promise<CheckpointStorageLocation> =
           savepoint === undefined ? this.o.storage.createCheckpointLocation(t.checkpointId) : savepoint.then((l) => savepointStateLocation(t.checkpointId, l));
         location.catch(() => {});
-        const cancelTimeout = this.o.clock.schedule(t.timeoutAtMs - this.o.clock.nowMs(), () =>
-          this.enqueue(() => {
-            const f = this.inFlight.get(t.checkpointId);
-            if (f !== undefined && this.stopSavepointDone) {
-              this.handleAbort(t.checkpointId, undefined, "expired after the job's stop-with-savepoint");
-              return;
-            }
-            if (f !== undefined) this.stats.failed(t.checkpointId, this.o.clock.nowMs(), 'Checkpoint expired before completing.');
-            this.apply(onTimeout(this.state, this.o.config, t.checkpointId, this.o.clock.nowMs()));
-            this.decide();
-          }),
-        );
+        // The timer may fire a little early (timers round, clocks step): a checkpoint not yet
+        // expired is left running and the timer armed again for the rest of its time.
+        const armTimeout = (): (() => void) =>
+          this.o.clock.schedule(t.timeoutAtMs - this.o.clock.nowMs(), () =>
+            this.enqueue(() => {
+              const f = this.inFlight.get(t.checkpointId);
+              if (f !== undefined && this.stopSavepointDone) {
+                this.handleAbort(t.checkpointId, undefined, "expired after the job's stop-with-savepoint");
+                return;
+              }
+              const outcome = onTimeout(this.state, this.o.config, t.checkpointId, this.o.clock.nowMs());
+              const notExpired = outcome.decisions.length === 1 && outcome.decisions[0]!.kind === 'ignore' && outcome.decisions[0]!.reason === 'not-expired';
+              if (notExpired) {
+                if (f !== undefined) f.cancelTimeout = armTimeout();
+                return;
+              }
+              if (f !== undefined) this.stats.failed(t.checkpointId, this.o.clock.nowMs(), 'Checkpoint expired before completing.');
+              this.apply(outcome);
+              this.decide();
+            }),
+          );
+        const cancelTimeout = armTimeout();
         this.inFlight.set(t.checkpointId, {
           location,
           savepoint,
