@@ -64,7 +64,7 @@ describe('stop-with-savepoint without drain', () => {
       const resumedEnv = job(out, tempDir(), { fast: 100_000, slow: 100_000 });
       const second = new LocalExecutor(resumedEnv.getJobGraph(), resumedEnv.config, { log: () => {}, restoreFrom: { path: savepoint.pointer, allowNonRestoredState: false } });
       expect((await second.run()).status).toBe('FINISHED');
-      expect(compareMultisets(out, reference()), `round ${round}; the stopped run wrote ${stoppedWith} window(s): ${out.slice(0, stoppedWith).join(' ')}`).toEqual({ duplicates: 0, missing: 0, unexpected: 0 });
+      expect(compareMultisets(out, reference()), `round ${round}; the stopped run wrote ${stoppedWith} window(s): ${out.slice(0, stoppedWith).join(' ')}; the resumed run began with ${out.slice(stoppedWith, stoppedWith + 3).join(' ')}`).toEqual({ duplicates: 0, missing: 0, unexpected: 0 });
     }
   });
 });

@@ -244,7 +244,7 @@ export class CheckpointCoordinator implements CheckpointResponder {
       // A stop-with-savepoint still waiting for its sources to stop: no savepoint is taken in
       // this attempt (the next one runs on), so it is answered now, not left pending forever.
       const stop = this.stopRequest;
-      if (stop !== undefined && !this.requests.has(stop.requestId)) {
+      if (stop !== undefined && this.finalFromId === undefined) {
         stop.reject(new Error('the job failed over before its sources stopped, so no savepoint was taken and the job runs on; try again once it runs (sluice stop)'));
       }
       for (const [id, r] of this.requests) {

@@ -33,7 +33,12 @@ export class ProcessingTimeService {
           return;
         }
         this.cancels.delete(cancel);
-        this.enqueueMail(() => callback(timestampMs));
+        // Quiesced while the mail waited (a synchronous savepoint ahead of it in the mailbox):
+        // it must not run, or its output (a periodic watermark firing windows) would follow
+        // the savepoint, and the resumed job would produce it again.
+        this.enqueueMail(() => {
+          if (!this.quiesced) callback(timestampMs);
+        });
       });
     };
     arm();
@@ -52,7 +57,7 @@ export class ProcessingTimeService {
     next(this.clock.nowMs() + periodMs);
   }
 
-  /** Cancels every timer; no new ones run. */
+  /** Cancels every timer; no new ones run, nor those already waiting in the mailbox. */
   quiesce(): void {
     this.quiesced = true;
     for (const c of this.cancels) c();
