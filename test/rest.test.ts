@@ -134,6 +134,20 @@ describe('REST API', () => {
       expect(readdirSync(dir)).toEqual([]);
       const bad = await call('POST', `/jobs/${executor.jobId}/savepoints`, JSON.stringify({ formatType: 'WEIRD' }));
       expect(bad.status).toBe(400);
+      // "cancel-job": "true" (a string) was taken as false: the job went on running.
+      const stringCancel = await call('POST', `/jobs/${executor.jobId}/savepoints`, JSON.stringify({ 'target-directory': dir, 'cancel-job': 'true' }));
+      expect([stringCancel.status, stringCancel.json.errors[0]]).toEqual([400, 'cancel-job must be true or false (a JSON boolean), got "true"']);
+      // Flink's triggerId: the same id again is the same operation, not a second savepoint.
+      const triggerId = 'ab'.repeat(16);
+      const once = await call('POST', `/jobs/${executor.jobId}/savepoints`, JSON.stringify({ 'target-directory': dir, triggerId }));
+      const again = await call('POST', `/jobs/${executor.jobId}/savepoints`, JSON.stringify({ 'target-directory': dir, triggerId }));
+      expect([once.status, once.json['request-id'], again.status, again.json['request-id']]).toEqual([202, triggerId, 202, triggerId]);
+      for (let i = 0; i < 200 && (await call('GET', `/jobs/${executor.jobId}/savepoints/${triggerId}`)).json.status.id !== 'COMPLETED'; i++) await new Promise((res) => setTimeout(res, 50));
+      expect(readdirSync(dir).length).toBe(1);
+      const taken = await call('POST', `/jobs/${executor.jobId}/checkpoints`, JSON.stringify({}));
+      expect(taken.status).toBe(202);
+      const badId = await call('POST', `/jobs/${executor.jobId}/stop`, JSON.stringify({ triggerId: 'nope' }));
+      expect([badId.status, badId.json.errors[0]]).toEqual([400, 'triggerId must be 32 hex characters, got "nope"']);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -135,7 +135,8 @@ export class RestServer {
     });
     this.route('POST', '/jobs/:jobid/savepoints', (p, body) => {
       const j = this.job(p.jobid!);
-      const b = (body ?? {}) as { 'target-directory'?: unknown; 'cancel-job'?: unknown; formatType?: unknown };
+      const b = (body ?? {}) as { 'target-directory'?: unknown; 'cancel-job'?: unknown; formatType?: unknown; triggerId?: unknown };
+      if (b['cancel-job'] !== undefined && typeof b['cancel-job'] !== 'boolean') throw new RestError(400, `cancel-job must be true or false (a JSON boolean), got ${JSON.stringify(b['cancel-job'])}`);
       const target = b['target-directory'];
       if (target !== undefined && target !== null && typeof target !== 'string') throw new RestError(400, 'target-directory must be a string');
       const format = b.formatType ?? 'CANONICAL';
@@ -146,11 +147,13 @@ export class RestServer {
           op.operation = { location: c.pointer };
           if (cancel) j.cancel();
         }),
+        202,
+        b.triggerId,
       );
     });
     this.route('POST', '/jobs/:jobid/stop', (p, body) => {
       const j = this.job(p.jobid!);
-      const b = (body ?? {}) as { targetDirectory?: unknown; drain?: unknown; formatType?: unknown };
+      const b = (body ?? {}) as { targetDirectory?: unknown; drain?: unknown; formatType?: unknown; triggerId?: unknown };
       if (b.targetDirectory !== undefined && b.targetDirectory !== null && typeof b.targetDirectory !== 'string') throw new RestError(400, 'targetDirectory must be a string');
       if (b.drain !== undefined && typeof b.drain !== 'boolean') throw new RestError(400, 'drain must be true or false');
       const format = b.formatType ?? 'CANONICAL';
@@ -159,6 +162,8 @@ export class RestServer {
         j.stopWithSavepoint(typeof b.targetDirectory === 'string' ? b.targetDirectory : undefined, b.drain === true, format).then((c) => {
           op.operation = { location: c.pointer };
         }),
+        202,
+        b.triggerId,
       );
     });
     this.route('GET', '/jobs/:jobid/savepoints/:triggerid', (p) => this.operationStatus('savepoint', this.job(p.jobid!).jobId, p.triggerid!));
@@ -183,9 +188,19 @@ export class RestServer {
   }
 
   /** Starts an asynchronous operation; its status is polled by trigger id (Flink's pattern). */
-  private operation(kind: OperationKind, jobId: string | undefined, run: (op: Operation) => Promise<void>, status = 202): [number, unknown] {
+  private operation(kind: OperationKind, jobId: string | undefined, run: (op: Operation) => Promise<void>, status = 202, requested?: unknown): [number, unknown] {
     this.pruneOperations();
-    const triggerId = randomBytes(16).toString('hex');
+    // Flink's optional triggerId makes a trigger idempotent: the same id again is the same
+    // operation (a client retrying after a lost answer), not a second savepoint.
+    if (requested !== undefined && (typeof requested !== 'string' || !/^[0-9a-f]{32}$/.test(requested))) {
+      throw new RestError(400, `triggerId must be 32 hex characters, got ${JSON.stringify(requested)}`);
+    }
+    const existing = requested === undefined ? undefined : this.operations.get(requested);
+    if (existing !== undefined) {
+      if (existing.kind !== kind || existing.jobId !== jobId) throw new RestError(409, `triggerId ${requested as string} is taken by another operation; give a new one`);
+      return [status, { 'request-id': requested }];
+    }
+    const triggerId = requested ?? randomBytes(16).toString('hex');
     const op: Operation = { kind, jobId, status: 'IN_PROGRESS' };
     this.operations.set(triggerId, op);
     run(op).then(
