@@ -19,10 +19,35 @@ import { KeyedOperator, perSubtask } from './keyed-operator.js';
 import { TimestampedCollector } from './timestamped-collector.js';
 import { slicingPlan, type SlicingPlan } from './window-slicing.js';
 
-/** Keyed state of window contents: one entry per (key, window start). */
+/**
+ * Keyed state of window contents: one entry per (key, window start). Session windows keep
+ * theirs under this name; tumbling and sliding windows under `contentsName(size)`, since the
+ * namespace holds only the start: a job restored with another window size keeps the restored
+ * windows apart, under their own size, and fires them at their own end (as Flink, whose
+ * namespace is the window). State of a savepoint taken before sizes were in the name is
+ * read under this name as windows of the job's size.
+ */
 const WINDOW_CONTENTS = '_window-contents';
 /** Keyed state of sliced sliding windows: one accumulator per (key, slice start); see window-slicing.ts. */
 const WINDOW_SLICES = '_window-slices';
+/** Keyed state of session windows: the active windows of a key. */
+const WINDOW_SESSIONS = '_window-sessions';
+
+function contentsName(sizeMs: number): string {
+  return `${WINDOW_CONTENTS}@size=${sizeMs}ms`;
+}
+
+function slicesName(sizeMs: number, slideMs: number): string {
+  return `${WINDOW_SLICES}@size=${sizeMs}ms,slide=${slideMs}ms`;
+}
+
+const SIZED_CONTENTS = /^_window-contents@size=(\d+)ms$/;
+
+/** Windows restored from a job with another window size: they fire at their own end and take no new records. */
+interface RestoredWindows {
+  readonly sizeMs: number;
+  readonly contents: Contents & InternalState;
+}
 
 export interface WindowOperatorOptions {
   readonly assigner: WindowAssigner;
@@ -71,41 +96,64 @@ export class WindowOperator extends KeyedOperator<unknown> {
 
   protected override openKeyed(): void | Promise<void> {
     const fn = this.o.fn;
-    let slicing = slicingPlan(this.o.assigner, fn);
-    // Entries of a layout in restored state (registering it loads them; aggregate functions only).
+    const assigner = this.o.assigner;
+    const descriptor = (name: string) =>
+      fn.kind === 'reduce' ? reducingState(name, fn.reduce) : fn.kind === 'aggregate' ? aggregatingState(name, fn.aggregate) : listState<unknown>(name);
+    const register = (name: string) => this.backend.getOrCreateState(descriptor(name), true) as Contents & InternalState;
+    const restoredNames = this.backend.stateNames();
+    // Entries of a restored layout (registering it loads them).
     const restoredEntries = (name: string): number => {
-      if (!this.backend.hasState(name)) return 0;
-      if (fn.kind !== 'aggregate') return 1;
-      this.backend.getOrCreateState(aggregatingState(name, fn.aggregate), true);
+      if (!restoredNames.includes(name)) return 0;
+      if (name === WINDOW_SESSIONS) this.backend.getOrCreateState(valueState<number[]>(name), false);
+      else register(name);
       return this.backend.numEntries(name);
     };
-    // State restored from a checkpoint taken without slices keeps its layout (one accumulator
-    // per window cannot be split into slices); a job restored from one keeps it from then on.
-    if (slicing !== undefined && restoredEntries(WINDOW_CONTENTS) > 0) slicing = undefined;
-    if (slicing === undefined && restoredEntries(WINDOW_SLICES) > 0) {
+    const describe = describeAssigner(assigner);
+    for (const name of restoredNames) {
+      if (!name.startsWith(WINDOW_SLICES) || restoredEntries(name) === 0) continue;
+      const own = assigner.kind === 'sliding' && (name === WINDOW_SLICES || name === slicesName(assigner.sizeMs, assigner.slideMs));
+      if (own && slicingPlan(assigner, fn) !== undefined) continue;
+      const was = name === WINDOW_SLICES ? 'a sliding window' : `a sliding window (${name.slice(WINDOW_SLICES.length + 1)})`;
       throw new Error(
-        `window operator '${this.runtime.name}': the restored state keeps its windows as slices (an aggregate function with ` +
-          'merge() and a number, string, bigint or boolean accumulator, size a multiple of the slide), but this job\'s window ' +
-          'cannot use them: restore with the same window assigner and aggregate function',
+        `window operator '${this.runtime.name}': the restored state keeps the open windows of ${was} as slices (an aggregate ` +
+          `function with merge() and a number, string, bigint or boolean accumulator, size a multiple of the slide), but this ` +
+          `job's window (${describe}) cannot take them: restore with the same window assigner and aggregate function, or stop ` +
+          'the old job with `sluice stop --drain` so that its windows fire before the change',
       );
     }
-    this.slicing = slicing;
-    if (slicing !== undefined) this.sliceValues = new Array<unknown>(slicing.slicesPerWindow).fill(undefined);
-    const name = slicing === undefined ? WINDOW_CONTENTS : WINDOW_SLICES;
-    const desc =
-      fn.kind === 'reduce'
-        ? reducingState(name, fn.reduce)
-        : fn.kind === 'aggregate'
-          ? aggregatingState(name, fn.aggregate)
-          : listState<unknown>(name);
-    this.contents = this.backend.getOrCreateState(desc, true) as Contents & InternalState;
-    if (this.o.assigner.kind === 'session') {
-      this.sessions = this.backend.getOrCreateState(valueState<number[]>('_window-sessions'), false) as ValueState<number[]>;
+    if (assigner.kind === 'session') {
+      this.contents = register(WINDOW_CONTENTS);
+      this.sessions = this.backend.getOrCreateState(valueState<number[]>(WINDOW_SESSIONS), false) as ValueState<number[]>;
+    } else {
+      if (restoredEntries(WINDOW_SESSIONS) > 0) {
+        throw new Error(
+          `window operator '${this.runtime.name}': the restored state holds open session windows, but this job's window is ` +
+            `${describe}: restore with session windows, or stop the old job with \`sluice stop --drain\` so that its windows fire before the change`,
+        );
+      }
+      const perWindow = restoredNames.includes(WINDOW_CONTENTS) ? WINDOW_CONTENTS : contentsName(assigner.sizeMs);
+      let slicing = slicingPlan(assigner, fn);
+      // State restored from a checkpoint taken without slices keeps its layout (one accumulator
+      // per window cannot be split into slices); a job restored from one keeps it from then on.
+      if (slicing !== undefined && restoredEntries(perWindow) > 0) slicing = undefined;
+      this.slicing = slicing;
+      if (slicing !== undefined) this.sliceValues = new Array<unknown>(slicing.slicesPerWindow).fill(undefined);
+      this.contents =
+        slicing === undefined ? register(perWindow) : register(restoredNames.includes(WINDOW_SLICES) ? WINDOW_SLICES : slicesName(assigner.sizeMs, assigner.slideMs));
+    }
+    // Windows of another size (sessions keep their ends, so a new gap needs none of this).
+    for (const name of restoredNames) {
+      const size = SIZED_CONTENTS.exec(name);
+      if (size === null || name === contentsName(assigner.kind === 'sliding' ? assigner.sizeMs : Number.NaN)) continue;
+      if (restoredEntries(name) > 0) this.restoredWindows.push({ sizeMs: Number(size[1]), contents: register(name) });
     }
     this.collector = new TimestampedCollector(this.output);
     this.windowCtx = new MutableWindowContext(this);
     return fn.process?.open?.(keyedRuntimeContext(this.runtime));
   }
+
+  /** Restored windows of other sizes that have not all fired yet (see `RestoredWindows`). */
+  private readonly restoredWindows: RestoredWindows[] = [];
 
   processElement(value: unknown, timestampMs: number): void {
     this.setKeyOf(value);
@@ -315,6 +363,7 @@ export class WindowOperator extends KeyedOperator<unknown> {
   }
 
   private onTimer(timestampMs: number, key: KeyType, start: number): void {
+    if (this.restoredWindows.length > 0) this.onRestoredWindowTimer(timestampMs, key, start);
     const end = this.windowEnd(start);
     if (end === undefined) return; // window was merged away
     const lateness = this.eventTime ? this.o.allowedLatenessMs : 0;
@@ -325,14 +374,35 @@ export class WindowOperator extends KeyedOperator<unknown> {
       // from a job without lateness keeps firing).
       const slicing = this.slicing;
       if (slicing !== undefined && this.laterSlicesHeld) {
-        if (lateness === 0 && this.eventTime) {
+        // (A restored window's timer may share a (time, start) with a window the chain would fire without its timer.)
+        if (lateness === 0 && this.eventTime && this.restoredWindows.length === 0) {
           this.fireDueChain(key, start, end, slicing);
           return;
         }
         this.registerWindowTimer(key, start + slicing.sliceMs, end + slicing.sliceMs, lateness);
       }
     }
-    if (timestampMs === end - 1 + lateness) this.clearWindow(start);
+    // A window's time is over once its end plus the allowed lateness has passed: also when a
+    // timer of a job restored with another lateness (or of a restored window of another
+    // size) says so first. A window that fired under a smaller lateness than the job's now
+    // gets its cleanup timer when one of its timers fires (a repeat is a no-op).
+    if (timestampMs >= end - 1 + lateness) this.clearWindow(start);
+    else if (timestampMs >= end - 1) this.timers.registerEventTimeTimer(end - 1 + lateness, key, start);
+  }
+
+  /**
+   * A timer at `timestampMs` of windows starting at `start` fired: the restored windows of
+   * other sizes that end then fire; those whose end has passed are cleared (they fired; no
+   * record can reach them, so they keep no allowed lateness).
+   */
+  private onRestoredWindowTimer(timestampMs: number, key: KeyType, start: number): void {
+    for (const w of this.restoredWindows) {
+      const end = start + w.sizeMs;
+      if (timestampMs < end - 1) continue;
+      w.contents.setCurrentNamespace(start);
+      if (timestampMs === end - 1) this.emitContents(key, start, end, w.contents);
+      w.contents.clear();
+    }
   }
 
   /**
@@ -391,17 +461,23 @@ export class WindowOperator extends KeyedOperator<unknown> {
   }
 
   private emitWindow(key: KeyType, start: number, end: number): void {
-    this.contents.setCurrentNamespace(start);
+    if (this.slicing !== undefined) this.emitResult(key, start, end, this.mergeSlices(start, this.slicing));
+    else this.emitContents(key, start, end, this.contents);
+  }
+
+  /** Emits window [start, end) of `contents`, one entry per window (nothing when it has no contents). */
+  private emitContents(key: KeyType, start: number, end: number, contents: Contents & { setCurrentNamespace(ns: number): void }): void {
+    contents.setCurrentNamespace(start);
     const fn = this.o.fn;
     if (fn.kind === 'process') {
       this.collector.timestampMs = end - 1;
-      const elements = (this.contents as ListState<unknown>).get();
+      const elements = (contents as ListState<unknown>).get();
       if (elements.length === 0) return;
       this.windowCtx.window = { start, end };
       fn.process.process(key, this.windowCtx, elements, this.collector);
       return;
     }
-    this.emitResult(key, start, end, this.slicing === undefined ? (this.contents as ReducingState<unknown>).get() : this.mergeSlices(start, this.slicing));
+    this.emitResult(key, start, end, (contents as ReducingState<unknown>).get());
   }
 
   /** Emits the result of window [start, end) of an aggregate or reduce function (none when undefined: the window had no contents). */
@@ -463,6 +539,13 @@ export class WindowOperator extends KeyedOperator<unknown> {
   override close(): void | Promise<void> {
     return this.o.fn.process?.close?.();
   }
+}
+
+function describeAssigner(a: WindowAssigner): string {
+  const time = a.time === 'event-time' ? 'event time' : 'processing time';
+  if (a.kind === 'session') return `session windows with a gap of ${a.gapMs} ms (${time})`;
+  if (a.sizeMs === a.slideMs) return `tumbling windows of ${a.sizeMs} ms (${time})`;
+  return `sliding windows of ${a.sizeMs} ms every ${a.slideMs} ms (${time})`;
 }
 
 class MutableWindowContext implements WindowContext {

@@ -301,6 +301,10 @@ export class HeapKeyedStateBackend implements KeyedStateBackend {
     return this.states.has(stateName) || this.restored.has(stateName);
   }
 
+  stateNames(): string[] {
+    return [...new Set([...this.states.keys(), ...this.restored.keys()])];
+  }
+
   dispose(): void {
     this.replica?.drop();
     this.tables.clear();

@@ -197,6 +197,9 @@ class ForwardingBackend implements KeyedStateBackend {
   hasState(stateName: string): boolean {
     return this.inner.hasState(stateName);
   }
+  stateNames(): string[] {
+    return this.inner.stateNames();
+  }
   dispose(): void {
     this.inner.dispose();
   }
@@ -811,6 +814,8 @@ export function describeKeyedStateBackend(subject: BackendUnderTest, others: rea
       fillFixture([b]);
       const r = restoreAt(1, await snapshotAll([b]))[0]!;
       expect([r.hasState(counts.name), r.hasState('never-written')]).toEqual([true, false]);
+      expect(r.stateNames()).toContain(counts.name);
+      expect(r.stateNames()).not.toContain('never-written');
       r.getOrCreateState(counts, false); // only one of the four states is registered
       expect(r.hasState(counts.name)).toBe(true);
       checkFixture(restoreAt(1, await snapshotAll([r])));

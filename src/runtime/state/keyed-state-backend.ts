@@ -61,6 +61,8 @@ export interface KeyedStateBackend {
   numEntries(stateName: string): number;
   /** Whether a state of this name is registered or was restored (restored entries count once it is registered). */
   hasState(stateName: string): boolean;
+  /** Names of the states registered or restored (restored ones until they are registered, too). */
+  stateNames(): string[];
   dispose(): void;
 }
 

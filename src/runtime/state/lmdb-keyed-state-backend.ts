@@ -480,6 +480,10 @@ export class LmdbKeyedStateBackend implements KeyedStateBackend {
     return this.stored.has(stateName);
   }
 
+  stateNames(): string[] {
+    return [...this.stored.keys()];
+  }
+
   numEntries(stateName: string): number {
     const st = this.stored.get(stateName);
     if (st === undefined) return 0;
