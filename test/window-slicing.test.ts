@@ -6,6 +6,7 @@ import { numberSource } from '../src/connectors/generator/sources.js';
 import { tempDirs } from './support/temp-dirs.js';
 import { ExactlyOnceFileSink, readCommittedLines } from '../src/connectors/file/exactly-once-file-sink.js';
 import { LocalExecutor } from '../src/runtime/local-executor.js';
+import { CollectSink } from '../src/connectors/collect-sink.js';
 import { WindowOperator } from '../src/runtime/operators/window-operator.js';
 import { FaultPlan } from '../src/testing/fault-plan.js';
 import { compareMultisets } from './support/txn-store-sink.js';
@@ -188,5 +189,42 @@ describe('a watermark that passes several windows of a key at once', () => {
     const firstKey = Number(sliced[0]!.split(':')[0]);
     const firstRun = sliced.slice(0, 4).map((line) => Number(line.split(':')[0]));
     expect(firstRun, 'the first key\'s first windows came one after the other').toEqual([firstKey, firstKey, firstKey, firstKey]);
+  });
+});
+
+describe('disableSlicing()', () => {
+  /** Out-of-order records of one key, one slice each (slide 10): arrival order differs from time order. */
+  const events = [25, 5, 15, 35, 30].map((ts) => ({ ts, s: String.fromCharCode(97 + ts / 5) }));
+
+  async function concatenated(disable: boolean): Promise<{ sliced: boolean[]; rows: string[] }> {
+    const env = StreamExecutionEnvironment.create({ 'parallelism.default': 1, 'pipeline.auto-watermark-interval': 0 });
+    const sink = new CollectSink<string>();
+    let windowed = env
+      .fromElements(...events)
+      .assignTimestampsAndWatermarks(WatermarkStrategy.forBoundedOutOfOrderness<{ ts: number; s: string }>(100).withTimestampAssigner((e) => e.ts))
+      .keyBy(() => 0)
+      .window(SlidingEventTimeWindows.of(40, 10));
+    if (disable) windowed = windowed.disableSlicing();
+    windowed
+      .aggregate<string, string, string>(
+        // An order-sensitive accumulator: merge() concatenates as add() would only for records in time order.
+        { createAccumulator: () => '', add: (e, acc) => acc + e.s, getResult: (acc) => acc, merge: (a, b) => a + b },
+        { process: (_key, ctx, xs, out) => out.collect(`${ctx.window.start}:${xs[0]}`) },
+      )
+      .sinkTo(sink);
+    const executor = new LocalExecutor(env.getJobGraph(), env.config, { log: () => {} });
+    expect((await executor.run()).status).toBe('FINISHED');
+    return { sliced: windowsSliced(executor), rows: [...sink.values].sort() };
+  }
+
+  it('keeps one accumulator per window: add() sees each window\'s records in arrival order, as Flink\'s DataStream windows', async () => {
+    const perWindow = await concatenated(true);
+    expect(perWindow.sliced).toEqual([false]);
+    // Arrival order: 25 (f), 5 (b), 15 (d), 35 (h), 30 (g).
+    expect(perWindow.rows).toEqual(['-30:b', '-20:bd', '-10:fbd', '0:fbdhg', '10:fdhg', '20:fhg', '30:hg'].sort());
+    // Sliced, a window is its slices merged in time order (records of one slice in arrival order): the same for order-insensitive functions only.
+    const sliced = await concatenated(false);
+    expect(sliced.sliced).toEqual([true]);
+    expect(sliced.rows).toEqual(['-30:b', '-20:bd', '-10:bdf', '0:bdfhg', '10:dfhg', '20:fhg', '30:hg'].sort());
   });
 });

@@ -12,6 +12,7 @@ import type { WindowAssigner } from './windows.js';
 export class WindowedStream<T, K extends KeyType> {
   private allowedLatenessMs = 0;
   private lateDataTag: OutputTag<T> | undefined;
+  private slicing = true;
 
   constructor(
     private readonly keyed: KeyedStream<T, K>,
@@ -29,6 +30,18 @@ export class WindowedStream<T, K extends KeyType> {
   /** Records too late for every window they belong to go to this side output instead of being dropped. */
   sideOutputLateData(tag: OutputTag<T>): this {
     this.lateDataTag = tag;
+    return this;
+  }
+
+  /**
+   * Keeps one accumulator per window even where sliding windows could share slices (see
+   * docs/concepts.md, "Sliding windows share slices"): `add` then sees every record of a
+   * window in arrival order and `merge` is never called, exactly as Flink's DataStream
+   * windows. For an aggregate whose `merge` does not combine two accumulators as `add` would
+   * have (floating-point sums that must match to the last bit, an order-sensitive accumulator).
+   */
+  disableSlicing(): this {
+    this.slicing = false;
     return this;
   }
 
@@ -54,6 +67,7 @@ export class WindowedStream<T, K extends KeyType> {
       fn,
       allowedLatenessMs: this.allowedLatenessMs,
       lateDataTag: this.lateDataTag as OutputTag<unknown> | undefined,
+      slicing: this.slicing,
     };
     return this.keyed.transformKeyed<R>(name, () => new WindowOperator(options));
   }

@@ -54,6 +54,8 @@ export interface WindowOperatorOptions {
   readonly fn: WindowFunctionSpec;
   readonly allowedLatenessMs: number;
   readonly lateDataTag: OutputTag<unknown> | undefined;
+  /** Whether sliding windows may share slices (`disableSlicing()` sets false; default true). */
+  readonly slicing?: boolean;
 }
 
 type Contents = ReducingState<unknown> | AggregatingState<unknown, unknown> | ListState<unknown>;
@@ -112,12 +114,12 @@ export class WindowOperator extends KeyedOperator<unknown> {
     for (const name of restoredNames) {
       if (!name.startsWith(WINDOW_SLICES) || restoredEntries(name) === 0) continue;
       const own = assigner.kind === 'sliding' && (name === WINDOW_SLICES || name === slicesName(assigner.sizeMs, assigner.slideMs));
-      if (own && slicingPlan(assigner, fn) !== undefined) continue;
+      if (own && this.slicingPlan() !== undefined) continue;
       const was = name === WINDOW_SLICES ? 'a sliding window' : `a sliding window (${name.slice(WINDOW_SLICES.length + 1)})`;
       throw new Error(
         `window operator '${this.runtime.name}': the restored state keeps the open windows of ${was} as slices (an aggregate ` +
           `function with merge() and a number, string, bigint or boolean accumulator, size a multiple of the slide), but this ` +
-          `job's window (${describe}) cannot take them: restore with the same window assigner and aggregate function, or stop ` +
+          `job's window (${describe}${this.o.slicing === false ? ', disableSlicing()' : ''}) cannot take them: restore with the same window assigner and aggregate function, or stop ` +
           'the old job with `sluice stop --drain` so that its windows fire before the change',
       );
     }
@@ -132,7 +134,7 @@ export class WindowOperator extends KeyedOperator<unknown> {
         );
       }
       const perWindow = restoredNames.includes(WINDOW_CONTENTS) ? WINDOW_CONTENTS : contentsName(assigner.sizeMs);
-      let slicing = slicingPlan(assigner, fn);
+      let slicing = this.slicingPlan();
       // State restored from a checkpoint taken without slices keeps its layout (one accumulator
       // per window cannot be split into slices); a job restored from one keeps it from then on.
       if (slicing !== undefined && restoredEntries(perWindow) > 0) slicing = undefined;
@@ -150,6 +152,10 @@ export class WindowOperator extends KeyedOperator<unknown> {
     this.collector = new TimestampedCollector(this.output);
     this.windowCtx = new MutableWindowContext(this);
     return fn.process?.open?.(keyedRuntimeContext(this.runtime));
+  }
+
+  private slicingPlan(): SlicingPlan | undefined {
+    return this.o.slicing === false ? undefined : slicingPlan(this.o.assigner, this.o.fn);
   }
 
   /** Restored windows of other sizes that have not all fired yet (see `RestoredWindows`). */

@@ -9,7 +9,10 @@ import type { WindowAssigner } from '../../api/windows.js';
  * A sliding window job does a fifth of the state writes per record (size 10 s, slide 2 s) and
  * keeps a fifth of the entries, which is also what a checkpoint captures.
  *
- * Only where the result cannot differ from one accumulator per window:
+ * The result is that of one accumulator per window as far as `merge` combines two accumulators
+ * as `add` would have (Flink's contract for AggregateFunction.merge; not so for an order-
+ * sensitive accumulator with out-of-order records, or for floating-point sums to the last
+ * bit: `disableSlicing()` opts out). Slices are used only for:
  * - sliding windows whose size is a multiple of the slide (and larger than it),
  * - an AggregateFunction with `merge`,
  * - whose accumulator is a primitive (number, string, bigint, boolean): merging can then not
