@@ -1,6 +1,6 @@
 import { createRequire } from 'node:module';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { StreamExecutionEnvironment } from '../src/index.js';
+import { StreamExecutionEnvironment, TumblingEventTimeWindows, WatermarkStrategy } from '../src/index.js';
 import type { Source } from '../src/api/source.js';
 import { numberSource } from '../src/connectors/generator/sources.js';
 import { DiscardingSink } from '../src/connectors/discarding-sink.js';
@@ -63,6 +63,20 @@ beforeAll(async () => {
     .keyBy((n) => n % 10)
     .reduce((a, b) => a + b)
     .sinkTo(FaultPlan.slowSink(new DiscardingSink<number>(), { everyRecords: 200, delayMs: 2 }));
+  // Event time 100 then 5, 7 (late for [0, 10) once the watermark is 99), then 200.
+  env
+    .fromElements(100, 5, 7, 200)
+    .setParallelism(1)
+    .assignTimestampsAndWatermarks(
+      // Punctuated: a watermark with every record, so the late ones are late when they arrive.
+      WatermarkStrategy.forGenerator<number>(() => ({ onEvent: (_n, ts, out) => out.emitWatermark(ts - 1), onPeriodicEmit: () => {} })).withTimestampAssigner((n) => n),
+    )
+    .setParallelism(1)
+    .keyBy((n) => n % 2)
+    .window(TumblingEventTimeWindows.of(10))
+    .reduce((a, b) => a + b)
+    .name('late windows')
+    .sinkTo(new DiscardingSink<number>());
   executor = new LocalExecutor(env.getJobGraph('metrics test'), env.config, { log: () => {} });
   server = new RestServer({ port: 0, authToken: TOKEN });
   base = await server.start();
@@ -122,6 +136,8 @@ describe('/metrics (Prometheus text format 0.0.4, Flink names)', () => {
     const [u1, u2] = moved('flink_jobmanager_job_uptime');
     expect(u2).toBeGreaterThan(u1);
     expect(sum(values(second.get('flink_taskmanager_job_task_operator_numRecordsOutPerSecond'), { operator_name: 'double' }))).toBeGreaterThan(0);
+    // The window operator's late records (5 and 7), Flink's numLateRecordsDropped.
+    expect(sum(values(second.get('flink_taskmanager_job_task_operator_numLateRecordsDropped'), { operator_name: 'late_windows' }))).toBe(2);
     expect(values(second.get('flink_jobmanager_job_lastCheckpointDuration'))[0]).toBeGreaterThanOrEqual(0);
     expect(values(second.get('flink_jobmanager_job_lastCheckpointSize'))[0]).toBeGreaterThan(0);
     expect(values(second.get('flink_jobmanager_job_numRestarts'))).toEqual([0]);

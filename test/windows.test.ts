@@ -775,6 +775,28 @@ describe('processing-time windows', () => {
         .allowedLateness(5),
     ).toThrow(/event-time/);
   });
+
+  it('window sizes, slides, offsets and gaps are whole milliseconds; window() without an assigner fails where it is called', () => {
+    expect(() => TumblingEventTimeWindows.of(10.5)).toThrow(/window size must be a positive whole number of milliseconds, got 10.5/);
+    expect(() => SlidingEventTimeWindows.of(100, 0.5)).toThrow(/window slide must be a positive whole number/);
+    expect(() => TumblingProcessingTimeWindows.of(100, 2.5)).toThrow(/window offset must be a whole number of milliseconds, got 2.5/);
+    expect(() => EventTimeSessionWindows.withGap(Number.NaN)).toThrow(/session gap must be a positive whole number/);
+    const keyed = StreamExecutionEnvironment.create().fromElements(1).keyBy((n) => n);
+    expect(() => keyed.window(undefined as unknown as WindowAssigner)).toThrow(/window\(\.\.\.\) needs a window assigner, such as TumblingEventTimeWindows.of\(60_000\).*got undefined/);
+  });
+
+  it('a timestamp assigner that returns a fraction of a millisecond fails the job with the fix', async () => {
+    const env = StreamExecutionEnvironment.create({ 'parallelism.default': 1, 'restart-strategy.type': 'none' });
+    env
+      .fromElements(1, 2)
+      .assignTimestampsAndWatermarks(WatermarkStrategy.forMonotonousTimestamps<number>().withTimestampAssigner((n) => n + 0.25))
+      .keyBy((n) => n)
+      .window(TumblingEventTimeWindows.of(10))
+      .reduce((a, b) => a + b)
+      .sinkTo(new CollectSink<number>());
+    const executor = new LocalExecutor(env.getJobGraph(), env.config, { log: () => {} });
+    await expect(executor.run()).rejects.toThrow(/the timestamp assigner returned 1.25 \(a whole number of epoch milliseconds is needed: round it, e.g. Math.floor\(\.\.\.\)\)/);
+  });
 });
 
 // ---------------------------------------------------------------------------------------

@@ -56,6 +56,12 @@ export class KeyedStream<T, K extends KeyType> {
   }
 
   window(assigner: WindowAssigner): WindowedStream<T, K> {
+    const kind = (assigner as WindowAssigner | undefined)?.kind;
+    if (kind !== 'sliding' && kind !== 'session') {
+      throw new TypeError(
+        `window(...) needs a window assigner, such as TumblingEventTimeWindows.of(60_000) or EventTimeSessionWindows.withGap(30_000); got ${String(assigner)}`,
+      );
+    }
     return new WindowedStream<T, K>(this, assigner);
   }
 

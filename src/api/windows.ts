@@ -35,13 +35,14 @@ export interface SessionWindowAssigner {
 export type WindowAssigner = SlidingWindowAssigner | SessionWindowAssigner;
 
 function positive(name: string, v: number): number {
-  if (!Number.isFinite(v) || v <= 0) throw new RangeError(`${name} must be a positive number of milliseconds, got ${v}`);
+  if (!Number.isSafeInteger(v) || v <= 0) throw new RangeError(`${name} must be a positive whole number of milliseconds, got ${v}`);
   return v;
 }
 
 function sliding(time: TimeCharacteristic, sizeMs: number, slideMs: number, offsetMs: number): SlidingWindowAssigner {
   positive('window size', sizeMs);
   positive('window slide', slideMs);
+  if (!Number.isSafeInteger(offsetMs)) throw new RangeError(`window offset must be a whole number of milliseconds, got ${offsetMs}`);
   if (Math.abs(offsetMs) >= slideMs) throw new RangeError(`window offset must be smaller than the slide (${slideMs} ms), got ${offsetMs}`);
   return { kind: 'sliding', time, sizeMs, slideMs, offsetMs };
 }

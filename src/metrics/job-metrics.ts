@@ -134,7 +134,11 @@ export function registerTaskMetrics(registry: MetricRegistry, t: StreamTask, var
     const upstream = c.node.inEdges.length === 1 ? outputOf.get(c.node.inEdges[0]!.source) : undefined;
     const input = upstream ?? ((): number => t.recordsIn);
     outputOf.set(c.node, out);
-    recordMetrics(operatorGroup(g, c.node), input, out);
+    const og = operatorGroup(g, c.node);
+    recordMetrics(og, input, out);
+    // A window operator's count of records too late for every window (Flink's name); without a late-data side output.
+    const op = c.operator as { numLateRecordsDropped?: unknown };
+    if (typeof op.numLateRecordsDropped === 'number') og.gauge('numLateRecordsDropped', () => op.numLateRecordsDropped as number);
   }
   return g;
 }

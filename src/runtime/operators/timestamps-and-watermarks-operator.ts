@@ -30,8 +30,11 @@ export class TimestampsAndWatermarksOperator<T> extends StreamOperator<T> implem
   processElement(value: unknown, timestampMs: number): void {
     const assigner = this.strategy.timestampAssigner;
     const t = assigner === undefined ? timestampMs : assigner(value as T, timestampMs === NO_TIMESTAMP ? undefined : timestampMs);
-    if (assigner !== undefined && !Number.isFinite(t)) {
-      throw new Error(`operator '${this.runtime.name}': the timestamp assigner returned ${t} (a finite number of epoch milliseconds is needed)`);
+    if (assigner !== undefined && !Number.isSafeInteger(t)) {
+      throw new Error(
+        `operator '${this.runtime.name}': the timestamp assigner returned ${t} (a whole number of epoch milliseconds is needed` +
+          (Number.isFinite(t) ? ': round it, e.g. Math.floor(...))' : ')'),
+      );
     }
     this.output.collect(value as T, t);
     this.generator.onEvent(value as T, t, this);
