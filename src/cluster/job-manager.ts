@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSy
 import { createServer, type AddressInfo, type Server } from 'node:net';
 import { availableParallelism, freemem, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
-import { Configuration, type ConfigValue } from '../config/configuration.js';
+import { ConfigError, Configuration, type ConfigValue } from '../config/configuration.js';
 import { RestServer, RestError } from '../rest/rest-server.js';
 import type { RestRoute } from '../rest/rest-route.js';
 import { JobExecutor } from '../runtime/job-executor.js';
@@ -71,10 +71,19 @@ export class JobManager {
     this.log = o.log ?? ((m) => process.stderr.write(`[jobmanager] ${m}\n`));
     this.jobLog = o.jobLog ?? this.log;
     const c = o.config;
+    const heartbeatIntervalMs = c.getNumber('heartbeat.interval');
+    const heartbeatTimeoutMs = c.getNumber('heartbeat.timeout');
+    if (heartbeatTimeoutMs <= heartbeatIntervalMs) {
+      rmSync(this.workDir, { recursive: true, force: true });
+      throw new ConfigError(
+        `heartbeat.timeout (${heartbeatTimeoutMs} ms) must be larger than heartbeat.interval (${heartbeatIntervalMs} ms), or every ` +
+          'TaskManager would be lost between two heartbeats: raise the timeout or lower the interval',
+      );
+    }
     this.registry = new TaskManagerRegistry({
       secret: c.getString('cluster.secret'),
-      heartbeatIntervalMs: c.getNumber('heartbeat.interval'),
-      heartbeatTimeoutMs: c.getNumber('heartbeat.timeout'),
+      heartbeatIntervalMs,
+      heartbeatTimeoutMs,
       log: this.log,
     });
     const ha = c.getString('high-availability.storageDir') ?? c.getString('execution.checkpointing.dir');

@@ -1,5 +1,5 @@
 import { parseBytes, parseDurationMs } from './duration.js';
-import { OPTIONS, OPTIONS_BY_KEY, type ConfigOption } from './options.js';
+import { MAX_DURATION_MS, OPTIONS, OPTIONS_BY_KEY, type ConfigOption } from './options.js';
 
 export type ConfigValue = number | boolean | string;
 
@@ -53,6 +53,7 @@ function parseValue(o: ConfigOption, raw: ConfigValue): ConfigValue {
       const n = typeof raw === 'number' ? raw : /^\s*-?\d+\s*$/.test(String(raw)) ? Number(raw) : NaN;
       if (!Number.isInteger(n)) return bad('expected an integer');
       if (spec.min !== undefined && n < spec.min) return bad(`must be >= ${spec.min}`);
+      if (spec.max !== undefined && n > spec.max) return bad(`must be <= ${spec.max}`);
       return n;
     }
     case 'number': {
@@ -62,12 +63,19 @@ function parseValue(o: ConfigOption, raw: ConfigValue): ConfigValue {
       return n;
     }
     case 'duration': {
-      if (typeof raw === 'number') return raw >= 0 ? raw : bad('must be >= 0');
-      try {
-        return parseDurationMs(String(raw));
-      } catch (e) {
-        return bad((e as Error).message);
+      let ms: number;
+      if (typeof raw === 'number') ms = Number.isFinite(raw) && raw >= 0 ? raw : bad('must be a number of milliseconds >= 0');
+      else {
+        try {
+          ms = parseDurationMs(String(raw));
+        } catch (e) {
+          return bad((e as Error).message);
+        }
       }
+      if (spec.min !== undefined && ms < spec.min) return bad(`must be at least ${spec.min} ms`);
+      const max = spec.max ?? MAX_DURATION_MS;
+      if (ms > max) return bad(`must be at most ${max} ms${max === MAX_DURATION_MS ? ' (24.8 days, the longest timer Node.js has)' : ''}`);
+      return ms;
     }
     case 'bytes': {
       if (typeof raw === 'number') return raw >= 0 ? raw : bad('must be >= 0');

@@ -3,8 +3,9 @@
  * option. Unknown keys are errors that name the closest known key.
  */
 export type OptionType =
-  | { readonly type: 'int'; readonly min?: number }
-  | { readonly type: 'duration' }
+  | { readonly type: 'int'; readonly min?: number; readonly max?: number }
+  /** Milliseconds; at most `max` (default MAX_DURATION_MS). */
+  | { readonly type: 'duration'; readonly min?: number; readonly max?: number }
   | { readonly type: 'bytes' }
   | { readonly type: 'boolean' }
   | { readonly type: 'string' }
@@ -27,6 +28,12 @@ const opt = (key: string, spec: OptionType, defaultValue: ConfigOption['defaultV
 });
 
 const MIN = 60_000;
+/**
+ * The longest duration an option takes (2^31 - 1 ms, 24.8 days): Node's timers take no
+ * longer delay (a longer one fires after 1 ms), and every duration here ends up in one.
+ */
+export const MAX_DURATION_MS = 2_147_483_647;
+const PORT = { type: 'int', min: 0, max: 65_535 } as const;
 
 export const OPTIONS: readonly ConfigOption[] = [
   // pipeline
@@ -39,22 +46,22 @@ export const OPTIONS: readonly ConfigOption[] = [
   opt('taskmanager.network.memory.buffers-per-channel', { type: 'int', min: 1 }, 2, 'Buffers each channel may hold before the producer is backpressured (exclusive buffers).'),
   opt('taskmanager.network.memory.floating-buffers-per-gate', { type: 'int', min: 0 }, 8, 'Extra buffers shared by the channels of an input gate.'),
   // REST
-  opt('rest.port', { type: 'int', min: 0 }, 8081, 'Port of the REST API (0: any free port). `sluice run` falls back to a free port when it is taken.'),
+  opt('rest.port', PORT, 8081, 'Port of the REST API (0: any free port). `sluice run` falls back to a free port when it is taken.'),
   opt('rest.address', { type: 'string' }, '127.0.0.1', 'Address the REST API binds to.'),
   opt('rest.auth.token', { type: 'string' }, undefined, 'When set, REST requests need the header Authorization: Bearer <token>.'),
   opt('rest.enabled', { type: 'boolean' }, true, 'Whether `sluice run` serves the REST API for its job.'),
   // cluster
   opt('jobmanager.rpc.address', { type: 'string' }, '127.0.0.1', 'Address the JobManager listens on for TaskManagers.'),
-  opt('jobmanager.rpc.port', { type: 'int', min: 0 }, 6123, 'Port the JobManager listens on for TaskManagers (0: any free port).'),
+  opt('jobmanager.rpc.port', PORT, 6123, 'Port the JobManager listens on for TaskManagers (0: any free port).'),
   opt('taskmanager.numberOfTaskSlots', { type: 'int', min: 1 }, 1, 'Slots of a TaskManager: how many parallel pipelines (one subtask of each vertex) it runs.'),
   opt('taskmanager.host', { type: 'string' }, '127.0.0.1', 'Address a TaskManager listens on for data from other TaskManagers (and announces to them).'),
   opt('env.java.opts.taskmanager', { type: 'string' }, undefined, "Extra Node.js options of the TaskManager processes a local cluster starts (`sluice run`, `sluice cluster`), as Flink's JVM options of TaskManagers, e.g. `--max-old-space-size=8192`. Unless they set `--max-semi-space-size` or `--min-semi-space-size`, TaskManagers get both at 64 (a larger young generation, fixed: fewer records in flight survive a scavenge, and no pages are given back and faulted in again)."),
-  opt('taskmanager.data.port', { type: 'int', min: 0 }, 0, 'Port of a TaskManager for data from other TaskManagers (0: any free port).'),
+  opt('taskmanager.data.port', PORT, 0, 'Port of a TaskManager for data from other TaskManagers (0: any free port).'),
   opt('task.cancellation.timeout', { type: 'duration' }, 180000, 'How long a canceled task may take to close its operators; then its TaskManager fails fatally (the embedded runtime fails the job), since they may still act on external systems. 0: no limit.'),
-  opt('heartbeat.interval', { type: 'duration' }, 1000, 'How often JobManager and TaskManagers exchange heartbeats (Flink: 10 s).'),
-  opt('heartbeat.timeout', { type: 'duration' }, 5000, 'A TaskManager (or JobManager) silent this long is considered lost and its subtasks fail over (Flink: 50 s; a dead process is noticed at once through its connection).'),
+  opt('heartbeat.interval', { type: 'duration', min: 1 }, 1000, 'How often JobManager and TaskManagers exchange heartbeats (Flink: 10 s).'),
+  opt('heartbeat.timeout', { type: 'duration', min: 1 }, 5000, 'A TaskManager (or JobManager) silent this long is considered lost and its subtasks fail over; larger than heartbeat.interval (Flink: 50 s; a dead process is noticed at once through its connection).'),
   opt('slot.request.timeout', { type: 'duration' }, 300_000, 'How long a job waits for enough TaskManager slots before it fails.'),
-  opt('metrics.reporter.prom.port', { type: 'int', min: 0 }, 0, "Port of a TaskManager's /metrics (Prometheus text format); 0: any free port, announced to the JobManager and listed by /taskmanagers (Flink: 9249)."),
+  opt('metrics.reporter.prom.port', PORT, 0, "Port of a TaskManager's /metrics (Prometheus text format); 0: any free port, announced to the JobManager and listed by /taskmanagers (Flink: 9249)."),
   opt('cluster.secret', { type: 'string' }, undefined, 'Shared secret TaskManagers and JobManager prove they know before they talk (HMAC); unset: no check.'),
   opt('high-availability.storageDir', { type: 'string' }, undefined, 'Where the JobManager keeps job graphs and the pointer to their latest checkpoint, to take its jobs back after a restart (`sluice jobmanager`, `sluice cluster`; not the embedded cluster of `sluice run`); default: execution.checkpointing.dir.'),
   // checkpointing
