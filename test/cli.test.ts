@@ -142,6 +142,39 @@ describe('sluice stop against sluice run', () => {
   });
 });
 
+describe('sluice run -D rest.enabled=false', () => {
+  // The embedded cluster served REST anyway, on a free port.
+  it('runs the job on the embedded cluster without a REST API: its process listens on the rpc port only', { timeout: 60_000 }, async () => {
+    const { spawn, execFileSync } = await import('node:child_process');
+    const { mkdtempSync } = await import('node:fs');
+    const { tmpdir } = await import('node:os');
+    const { join } = await import('node:path');
+    const dir = mkdtempSync(join(tmpdir(), 'sluice-cli-norest-'));
+    const run = spawn(process.execPath, ['bin/sluice.js', 'run', '--no-progress', '-D', 'rest.enabled=false', 'examples/checkpointed-count.ts', join(dir, 'out'), '100000000', '-1'], { stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    run.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const listening = (): string[] =>
+      execFileSync('ss', ['-ltnpH'], { encoding: 'utf8' })
+        .split('\n')
+        .filter((l) => l.includes(`pid=${run.pid},`))
+        .map((l) => l.split(/\s+/)[3]!);
+    try {
+      // Listening once the JobManager started; the REST API started right after the rpc port.
+      await expect.poll(listening, { timeout: 30_000, interval: 100 }).not.toEqual([]);
+      const seen = new Set<string>();
+      for (let i = 0; i < 30; i++) {
+        for (const a of listening()) seen.add(a);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      expect([...seen], stderr).toHaveLength(1);
+      expect(stderr).not.toMatch(/REST API/);
+      expect(run.exitCode, stderr).toBeNull(); // the job still runs
+    } finally {
+      run.kill('SIGKILL');
+    }
+  });
+});
+
 describe('sluice jobmanager', () => {
   // It logged the error and then kept running (its rpc port still listened) without a REST API.
   it('exits with a clear error when its REST port is taken', async () => {

@@ -253,6 +253,7 @@ async function runOnLocalCluster(args: RunArgs, bundle: string, graph: JobGraph)
       // The cluster goes away with this job: a run killed with it is resumed with -s from its
       // latest retained checkpoint, not taken back by whichever run comes next.
       highAvailability: false,
+      rest: args.config.getBoolean('rest.enabled'),
     });
     try {
       await c.start();
@@ -267,7 +268,6 @@ async function runOnLocalCluster(args: RunArgs, bundle: string, graph: JobGraph)
   }
   const clusterConfig = new Configuration(args.config.entries());
   clusterConfig.set('jobmanager.rpc.port', 0);
-  if (!args.config.getBoolean('rest.enabled')) clusterConfig.set('rest.port', 0);
   let cluster: LocalCluster;
   try {
     cluster = await start(clusterConfig);

@@ -46,6 +46,8 @@ export interface JobManagerOptions {
    * alongside its own, nor leave its job there for the next run to pick up.
    */
   readonly highAvailability?: boolean;
+  /** Whether it serves the REST API (default true). False for `sluice run -D rest.enabled=false`. */
+  readonly rest?: boolean;
 }
 
 /**
@@ -115,14 +117,14 @@ export class JobManager {
     }).catch(taken('rpc', 'jobmanager.rpc.port', '--rpc-port'));
     this.rpcPort = (server.address() as AddressInfo).port;
     try {
-      this.restUrl = await this.rest.start().catch(taken('REST', 'rest.port', '--rest-port'));
+      if (this.o.rest !== false) this.restUrl = await this.rest.start().catch(taken('REST', 'rest.port', '--rest-port'));
     } catch (e) {
       // Nothing may keep the process alive: the command that started it exits with the error.
       await this.crash();
       rmSync(this.workDir, { recursive: true, force: true });
       throw e;
     }
-    this.log(`listening for TaskManagers on ${c.getString('jobmanager.rpc.address')}:${this.rpcPort}; REST API at ${this.restUrl}`);
+    this.log(`listening for TaskManagers on ${c.getString('jobmanager.rpc.address')}:${this.rpcPort}; ${this.o.rest === false ? 'no REST API' : `REST API at ${this.restUrl}`}`);
     await this.recoverJobs();
   }
 

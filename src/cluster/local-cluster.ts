@@ -28,6 +28,8 @@ export interface LocalClusterOptions {
   readonly taskManagerOutput?: 'inherit' | 'ignore';
   /** The JobManager's `highAvailability` (default true). */
   readonly highAvailability?: boolean;
+  /** The JobManager's `rest` (default true). */
+  readonly rest?: boolean;
 }
 
 /** How long stop() waits for the suspended jobs' tasks to close before it stops the TaskManagers. */
@@ -59,6 +61,7 @@ export class LocalCluster {
       log: o.log ?? ((m) => process.stderr.write(`[jobmanager] ${m}\n`)),
       ...(o.jobLog === undefined ? {} : { jobLog: o.jobLog }),
       ...(o.highAvailability === undefined ? {} : { highAvailability: o.highAvailability }),
+      ...(o.rest === undefined ? {} : { rest: o.rest }),
     });
   }
 
