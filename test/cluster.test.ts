@@ -136,3 +136,37 @@ describe('cluster runtime: JobManager and TaskManagers over TCP', () => {
     expect(compareMultisets(committed, countReference(30_000, 7))).toEqual({ duplicates: 0, missing: 0, unexpected: 0 });
   });
 });
+
+describe('TaskManagers with the same --id', () => {
+  // They evicted each other: each registration dropped the other, which reconnected and dropped it back.
+  it('the second live process is refused with the fix; the first stays registered', { timeout: 60_000 }, async () => {
+    const { spawn } = await import('node:child_process');
+    const { jm } = await cluster(0);
+    const spawnTm = (): { proc: ReturnType<typeof spawn>; stderr: () => string } => {
+      const proc = spawn(process.execPath, ['bin/sluice.js', 'taskmanager', '--jobmanager', `127.0.0.1:${jm.rpcPort}`, '--id', 'same'], { stdio: ['ignore', 'ignore', 'pipe'] });
+      let err = '';
+      proc.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+      cleanups.push(() => void proc.kill('SIGKILL'));
+      return { proc, stderr: () => err };
+    };
+    const registered = async (): Promise<string[]> => {
+      const body = (await (await fetch(`${jm.restUrl}/taskmanagers`)).json()) as { taskmanagers: { id: string; path: string }[] };
+      return body.taskmanagers.map((t) => `${t.id} ${t.path.split('/').at(-1)}`);
+    };
+    const first = spawnTm();
+    await expect.poll(first.stderr, { timeout: 30_000 }).toMatch(/registered at the JobManager/);
+    const second = spawnTm();
+    await expect.poll(second.stderr, { timeout: 30_000 }).toMatch(
+      new RegExp(`refused this TaskManager: TaskManager 'same' is registered already by another process \\(pid ${first.proc.pid}, data at [\\d.]+:\\d+\\), which is alive: give each TaskManager its own --id`),
+    );
+    // Over several heartbeats (1 s) and a retry of the second (5 s), the first keeps its registration.
+    for (let i = 0; i < 7; i++) {
+      expect(await registered()).toEqual([`same ${first.proc.pid}`]);
+      await new Promise((r) => setTimeout(r, 1000));
+    }
+    expect(first.stderr()).not.toMatch(/lost|refused|registered at the JobManager[\s\S]*registered at the JobManager/);
+    // Once the first is gone, the second gets in on its next try.
+    first.proc.kill('SIGKILL');
+    await expect.poll(registered, { timeout: 30_000, interval: 200 }).toEqual([`same ${second.proc.pid}`]);
+  });
+});

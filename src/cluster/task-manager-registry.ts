@@ -78,18 +78,30 @@ export class TaskManagerRegistry {
     conn.onMessage((m) => {
       if (refused) return;
       if (tm === undefined) {
-        const malformed = m.t === 'register' ? registrationProblem(m) : undefined;
-        if (m.t !== 'register' || malformed !== undefined || !checkProof(this.o.secret, `register/${m.tm}`, m.proof)) {
-          const why = m.t !== 'register' ? 'it did not register' : (malformed ?? 'wrong cluster secret (cluster.secret)');
+        const refuse = (why: string): void => {
           this.o.log(`refused a TaskManager connection from ${socket.remoteAddress}: ${why}`);
           // Tell the TaskManager why (its log says so), then close once it has read it.
           refused = true;
           conn.send({ t: 'refused', reason: why });
           socket.end();
           setTimeout(() => conn.close(new Error('refused')), 2000).unref();
+        };
+        const malformed = m.t === 'register' ? registrationProblem(m) : undefined;
+        if (m.t !== 'register' || malformed !== undefined || !checkProof(this.o.secret, `register/${m.tm}`, m.proof)) {
+          refuse(m.t !== 'register' ? 'it did not register' : (malformed ?? 'wrong cluster secret (cluster.secret)'));
           return;
         }
         const old = this.taskManagers.get(m.tm);
+        // The same process registering again (it reconnects) replaces its old registration, as
+        // does a new process once the old one is silent; another live process with the same id
+        // would evict it, and be evicted back when it reconnects, for ever.
+        if (old !== undefined && (old.pid !== m.pid || old.dataHost !== m.dataHost) && Date.now() - old.lastHeartbeatMs <= this.o.heartbeatTimeoutMs) {
+          refuse(
+            `TaskManager '${m.tm}' is registered already by another process (pid ${old.pid}, data at ${old.dataHost}:${old.dataPort}), ` +
+              'which is alive: give each TaskManager its own --id (or none, and one is made up)',
+          );
+          return;
+        }
         if (old !== undefined) this.lose(old, 'it registered again');
         tm = new RegisteredTaskManager(m.tm, m.slots, m.dataHost, m.dataPort, m.pid, conn, m.metricsUrl);
         this.taskManagers.set(tm.id, tm);
