@@ -170,3 +170,28 @@ describe('TaskManagers with the same --id', () => {
     await expect.poll(registered, { timeout: 30_000, interval: 200 }).toEqual([`same ${second.proc.pid}`]);
   });
 });
+
+describe('a JobManager that stops while a job runs', () => {
+  // It claimed a restarted JobManager would take the job back, also without a directory to keep it in.
+  it.each([
+    ['with a checkpoint directory', true, /^job [0-9a-f]{32} suspended: a JobManager started again on the same high-availability directory \(.*jobmanager-ha\) takes it back$/m],
+    ['without one', false, /^job [0-9a-f]{32} suspended: no JobManager takes it back, since no high-availability directory keeps it \(set high-availability\.storageDir or execution\.checkpointing\.dir\)$/m],
+  ])('logs what becomes of the suspended job, %s', { timeout: 60_000 }, async (_name, withDir, expected) => {
+    const log: string[] = [];
+    const config = new Configuration([
+      ['jobmanager.rpc.port', 0],
+      ['rest.port', 0],
+      ...(withDir ? ([['execution.checkpointing.dir', tempDir()]] as const) : []),
+    ]);
+    const jm = new JobManager({ config, log: (m) => log.push(m) });
+    await jm.start();
+    const tm = new TaskManager({ jobManagerHost: '127.0.0.1', jobManagerPort: jm.rpcPort, slots: 1, host: '127.0.0.1', id: 'tm-0', log: () => {} });
+    await tm.start();
+    cleanups.push(() => tm.stop());
+    const bundle = await bundleJob(JOB, join(tempDir(), 'job.mjs'));
+    const executor = await jm.submit({ bundle, config: [['parallelism.default', 1]], args: [tempDir(), '100000000', '7', '1000'], name: 'keyed-count' });
+    await expect.poll(() => executor.status, { timeout: 30_000 }).toBe('RUNNING');
+    await jm.stop();
+    expect(log.join('\n')).toMatch(expected);
+  });
+});

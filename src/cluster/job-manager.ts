@@ -185,7 +185,7 @@ export class JobManager {
       if (executor.status !== 'SUSPENDED') this.forgetPersistedJob(jobId);
     });
     result.then(
-      (r) => this.log(`job ${jobId} ${r.status.toLowerCase()}${r.status === 'SUSPENDED' ? ': a JobManager started again on the same high-availability directory takes it back' : ''}`),
+      (r) => this.log(`job ${jobId} ${r.status.toLowerCase()}${r.status === 'SUSPENDED' ? `: ${this.suspendedNote()}` : ''}`),
       (e: unknown) => this.log(`job ${jobId} failed: ${(e as Error).message}`),
     );
     this.jobs.set(jobId, { executor, result });
@@ -247,6 +247,13 @@ export class JobManager {
   }
 
   // -- high availability: submitted jobs survive a JobManager restart ------------------------
+
+  /** What becomes of a suspended job (this JobManager stops while it runs). */
+  private suspendedNote(): string {
+    if (this.haDir !== undefined) return `a JobManager started again on the same high-availability directory (${this.haDir}) takes it back`;
+    if (this.o.highAvailability === false) return 'it ends with this cluster';
+    return 'no JobManager takes it back, since no high-availability directory keeps it (set high-availability.storageDir or execution.checkpointing.dir)';
+  }
 
   private persistJob(jobId: string, s: JobSubmission, checkpointDir: string | undefined): void {
     if (this.haDir === undefined) return;
