@@ -142,6 +142,18 @@ describe('sluice stop against sluice run', () => {
   });
 });
 
+describe('the command that resumes a suspended sluice run', () => {
+  it('keeps options, job file and job arguments, replaces the restore options, quotes for the shell and hides secrets', async () => {
+    const { resumeCommand } = await import('../src/cli/run-command.js');
+    expect(resumeCommand(['-p', '2', '-s', '/old/chk-3', '-n', '--claim-mode', 'claim', 'job.ts', 'out dir', "it's", '--', '-x'], '/chk/chk-9')).toBe(
+      "sluice run -s /chk/chk-9 -p 2 job.ts 'out dir' 'it'\\''s' -- -x",
+    );
+    expect(resumeCommand(['--token', 'abc', '-D', 'rest.auth.token=abc', '-Dcluster.secret=xyz', '-D', 'parallelism.default=3', '--', 'job.ts'], '/c')).toBe(
+      "sluice run -s /c --token '<token>' -D 'rest.auth.token=<hidden>' -D 'cluster.secret=<hidden>' -D parallelism.default=3 -- job.ts",
+    );
+  });
+});
+
 describe('sluice run -D rest.enabled=false', () => {
   // The embedded cluster served REST anyway, on a free port.
   it('runs the job on the embedded cluster without a REST API: its process listens on the rpc port only', { timeout: 60_000 }, async () => {

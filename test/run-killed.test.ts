@@ -88,12 +88,16 @@ describe('sluice run stopped with SIGTERM', () => {
     while (Date.now() < deadline && (await readCommittedLines(out)).length < 1_000) await sleep(100);
     a.kill('SIGTERM');
     expect(await exited, stderr).toBe(143);
-    const resume = /Resume it with: sluice run -s (\S+) /.exec(stderr);
+    const resume = /Resume it with: sluice run -s (\S+) (.*)$/m.exec(stderr);
     expect(resume, stderr).not.toBeNull();
     expect(existsSync(join(resume![1]!, '_metadata')), 'the named checkpoint is kept').toBe(true);
+    // The same options, job and job arguments (they were dropped).
+    const argv = [...common, JOB, out, String(records), String(keys), '3000'];
+    expect(resume![2]).toBe(argv.join(' '));
     expect((await readCommittedLines(out)).length).toBeLessThan(records);
 
-    const resumed = spawnSync(process.execPath, [BIN, 'run', ...common, '-s', resume![1]!, JOB, out, String(records), String(keys), '6000'], { encoding: 'utf8', timeout: 90_000 });
+    // The printed command, as printed (its words need no shell quoting here).
+    const resumed = spawnSync(process.execPath, [BIN, 'run', '-s', resume![1]!, ...resume![2]!.split(' ')], { encoding: 'utf8', timeout: 90_000 });
     expect(resumed.status, resumed.stderr).toBe(0);
     expect(compareMultisets(await readCommittedLines(out), countReference(records, keys))).toEqual({ duplicates: 0, missing: 0, unexpected: 0 });
   }, 180_000);

@@ -164,7 +164,7 @@ export async function savepointCommand(argv: string[]): Promise<number> {
   if (dir !== undefined) body['target-directory'] = pathForServer(dir);
   const { 'request-id': triggerId } = await rest<{ 'request-id': string }>(target, 'POST', `/jobs/${id}/savepoints`, body, TRIGGERED);
   const op = await awaitOperation(target, `/jobs/${id}/savepoints/${triggerId}`, 'the savepoint', `Waiting for a savepoint of job ${id}`);
-  process.stdout.write(`Savepoint completed. Path: ${String(op.location)}\nResume with: sluice run -s ${String(op.location)} <job.ts>\n`);
+  process.stdout.write(`Savepoint completed. Path: ${String(op.location)}\nResume with: sluice run -s ${String(op.location)} [options] <job.ts> [job args...]\n`);
   return 0;
 }
 
@@ -200,6 +200,6 @@ export async function stopCommand(argv: string[]): Promise<number> {
   if (dir !== undefined) body.targetDirectory = pathForServer(dir);
   const { 'request-id': triggerId } = await rest<{ 'request-id': string }>(target, 'POST', `/jobs/${id}/stop`, body, TRIGGERED);
   const op = await awaitOperation(target, `/jobs/${id}/savepoints/${triggerId}`, 'stop-with-savepoint', `Stopping job ${id} with a savepoint${drain ? ' (draining)' : ''}`);
-  process.stdout.write(`Job ${id} stopped. Savepoint: ${String(op.location)}\nResume with: sluice run -s ${String(op.location)} <job.ts>\n`);
+  process.stdout.write(`Job ${id} stopped. Savepoint: ${String(op.location)}\nResume with: sluice run -s ${String(op.location)} [options] <job.ts> [job args...]\n`);
   return 0;
 }

@@ -38,6 +38,39 @@ interface RunArgs {
   readonly detached: boolean;
   /** Run every subtask in this process (no TaskManager processes). */
   readonly embedded: boolean;
+  /** The command line as given (after `run`), for the command that resumes the job. */
+  readonly argv: readonly string[];
+}
+
+/** -D assignments whose value is not printed (rest.auth.token, cluster.secret, s3.secret-key, ...). */
+const SECRET_KEY = /^[^=]*(token|secret|password)[^=]*=/i;
+
+/** `s` as one word of a POSIX shell command. */
+function shellWord(s: string): string {
+  return /^[\w@%+=:,./-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;
+}
+
+/**
+ * The `sluice run` command that resumes the job from `path`: the same options, job file and
+ * job arguments, with `-s path` instead of the restore options it was started with.
+ */
+export function resumeCommand(argv: readonly string[], path: string): string {
+  const kept: string[] = [];
+  let i = 0;
+  for (; i < argv.length; i++) {
+    const a = argv[i]!;
+    if (a === '-s' || a === '--fromSavepoint' || a === '--from-savepoint' || a === '--claim-mode' || a === '--claimMode' || a === '-rm') i++;
+    else if (a === '-n' || a === '--allow-non-restored-state' || a === '--allowNonRestoredState') continue;
+    else if (a === '--') break;
+    else if (a === '--token') kept.push(a, (i++, '<token>'));
+    else if ((a === '-D' && SECRET_KEY.test(argv[i + 1] ?? '')) || (a.startsWith('-D') && a.length > 2 && SECRET_KEY.test(a.slice(2)))) {
+      const assignment = a === '-D' ? argv[++i]! : a.slice(2);
+      kept.push('-D', `${assignment.slice(0, assignment.indexOf('='))}=<hidden>`);
+    } else if (RUN_OPTIONS_WITH_VALUE.has(a)) kept.push(a, argv[++i] ?? '');
+    else if (a.startsWith('-')) kept.push(a);
+    else break;
+  }
+  return ['sluice', 'run', '-s', path, ...kept, ...argv.slice(i)].map(shellWord).join(' ');
 }
 
 /** Options of `sluice run` that take a value, and those that do not (as parseRunArgs reads them; test/cli.test.ts checks them against RUN_USAGE). */
@@ -142,7 +175,7 @@ export function parseRunArgs(argv: readonly string[]): RunArgs {
   if (allowNonRestoredState && restorePath === undefined) throw new CliError(`--allow-non-restored-state needs -s <path>\n${RUN_USAGE}`, 2);
   if (detached && jobManager === undefined) throw new CliError(`--detached needs --jobmanager host:port\n${RUN_USAGE}`, 2);
   if (embedded && jobManager !== undefined) throw new CliError(`--embedded and --jobmanager exclude each other\n${RUN_USAGE}`, 2);
-  return { jobPath, jobArgs: argv.slice(i + 1), config, typeCheck, progress, restorePath, allowNonRestoredState, jobManager, token, detached, embedded };
+  return { jobPath, jobArgs: argv.slice(i + 1), config, typeCheck, progress, restorePath, allowNonRestoredState, jobManager, token, detached, embedded, argv };
 }
 
 /** `sluice run`: runs a job on the local embedded runtime; resolves with the exit code. */
@@ -209,7 +242,7 @@ async function awaitJob(args: RunArgs, executor: JobExecutor): Promise<number> {
       process.stderr.write(
         result.latestCheckpoint === undefined
           ? 'It had completed no checkpoint: running it again starts from the beginning.\n'
-          : `Resume it with: sluice run -s ${result.latestCheckpoint} ${args.jobPath}\n`,
+          : `Resume it with: ${resumeCommand(args.argv, result.latestCheckpoint)}\n`,
       );
       return 143; // ended by SIGTERM
     }
