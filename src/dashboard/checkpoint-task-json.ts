@@ -9,6 +9,11 @@ function acksOf(e: CheckpointStatsEntry, v: JobVertex): SubtaskCheckpointStats[]
   return e.subtasks.filter((s) => s.subtask.startsWith(prefix));
 }
 
+/** Bytes a subtask's checkpoint wrote (incremental: its delta; before they were counted: all). */
+function checkpointed(s: SubtaskCheckpointStats): number {
+  return s.checkpointedSizeBytes ?? s.stateSizeBytes;
+}
+
 function subtaskIndex(s: SubtaskCheckpointStats): number {
   return Number(s.subtask.slice(s.subtask.indexOf('/') + 1));
 }
@@ -17,13 +22,12 @@ function subtaskIndex(s: SubtaskCheckpointStats): number {
 export function checkpointTaskJson(e: CheckpointStatsEntry, v: JobVertex): Record<string, unknown> {
   const acks = acksOf(e, v);
   const latestAck = acks.reduce((m, s) => Math.max(m, s.ackTimestampMs), -1);
-  const size = acks.reduce((a, s) => a + s.stateSizeBytes, 0);
   return {
     id: e.id,
     status: e.status,
     latest_ack_timestamp: latestAck,
-    checkpointed_size: size,
-    state_size: size,
+    checkpointed_size: acks.reduce((a, s) => a + checkpointed(s), 0),
+    state_size: acks.reduce((a, s) => a + s.stateSizeBytes, 0),
     end_to_end_duration: latestAck < 0 ? -1 : Math.max(0, latestAck - e.triggerTimestampMs),
     alignment_buffered: 0,
     processed_data: 0,
@@ -58,7 +62,7 @@ export function checkpointSubtasksJson(e: CheckpointStatsEntry, v: JobVertex): R
       ack_timestamp: s.ackTimestampMs,
       end_to_end_duration: duration(s),
       state_size: s.stateSizeBytes,
-      checkpointed_size: s.stateSizeBytes,
+      checkpointed_size: checkpointed(s),
       checkpoint: { sync: s.syncDurationMs, async: s.asyncDurationMs },
       alignment: { buffered: 0, processed: 0, persisted: s.inFlightRecords, duration: s.alignmentDurationMs },
       start_delay: s.startDelayMs,
@@ -69,7 +73,7 @@ export function checkpointSubtasksJson(e: CheckpointStatsEntry, v: JobVertex): R
   return {
     ...checkpointTaskJson(e, v),
     summary: {
-      checkpointed_size: quantiles(acks.map((s) => s.stateSizeBytes)),
+      checkpointed_size: quantiles(acks.map(checkpointed)),
       state_size: quantiles(acks.map((s) => s.stateSizeBytes)),
       end_to_end_duration: quantiles(acks.map(duration)),
       checkpoint_duration: { sync: quantiles(acks.map((s) => s.syncDurationMs)), async: quantiles(acks.map((s) => s.asyncDurationMs)) },

@@ -6,7 +6,7 @@ import type { CheckpointStorage, CheckpointStorageLocation, StateFileSource } fr
 import { createSavepointLocation, type SavepointLocation, type SavepointLocationOptions } from '../storage/savepoint-directory.js';
 import type { CheckpointMetadata, KeyedStateHandle, SubtaskSnapshot } from '../storage/snapshot-format.js';
 import type { KeyedStateSnapshot } from '../state/keyed-state-snapshot.js';
-import { stateHandleSizeBytes, stateSizeBytes } from '../storage/snapshot-format.js';
+import { stateHandleSizeBytes, stateSizeBytes, subtaskStateHandles, unkeyedStateHandles } from '../storage/snapshot-format.js';
 import { SharedStateRegistry, sharedPaths, sharedPathsOf } from './shared-state-registry.js';
 import type { Clock } from '../task/clock.js';
 import { checkpointTypeName, CheckpointStatsTracker } from './checkpoint-stats.js';
@@ -386,9 +386,13 @@ export class CheckpointCoordinator implements CheckpointResponder {
       let size = 0;
       let writtenBytes = 0;
       const keyedHandles = [...snapshots.values()].flatMap((s) => s.keyedState);
-      for (const k of keyedHandles) size += stateHandleSizeBytes(k.data);
-      // The last handle of each operator's chain is what this checkpoint wrote.
-      for (const s of snapshots.values()) if (s.keyedState.length > 0) writtenBytes += stateHandleSizeBytes(s.keyedState.at(-1)!.data);
+      for (const s of snapshots.values()) {
+        for (const h of subtaskStateHandles(s)) size += stateHandleSizeBytes(h);
+        // Of keyed state, the last handle of each operator's chain is what this checkpoint
+        // wrote; operator state, source splits and in-flight data it writes whole.
+        if (s.keyedState.length > 0) writtenBytes += stateHandleSizeBytes(s.keyedState.at(-1)!.data);
+        for (const h of unkeyedStateHandles(s)) writtenBytes += stateHandleSizeBytes(h);
+      }
       const paths = sharedPaths(keyedHandles.map((k) => k.data));
       this.shared.register(paths);
       f.sharedPaths.push(...paths);

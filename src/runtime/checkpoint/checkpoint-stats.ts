@@ -94,6 +94,9 @@ export class CheckpointStatsTracker {
     e.status = 'COMPLETED';
     e.endToEndDurationMs = nowMs - e.triggerTimestampMs;
     e.externalPath = externalPath;
+    // The snapshot's total also holds what no subtask acknowledged (source coordinators'
+    // state), written whole by this checkpoint.
+    e.checkpointedSizeBytes += Math.max(0, stateSizeBytes - e.stateSizeBytes);
     e.stateSizeBytes = stateSizeBytes;
     this.counts.inProgress--;
     this.counts.completed++;

@@ -117,12 +117,20 @@ export function stateHandleSizeBytes(h: StateHandle): number {
 export function* stateHandlesOf(metadata: CheckpointMetadata): Generator<StateHandle> {
   for (const op of metadata.operators) {
     if (op.coordinatorState !== undefined) yield op.coordinatorState;
-    for (const st of op.subtasks) {
-      for (const k of st.keyedState) yield k.data;
-      for (const h of [st.operatorState, st.sourceSplits, st.inputChannelState, st.outputChannelState]) {
-        if (h !== undefined) yield h;
-      }
-    }
+    for (const st of op.subtasks) yield* subtaskStateHandles(st);
+  }
+}
+
+/** The state handles of one operator's subtask: keyed state (a chain of handles when incremental), then the rest. */
+export function* subtaskStateHandles(st: SubtaskSnapshot): Generator<StateHandle> {
+  for (const k of st.keyedState) yield k.data;
+  yield* unkeyedStateHandles(st);
+}
+
+/** The handles of a subtask's operator state, source splits and in-flight data: written whole by every checkpoint. */
+export function* unkeyedStateHandles(st: SubtaskSnapshot): Generator<StateHandle> {
+  for (const h of [st.operatorState, st.sourceSplits, st.inputChannelState, st.outputChannelState]) {
+    if (h !== undefined) yield h;
   }
 }
 
