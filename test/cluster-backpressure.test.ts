@@ -121,7 +121,14 @@ describe('backpressure across TaskManager processes', () => {
     const s1 = await progress(slow);
     const seconds = (Date.now() - slowStart) / 1000;
     const tSlowEnd = Date.now() - t0;
+    // The JobManager's metric queries read the TaskManagers' task metrics (they had record counts only).
+    const { vertices } = await get<{ vertices: { id: string; name: string }[] }>(`/jobs/${slow}`);
+    const backpressure = await get<{ 'backpressure-level': string; subtasks: { subtask: number; ratio: number }[] }>(`/jobs/${slow}/vertices/${vertices[0]!.id}/backpressure`);
+    const sinkMetrics = await get<{ id: string }[]>(`/jobs/${slow}/vertices/${vertices.at(-1)!.id}/metrics`);
     await cancel(slow);
+    expect(backpressure.subtasks.map((x) => x.subtask), JSON.stringify(backpressure)).toEqual([0, 1]);
+    expect(backpressure['backpressure-level'], JSON.stringify(backpressure)).toBe('high');
+    expect(sinkMetrics.map((m) => m.id)).toEqual(expect.arrayContaining(['0.busyTimeMsPerSecond', '1.idleTimeMsPerSecond', '0.sleepy sink.numRecordsIn', '1.pass on.numRecordsOutPerSecond']));
     console.log(`phases: fast job done at ${tFast} ms, slow job running at ${tSlowUp} ms, sampled until ${tSlowEnd} ms, canceled at ${Date.now() - t0} ms`);
 
     const emitted = s1.source - s0.source;

@@ -111,7 +111,12 @@ export type TaskManagerMessage =
   | { readonly t: 'split-request'; readonly jobId: string; readonly attempt: number; readonly subtask: SubtaskRef }
   | { readonly t: 'canceled'; readonly jobId: string; readonly attempt: number }
   /** Live counters: [vertexId, subtaskIndex, state, recordsIn, recordsOut, inputWatermarkMs]. */
-  | { readonly t: 'progress'; readonly jobId: string; readonly attempt: number; readonly tasks: readonly (readonly [number, number, TaskState, number, number, number])[] };
+  | { readonly t: 'progress'; readonly jobId: string; readonly attempt: number; readonly tasks: readonly (readonly [number, number, TaskState, number, number, number])[] }
+  /** The answer to a metrics query: the job's task and operator metrics here, as [scope, variables, name, value]. */
+  | { readonly t: 'metrics'; readonly id: number; readonly samples: readonly RemoteMetricSample[] };
+
+/** A metric sample on the wire (MetricSample without its kind: every metric is reported as a gauge). */
+export type RemoteMetricSample = readonly [scope: readonly string[], variables: Readonly<Record<string, string>>, name: string, value: number];
 
 /** JobManager -> TaskManager. */
 export type JobManagerMessage =
@@ -127,7 +132,9 @@ export type JobManagerMessage =
   | { readonly t: 'stop-sources'; readonly jobId: string; readonly attempt: number; readonly drain: boolean }
   /** The enumerator's answer to a split request: on this connection, in order with the triggers. */
   | { readonly t: 'assign-split'; readonly jobId: string; readonly attempt: number; readonly subtask: SubtaskRef; readonly answer: SplitAnswer }
-  | { readonly t: 'cancel'; readonly jobId: string; readonly attempt: number };
+  | { readonly t: 'cancel'; readonly jobId: string; readonly attempt: number }
+  /** Flink's metric fetcher: the TaskManager answers with `metrics` of the same id. */
+  | { readonly t: 'metrics-query'; readonly id: number; readonly jobId: string };
 
 export function serializeError(e: unknown, task?: string, depth = 0): SerializedError {
   const err = e instanceof Error ? e : new Error(String(e));

@@ -1,3 +1,4 @@
+import { MetricFetcher } from '../metrics/metric-fetcher.js';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync, renameSync } from 'node:fs';
 import { createServer, type AddressInfo, type Server } from 'node:net';
@@ -31,6 +32,9 @@ interface RunningJob {
   readonly result: Promise<unknown>;
 }
 
+/** How long a metric query waits for the TaskManagers' answers (those that did not answer are left out). */
+const METRIC_QUERY_TIMEOUT_MS = 2000;
+
 export interface JobManagerOptions {
   /** Cluster configuration: jobmanager.rpc.*, rest.*, heartbeat.*, cluster.secret, high-availability.storageDir. */
   readonly config: Configuration;
@@ -60,6 +64,7 @@ export interface JobManagerOptions {
 export class JobManager {
   readonly registry: TaskManagerRegistry;
   readonly rest: RestServer;
+  private readonly metricFetcher: MetricFetcher;
   private server: Server | undefined;
   private readonly jobs = new Map<string, RunningJob>();
   private readonly workDir = mkdtempSync(join(tmpdir(), 'sluice-jm-'));
@@ -91,12 +96,15 @@ export class JobManager {
     const ha = c.getString('high-availability.storageDir') ?? c.getString('execution.checkpointing.dir');
     this.haDir = ha === undefined || o.highAvailability === false ? undefined : join(ha, 'jobmanager-ha');
     const token = c.getString('rest.auth.token');
+    const registry = this.registry;
+    this.metricFetcher = new MetricFetcher((jobId) => registry.queryMetrics(jobId, METRIC_QUERY_TIMEOUT_MS), c.getNumber('metrics.fetcher.update-interval'));
     this.rest = new RestServer({
       address: c.getString('rest.address') ?? '127.0.0.1',
       port: c.getNumber('rest.port'),
       ...(token === undefined ? {} : { authToken: token }),
       taskManagers: () => this.taskManagerInfos(),
       routes: this.routes(),
+      remoteMetrics: (jobId) => this.metricFetcher.samples(jobId),
     });
   }
 
@@ -181,6 +189,7 @@ export class JobManager {
     this.persistJob(jobId, s, env.config.getString('execution.checkpointing.dir'));
     const result = executor.run().finally(() => {
       this.registry.forgetJob(jobId);
+      this.metricFetcher.forget(jobId);
       // A suspended job is not over: the next JobManager takes it back.
       if (executor.status !== 'SUSPENDED') this.forgetPersistedJob(jobId);
     });

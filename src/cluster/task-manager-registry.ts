@@ -1,7 +1,8 @@
 import type { Socket } from 'node:net';
 import { Connection } from './wire/connection.js';
 import { checkProof } from './wire/shared-secret.js';
-import type { JobManagerMessage, TaskManagerMessage } from './control-messages.js';
+import type { JobManagerMessage, RemoteMetricSample, TaskManagerMessage } from './control-messages.js';
+import type { MetricSample } from '../metrics/metric-group.js';
 import type { ClusterAttempt } from './cluster-deployer.js';
 
 type TmConnection = Connection<JobManagerMessage, TaskManagerMessage>;
@@ -112,6 +113,10 @@ export class TaskManagerRegistry {
       }
       tm.lastHeartbeatMs = Date.now();
       if (m.t === 'heartbeat' || m.t === 'register') return;
+      if (m.t === 'metrics') {
+        this.metricQueries.get(m.id)?.(m.samples);
+        return;
+      }
       const attempt = this.attempts.get(m.jobId);
       if (attempt !== undefined && attempt.attemptNumber === m.attempt) attempt.onMessage(tm, m);
     });
@@ -147,6 +152,33 @@ export class TaskManagerRegistry {
         if (!tm.lost && later - tm.lastHeartbeatMs > this.o.heartbeatTimeoutMs) this.lose(tm, `no heartbeat for ${later - tm.lastHeartbeatMs} ms (heartbeat.timeout ${this.o.heartbeatTimeoutMs} ms)`);
       }
     });
+  }
+
+  private readonly metricQueries = new Map<number, (samples: readonly RemoteMetricSample[]) => void>();
+  private nextMetricQuery = 0;
+
+  /**
+   * The task and operator metrics of a job on every TaskManager (Flink's metric fetcher):
+   * what answered within `timeoutMs`, as metric samples.
+   */
+  async queryMetrics(jobId: string, timeoutMs: number): Promise<MetricSample[]> {
+    const answers = [...this.taskManagers.values()]
+      .filter((tm) => !tm.lost)
+      .map(
+        (tm) =>
+          new Promise<readonly RemoteMetricSample[]>((resolve) => {
+            const id = ++this.nextMetricQuery;
+            const done = (samples: readonly RemoteMetricSample[]): void => {
+              clearTimeout(timer);
+              this.metricQueries.delete(id);
+              resolve(samples);
+            };
+            const timer = setTimeout(() => done([]), timeoutMs);
+            this.metricQueries.set(id, done);
+            tm.send({ t: 'metrics-query', id, jobId });
+          }),
+      );
+    return (await Promise.all(answers)).flat().map(([scope, variables, name, value]) => ({ scope, variables, name, value, kind: 'gauge' as const }));
   }
 
   /** Messages of the job go to this attempt from now on. */

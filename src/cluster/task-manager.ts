@@ -225,6 +225,11 @@ export class TaskManager {
         return;
       case 'heartbeat':
         return;
+      case 'metrics-query': {
+        const samples = this.metrics.collect().filter((x) => x.variables.job_id === m.jobId);
+        this.send({ t: 'metrics', id: m.id, samples: samples.map((x) => [x.scope, x.variables, x.name, x.value] as const) });
+        return;
+      }
       case 'refused':
         this.refusal = m.reason;
         conn.close(new Error(`refused: ${m.reason}`));

@@ -62,6 +62,7 @@ export const OPTIONS: readonly ConfigOption[] = [
   opt('heartbeat.timeout', { type: 'duration', min: 1 }, 5000, 'A TaskManager (or JobManager) silent this long is considered lost and its subtasks fail over; larger than heartbeat.interval (Flink: 50 s; a dead process is noticed at once through its connection).'),
   opt('slot.request.timeout', { type: 'duration' }, 300_000, 'How long a job waits for enough TaskManager slots before it fails.'),
   opt('metrics.reporter.prom.port', PORT, 0, "Port of a TaskManager's /metrics (Prometheus text format); 0: any free port, announced to the JobManager and listed by /taskmanagers (Flink: 9249)."),
+  opt('metrics.fetcher.update-interval', { type: 'duration' }, 10_000, "How often the JobManager's REST metric queries (vertex metrics, back pressure) fetch the task and operator metrics from the TaskManagers; queries in between see the last fetch. 0: every query fetches (as Flink)."),
   opt('cluster.secret', { type: 'string' }, undefined, 'Shared secret TaskManagers and JobManager prove they know before they talk (HMAC); unset: no check.'),
   opt('high-availability.storageDir', { type: 'string' }, undefined, 'Where the JobManager keeps job graphs and the pointer to their latest checkpoint, to take its jobs back after a restart (`sluice jobmanager`, `sluice cluster`; not the embedded cluster of `sluice run`); default: execution.checkpointing.dir.'),
   // checkpointing

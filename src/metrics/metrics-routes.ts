@@ -9,6 +9,17 @@ export interface MetricsRoutesContext {
   readonly registry: MetricRegistry;
   /** The job with this id; throws the REST error (400, 404) otherwise. */
   readonly job: (jobId: string) => JobExecutor;
+  /**
+   * The job's metrics that live in other processes (a cluster's TaskManagers; see
+   * metric-fetcher.ts). Where a sample of the same subtask and metric is in the registry too
+   * (the JobManager's view of a remote task), the remote one is taken.
+   */
+  readonly remote?: (jobId: string) => Promise<readonly MetricSample[]>;
+}
+
+/** A sample's identity across processes: its job, vertex, subtask, groups and name. */
+function sampleKey(s: MetricSample): string {
+  return `${s.variables.job_id}/${s.variables.task_id}/${s.scope.join('.')}/${vertexMetricId(s)}`;
 }
 
 /** Flink's levels: a ratio of back-pressured time up to 10% is ok, up to 50% low, above high. */
@@ -76,7 +87,14 @@ export function metricsRoutes(ctx: MetricsRoutesContext): RestRoute[] {
     }
     return job;
   };
-  const vertexSamples = (jobId: string, vertexId: string): MetricSample[] => ctx.registry.collect().filter((s) => isVertexMetric(s, jobId, vertexId));
+  const vertexSamples = async (jobId: string, vertexId: string): Promise<MetricSample[]> => {
+    const local = ctx.registry.collect().filter((s) => isVertexMetric(s, jobId, vertexId));
+    const remote = ctx.remote === undefined ? [] : (await ctx.remote(jobId)).filter((s) => isVertexMetric(s, jobId, vertexId));
+    if (remote.length === 0) return local;
+    const byKey = new Map<string, MetricSample>();
+    for (const s of [...local, ...remote]) byKey.set(sampleKey(s), s);
+    return [...byKey.values()];
+  };
   return [
     {
       method: 'GET',
@@ -96,20 +114,20 @@ export function metricsRoutes(ctx: MetricsRoutesContext): RestRoute[] {
     {
       method: 'GET',
       path: '/jobs/:jobid/vertices/:vertexid/metrics',
-      handler: (p, _b, url) => {
+      handler: async (p, _b, url) => {
         vertexOf(p.jobid!, p.vertexid!);
         const byId = new Map<string, number>();
-        for (const s of vertexSamples(p.jobid!, p.vertexid!)) byId.set(vertexMetricId(s), s.value);
+        for (const s of await vertexSamples(p.jobid!, p.vertexid!)) byId.set(vertexMetricId(s), s.value);
         return metricQuery(byId, url);
       },
     },
     {
       method: 'GET',
       path: '/jobs/:jobid/vertices/:vertexid/subtasks/metrics',
-      handler: (p, _b, url) => {
+      handler: async (p, _b, url) => {
         vertexOf(p.jobid!, p.vertexid!);
         const byName = new Map<string, number[]>();
-        for (const s of vertexSamples(p.jobid!, p.vertexid!)) {
+        for (const s of await vertexSamples(p.jobid!, p.vertexid!)) {
           if (s.scope.length !== TASK_SCOPE.length) continue;
           const list = byName.get(s.name) ?? [];
           list.push(s.value);
@@ -140,9 +158,9 @@ export function metricsRoutes(ctx: MetricsRoutesContext): RestRoute[] {
     {
       method: 'GET',
       path: '/jobs/:jobid/vertices/:vertexid/backpressure',
-      handler: (p) => {
+      handler: async (p) => {
         const job = vertexOf(p.jobid!, p.vertexid!);
-        const taskSamples = vertexSamples(p.jobid!, p.vertexid!).filter((s) => s.scope.length === TASK_SCOPE.length);
+        const taskSamples = (await vertexSamples(p.jobid!, p.vertexid!)).filter((s) => s.scope.length === TASK_SCOPE.length);
         const ratioOf = (name: string, subtask: string): number | undefined => {
           const s = taskSamples.find((x) => x.name === name && x.variables.subtask_index === subtask);
           return s === undefined ? undefined : Math.round(Math.min(1, Math.max(0, s.value / 1000)) * 100) / 100;

@@ -8,6 +8,7 @@ import { checkpointDetailsJson, checkpointsJson } from './checkpoint-json.js';
 import { disposeSavepoint } from '../runtime/storage/savepoint-directory.js';
 import { RawResponse, RestError, type RestHandler as Handler, type RestRoute } from './rest-route.js';
 import { MetricRegistry } from '../metrics/metric-registry.js';
+import type { MetricSample } from '../metrics/metric-group.js';
 import { registerJobMetrics } from '../metrics/job-metrics.js';
 import { metricsRoutes } from '../metrics/metrics-routes.js';
 import { dashboardRoutes } from '../dashboard/dashboard-routes.js';
@@ -58,6 +59,8 @@ export interface RestServerOptions {
   readonly taskManagers?: () => readonly TaskManagerInfo[];
   /** More routes (the JobManager's job submission). */
   readonly routes?: readonly RestRoute[];
+  /** Metrics of the jobs that live in other processes (a cluster's TaskManagers), for the metric queries. */
+  readonly remoteMetrics?: (jobId: string) => Promise<readonly MetricSample[]>;
 }
 
 /** Largest request body a route takes unless it says otherwise (a JobManager's job submission takes bundles). */
@@ -184,7 +187,7 @@ export class RestServer {
     this.route('GET', '/jobs/:jobid/checkpoints/:triggerid', (p) => this.operationStatus('checkpoint', this.job(p.jobid!).jobId, p.triggerid!));
     const job = (id: string): JobExecutor => this.job(id);
     const taskManagers = o.taskManagers ?? (() => [embeddedTaskManager([...this.jobs.values()].filter((j) => j.status === 'RUNNING').length)]);
-    for (const r of [...metricsRoutes({ registry: this.metrics, job }), ...dashboardRoutes({ job, taskManagers }), ...(o.routes ?? [])]) this.route(r.method, r.path, r.handler, r.public, r.maxBodyBytes);
+    for (const r of [...metricsRoutes({ registry: this.metrics, job, ...(o.remoteMetrics === undefined ? {} : { remote: o.remoteMetrics }) }), ...dashboardRoutes({ job, taskManagers }), ...(o.routes ?? [])]) this.route(r.method, r.path, r.handler, r.public, r.maxBodyBytes);
   }
 
   /** Starts an asynchronous operation; its status is polled by trigger id (Flink's pattern). */
