@@ -142,6 +142,50 @@ describe('sluice stop against sluice run', () => {
   });
 });
 
+describe('the configuration file', () => {
+  async function confDir(text: string): Promise<string> {
+    const { mkdtempSync, writeFileSync } = await import('node:fs');
+    const { tmpdir } = await import('node:os');
+    const { join } = await import('node:path');
+    const dir = mkdtempSync(join(tmpdir(), 'sluice-cli-conf-'));
+    writeFileSync(join(dir, 'config.yaml'), text);
+    return dir;
+  }
+  const withConf = (dir: string, ...args: string[]) => {
+    const r = spawnSync(process.execPath, ['bin/sluice.js', ...args], { encoding: 'utf8', timeout: 60_000, env: { ...process.env, SLUICE_CONF_DIR: dir } });
+    return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+  };
+
+  it('$SLUICE_CONF_DIR/config.yaml configures sluice run; -p and -D override it', async () => {
+    const dir = await confDir('parallelism:\n  default: 2\nexecution.buffer-batch-size: 8\n');
+    const fromFile = withConf(dir, 'run', '--embedded', '--no-progress', `${jobs}/word-lengths.ts`, 'a');
+    expect(fromFile.code, fromFile.stderr).toBe(0);
+    expect(fromFile.stdout.trim()).toMatch(/^[12]> a:1$/); // parallel: the print sink prefixes the subtask
+    const overridden = withConf(dir, 'run', '--embedded', '--no-progress', '-p', '1', `${jobs}/word-lengths.ts`, 'a');
+    expect(overridden.stdout.trim()).toBe('a:1');
+  });
+
+  it('a mistake in it stops every command with the file, the line and the fix', async () => {
+    const dir = await confDir('rest.port: 8081\nexecution.checkpointing.intervall: 10s\n');
+    for (const args of [['run', `${jobs}/word-lengths.ts`], ['list'], ['taskmanager', '--jobmanager', '127.0.0.1:1'], ['savepoint', 'inspect', '/tmp']]) {
+      const r = withConf(dir, ...args);
+      expect(r.code, args.join(' ')).toBe(2);
+      expect(r.stderr, args.join(' ')).toMatch(/config\.yaml:2: unknown configuration key 'execution\.checkpointing\.intervall'; did you mean 'execution\.checkpointing\.interval'\?/);
+    }
+  });
+
+  it('the REST commands take the JobManager address and token from its rest.* options', async () => {
+    const { createServer } = await import('node:net');
+    const closed = createServer();
+    await new Promise<void>((r) => closed.listen(0, '127.0.0.1', r));
+    const port = (closed.address() as { port: number }).port;
+    await new Promise<void>((r) => closed.close(() => r()));
+    const r = withConf(await confDir(`rest:\n  address: 127.0.0.1\n  port: ${port}\n`), 'list');
+    expect(r.code).not.toBe(0);
+    expect(r.stderr).toContain(`127.0.0.1:${port}`);
+  });
+});
+
 describe('the command that resumes a suspended sluice run', () => {
   it('keeps options, job file and job arguments, replaces the restore options, quotes for the shell and hides secrets', async () => {
     const { resumeCommand } = await import('../src/cli/run-command.js');

@@ -6,7 +6,7 @@ import { Configuration, ConfigError } from '../config/configuration.js';
 import { JobManager } from '../cluster/job-manager.js';
 import { LocalCluster, sluiceBin } from '../cluster/local-cluster.js';
 import { TaskManager } from '../cluster/task-manager.js';
-import { CliError } from './cli-error.js';
+import { CliError, commandConfiguration } from './cli-error.js';
 
 export const JOBMANAGER_USAGE = 'usage: sluice jobmanager [--rpc-port P] [--rest-port P] [--rest-address A] [-D key=value]...';
 export const TASKMANAGER_USAGE = 'usage: sluice taskmanager --jobmanager host:port [--slots N] [--id ID] [--quiet] [-D key=value]...';
@@ -20,7 +20,7 @@ interface ParsedFlags {
 
 /** `-D key=value` into a configuration, `--name value` flags (only those listed), positional arguments. */
 function parseFlags(argv: readonly string[], valued: readonly string[], usage: string): ParsedFlags {
-  const config = new Configuration();
+  const config = commandConfiguration();
   const flags = new Map<string, string>();
   const positional: string[] = [];
   for (let i = 0; i < argv.length; i++) {

@@ -1,5 +1,5 @@
 import { resolve as resolvePath } from 'node:path';
-import { CliError } from './cli-error.js';
+import { CliError, commandConfiguration } from './cli-error.js';
 
 export interface RestTarget {
   readonly baseUrl: string;
@@ -8,8 +8,12 @@ export interface RestTarget {
 
 /** `--jobmanager host:port` (default 127.0.0.1:8081) and `--token`, removed from argv. */
 export function parseTarget(argv: string[]): RestTarget {
-  let address = process.env.SLUICE_JOBMANAGER ?? '127.0.0.1:8081';
-  let token = process.env.SLUICE_REST_TOKEN;
+  // Flag, then environment, then the configuration file's rest.*, then Flink's default.
+  const file = commandConfiguration();
+  const fileHost = file.has('rest.address') ? file.getString('rest.address')!.replace(/^(0\.0\.0\.0|::)$/, '127.0.0.1') : '127.0.0.1';
+  const fileAddress = file.has('rest.address') || file.has('rest.port') ? `${fileHost.includes(':') ? `[${fileHost}]` : fileHost}:${file.getNumber('rest.port')}` : undefined;
+  let address = process.env.SLUICE_JOBMANAGER ?? fileAddress ?? '127.0.0.1:8081';
+  let token = process.env.SLUICE_REST_TOKEN ?? file.getString('rest.auth.token');
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
     if (a === '--jobmanager' || a === '-m') {

@@ -3,7 +3,7 @@ import { Configuration, ConfigError } from '../config/configuration.js';
 import { GraphError } from '../graph/stream-graph.js';
 import { JobExecutionError } from '../runtime/local-executor.js';
 import type { Configuration as ConfigurationType } from '../config/configuration.js';
-import { CliError } from './cli-error.js';
+import { CliError, commandConfiguration } from './cli-error.js';
 import { prepareJob } from './job-loader.js';
 import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
@@ -118,7 +118,7 @@ function parseParallelism(text: string | undefined): number {
 }
 
 export function parseRunArgs(argv: readonly string[]): RunArgs {
-  const config = new Configuration();
+  const config = commandConfiguration();
   let typeCheck = true;
   let progress: boolean | undefined;
   let restorePath: string | undefined;

@@ -10,7 +10,7 @@ import { resolveDeltas } from '../runtime/state/keyed-state-delta.js';
 import { locateSnapshot, readSnapshotMetadata, readStateHandleInDirectory } from '../runtime/storage/snapshot-directory-reader.js';
 import { stateHandleSizeBytes, stateSizeBytes, type CheckpointMetadata, type OperatorSnapshot, type StateHandle } from '../runtime/storage/snapshot-format.js';
 import { CheckpointStorageError } from '../runtime/storage/storage-errors.js';
-import { CliError } from './cli-error.js';
+import { CliError, commandConfiguration } from './cli-error.js';
 
 /**
  * `sluice savepoint inspect <path>`: what a savepoint or retained checkpoint holds, read
@@ -432,7 +432,7 @@ export async function savepointInspectCommand(argv: readonly string[], config?: 
   let samples = 5;
   let json = false;
   const positional: string[] = [];
-  const conf = config ?? new Configuration();
+  const conf = config ?? commandConfiguration();
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
     if (a === '--operator' || a === '--uid') {

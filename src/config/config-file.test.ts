@@ -1,0 +1,73 @@
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { baseConfiguration, configFilePath, readConfigFile } from './config-file.js';
+
+const dirs: string[] = [];
+afterEach(() => {
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+
+/** A working directory with conf/config.yaml holding `text`. */
+function withConfig(text: string): { cwd: string; path: string } {
+  const cwd = mkdtempSync(join(tmpdir(), 'sluice-conf-'));
+  dirs.push(cwd);
+  mkdirSync(join(cwd, 'conf'));
+  const path = join(cwd, 'conf', 'config.yaml');
+  writeFileSync(path, text);
+  return { cwd, path };
+}
+
+describe('the configuration file (conf/config.yaml, as Flink\'s)', () => {
+  it('reads nested and dotted keys alike, checked and converted as -D values', () => {
+    const { cwd, path } = withConfig(
+      ['# a comment', 'parallelism.default: 4', 'execution:', '  checkpointing:', '    interval: 10s', '    mode: at_least_once', 'rest:', '  port: 9091', 'state.backend.type: lmdb', ''].join('\n'),
+    );
+    expect(configFilePath({}, cwd)).toBe(path);
+    expect(readConfigFile(path).entries).toEqual([
+      ['parallelism.default', 4],
+      ['execution.checkpointing.interval', '10s'],
+      ['execution.checkpointing.mode', 'at_least_once'],
+      ['rest.port', 9091],
+      ['state.backend.type', 'lmdb'],
+    ]);
+    const c = baseConfiguration({}, cwd);
+    expect([c.getNumber('parallelism.default'), c.getNumber('execution.checkpointing.interval'), c.getString('execution.checkpointing.mode'), c.getNumber('rest.port')]).toEqual([
+      4, 10_000, 'AT_LEAST_ONCE', 9091,
+    ]);
+  });
+
+  it('SLUICE_CONF_DIR names the directory; none at the default place is no file; an empty file is no options', () => {
+    const { cwd } = withConfig('rest.port: 9092\n');
+    const other = mkdtempSync(join(tmpdir(), 'sluice-conf-'));
+    dirs.push(other);
+    writeFileSync(join(other, 'config.yaml'), 'rest.port: 9093\n');
+    expect(baseConfiguration({ SLUICE_CONF_DIR: other }, cwd).getNumber('rest.port')).toBe(9093);
+    expect(() => baseConfiguration({ SLUICE_CONF_DIR: join(other, 'nope') }, cwd)).toThrow(/SLUICE_CONF_DIR is .*nope, but .*nope\/config\.yaml does not exist: create it, or unset SLUICE_CONF_DIR/);
+    expect(configFilePath({}, other)).toBeUndefined();
+    expect(baseConfiguration({}, other).entries()).toEqual([]);
+    expect(baseConfiguration({}, withConfig('# nothing yet\n').cwd).entries()).toEqual([]);
+  });
+
+  it('errors name the file, the line, the key and the fix', () => {
+    const bad = (text: string): string => {
+      const { path } = withConfig(text);
+      try {
+        readConfigFile(path);
+      } catch (e) {
+        return (e as Error).message.replace(path, 'FILE');
+      }
+      return 'no error';
+    };
+    expect(bad('parallelism.default: 2\nexecution.checkpointing.intervall: 10s\n')).toMatch(
+      /^FILE:2: unknown configuration key 'execution\.checkpointing\.intervall'; did you mean 'execution\.checkpointing\.interval'\?/,
+    );
+    expect(bad('rest:\n  port: 70000\n')).toMatch(/^FILE:2: invalid value 70000 for 'rest\.port': must be <= 65535/);
+    expect(bad('rest.port: [1, 2]\n')).toMatch(/^FILE:1: 'rest\.port' has a list; every option takes one value/);
+    expect(bad('rest.port:\n')).toMatch(/^FILE:1: 'rest\.port' has no value/);
+    expect(bad('rest.port: 1\nrest.port: 2\n')).toMatch(/^FILE is not valid YAML: .*[Mm]ap keys must be unique/);
+    expect(bad('- a\n- b\n')).toMatch(/^FILE: expected keys and values \(key: value\)/);
+    expect(bad('a: [\n')).toMatch(/^FILE is not valid YAML/);
+  });
+});

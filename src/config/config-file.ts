@@ -1,0 +1,86 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { isMap, isScalar, isSeq, parseDocument, type Node } from 'yaml';
+import { ConfigError, Configuration, type ConfigValue } from './configuration.js';
+
+/** The configuration file's name in its directory, as Flink's (`conf/config.yaml`). */
+export const CONFIG_FILE_NAME = 'config.yaml';
+
+export interface ConfigFile {
+  readonly path: string;
+  /** Keys as dotted paths, in the file's order. */
+  readonly entries: readonly (readonly [string, ConfigValue])[];
+}
+
+/**
+ * Where the configuration file is: `$SLUICE_CONF_DIR/config.yaml` (as Flink's
+ * `$FLINK_CONF_DIR`), else `conf/config.yaml` in the working directory. Undefined when there
+ * is none at the default place; a SLUICE_CONF_DIR without the file is an error.
+ */
+export function configFilePath(env: NodeJS.ProcessEnv = process.env, cwd: string = process.cwd()): string | undefined {
+  const dir = env.SLUICE_CONF_DIR;
+  if (dir !== undefined && dir !== '') {
+    const path = join(resolve(cwd, dir), CONFIG_FILE_NAME);
+    if (!existsSync(path)) throw new ConfigError(`SLUICE_CONF_DIR is ${dir}, but ${path} does not exist: create it, or unset SLUICE_CONF_DIR`);
+    return path;
+  }
+  const path = join(cwd, 'conf', CONFIG_FILE_NAME);
+  return existsSync(path) ? path : undefined;
+}
+
+/**
+ * Reads a YAML configuration file as Flink's config.yaml: nested maps and dotted keys are the
+ * same (`execution: {checkpointing: {interval: 10s}}` is `execution.checkpointing.interval:
+ * 10s`); values are scalars. Every key and value is checked as `-D` checks them; an error
+ * names the file, the line and the key.
+ */
+export function readConfigFile(path: string): ConfigFile {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (e) {
+    throw new ConfigError(`cannot read the configuration file ${path}: ${(e as Error).message}`);
+  }
+  const doc = parseDocument(text, { prettyErrors: true, uniqueKeys: true });
+  if (doc.errors.length > 0) throw new ConfigError(`${path} is not valid YAML: ${doc.errors[0]!.message}`);
+  const lineOf = (node: Node | null | undefined): string => {
+    const offset = node?.range?.[0];
+    if (offset === undefined) return '';
+    return `:${text.slice(0, offset).split('\n').length}`;
+  };
+  const entries: [string, ConfigValue][] = [];
+  const check = new Configuration();
+  const walk = (node: Node | null, prefix: string): void => {
+    if (isMap(node)) {
+      for (const pair of node.items) {
+        const keyNode = pair.key as Node | null;
+        const key = isScalar(keyNode) ? String(keyNode.value) : undefined;
+        if (key === undefined || key === '') throw new ConfigError(`${path}${lineOf(keyNode)}: a key must be a plain name, like execution.checkpointing.interval`);
+        walk(pair.value as Node | null, prefix === '' ? key : `${prefix}.${key}`);
+      }
+      return;
+    }
+    if (prefix === '') {
+      if (node === null || (isScalar(node) && node.value === null)) return; // an empty file
+      throw new ConfigError(`${path}: expected keys and values (key: value), like execution.checkpointing.interval: 10s`);
+    }
+    if (isSeq(node)) throw new ConfigError(`${path}${lineOf(node)}: '${prefix}' has a list; every option takes one value`);
+    if (!isScalar(node) || node.value === null || node.value === undefined) throw new ConfigError(`${path}${lineOf(node)}: '${prefix}' has no value`);
+    const raw = node.value;
+    const value: ConfigValue = typeof raw === 'number' || typeof raw === 'boolean' ? raw : String(raw);
+    try {
+      check.set(prefix, value);
+    } catch (e) {
+      throw new ConfigError(`${path}${lineOf(node)}: ${(e as Error).message}`);
+    }
+    entries.push([prefix, value]);
+  };
+  walk(doc.contents as Node | null, '');
+  return { path, entries };
+}
+
+/** The configuration a command starts from: the configuration file's, if there is one (then -D options override it). */
+export function baseConfiguration(env: NodeJS.ProcessEnv = process.env, cwd: string = process.cwd()): Configuration {
+  const path = configFilePath(env, cwd);
+  return path === undefined ? new Configuration() : new Configuration(readConfigFile(path).entries);
+}
