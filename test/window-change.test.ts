@@ -207,11 +207,15 @@ describe('a job restored with another window size', () => {
     const first = { assigner: SlidingEventTimeWindows.of(50, 10), fn: 'aggregate', records: 100_000, eventsPerSecond: 10_000, out: tempDir(), parallelism: 2 } as const;
     const savepoint = await runAndStop(first);
     expect((await windowStates(savepoint)).map((s) => s.name)).toEqual(['_window-slices@size=50ms,slide=10ms']);
-    const env = windowJob({ ...first, assigner: SlidingEventTimeWindows.of(60, 10) });
-    const executor = new LocalExecutor(env.getJobGraph(), env.config, { log: () => {}, restoreFrom: { path: savepoint, allowNonRestoredState: false } });
-    await expect(executor.run()).rejects.toThrow(
+    const restore = (o: JobOptions) => {
+      const env = windowJob(o);
+      return new LocalExecutor(env.getJobGraph(), env.config, { log: () => {}, restoreFrom: { path: savepoint, allowNonRestoredState: false } }).run();
+    };
+    await expect(restore({ ...first, assigner: SlidingEventTimeWindows.of(60, 10) })).rejects.toThrow(
       /windows of a sliding window \(size=50ms,slide=10ms\) as slices.*this job's window \(sliding windows of 60 ms every 10 ms \(event time\)\) cannot take them: restore with the same window assigner/s,
     );
+    // The same window with a process function (every record kept) cannot take accumulators either.
+    await expect(restore({ ...first, fn: 'process' })).rejects.toThrow(/as slices.*\(sliding windows of 50 ms every 10 ms \(event time\)\) cannot take them/s);
   });
 });
 

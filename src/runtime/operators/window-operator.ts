@@ -106,6 +106,8 @@ export class WindowOperator extends KeyedOperator<unknown> {
     // Entries of a restored layout (registering it loads them).
     const restoredEntries = (name: string): number => {
       if (!restoredNames.includes(name)) return 0;
+      // Slices are aggregate accumulators: another function kind cannot register them (and cannot take them).
+      if (name.startsWith(WINDOW_SLICES) && fn.kind !== 'aggregate') return 1;
       if (name === WINDOW_SESSIONS) this.backend.getOrCreateState(valueState<number[]>(name), false);
       else register(name);
       return this.backend.numEntries(name);
