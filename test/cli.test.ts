@@ -17,6 +17,32 @@ describe('sluice run', () => {
     expect(r.stdout.trim().split('\n')).toEqual(['stream:6', 'of:2', 'words:5']);
   });
 
+  it('serves REST on a free port when rest.port is taken (the JobManager\'s port error ended the run)', async () => {
+    const { createServer } = await import('node:net');
+    const blocker = createServer();
+    await new Promise<void>((r) => blocker.listen(0, '127.0.0.1', r));
+    const port = (blocker.address() as { port: number }).port;
+    try {
+      const { spawn } = await import('node:child_process');
+      // Asynchronous: the blocker must keep answering while the run starts.
+      const r = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+        const p = spawn(process.execPath, ['bin/sluice.js', 'run', '--no-progress', '-D', `rest.port=${port}`, `${jobs}/word-lengths.ts`, 'a'], { stdio: ['ignore', 'pipe', 'pipe'] });
+        let stdout = '';
+        let stderr = '';
+        p.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+        p.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+        p.on('exit', (code) => resolve({ code, stdout, stderr }));
+      });
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stdout.trim()).toBe('a:1');
+      const rest = /REST API at http:\/\/127\.0\.0\.1:(\d+)/.exec(r.stderr);
+      expect(rest, r.stderr).not.toBeNull();
+      expect(Number(rest![1])).not.toBe(port);
+    } finally {
+      blocker.close();
+    }
+  });
+
   it('takes -p and -D', () => {
     const r = sluice('run', '-p', '2', '-D', 'execution.buffer-batch-size=8', `${jobs}/word-lengths.ts`, 'a');
     expect(r.code).toBe(0);

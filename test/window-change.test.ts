@@ -31,7 +31,7 @@ interface JobOptions {
   readonly latenessMs?: number;
 }
 
-/** Records 0..n-1 at event time n, key n % KEYS; a window writes "key:start:end:records" (process) or "key:start:end:sum". */
+/** Records 0..n-1 at event time n from one source subtask, key n % KEYS; a window writes "key:start:end:records" (process) or "key:start:end:sum". */
 function windowJob(o: JobOptions): StreamExecutionEnvironment {
   const env = StreamExecutionEnvironment.create({
     'parallelism.default': o.parallelism,
@@ -40,7 +40,9 @@ function windowJob(o: JobOptions): StreamExecutionEnvironment {
     'pipeline.auto-watermark-interval': 5,
   });
   let windowed = env
+    // One source subtask: the savepoint cuts the records at one offset (with several, each split has its own).
     .fromSource(numberSource({ count: o.records, eventsPerSecond: o.eventsPerSecond }), 'numbers')
+    .setParallelism(1)
     .uid('numbers')
     .assignTimestampsAndWatermarks(WatermarkStrategy.forMonotonousTimestamps<number>().withTimestampAssigner((n) => n))
     .uid('timestamps')

@@ -305,7 +305,9 @@ async function runOnLocalCluster(args: RunArgs, bundle: string, graph: JobGraph)
   try {
     cluster = await start(clusterConfig);
   } catch (e) {
-    if ((e as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw new CliError(`cannot start the local cluster: ${(e as Error).message}`);
+    // The JobManager names the taken port in its own error; the system's is its cause.
+    const code = (e as NodeJS.ErrnoException).code ?? ((e as Error).cause as NodeJS.ErrnoException | undefined)?.code;
+    if (code !== 'EADDRINUSE') throw new CliError(`cannot start the local cluster: ${(e as Error).message}`);
     clusterConfig.set('rest.port', 0);
     cluster = await start(clusterConfig);
   }
