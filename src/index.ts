@@ -5,6 +5,8 @@ export { DataStream, SingleOutputStream, DataStreamSink } from './api/data-strea
 export { KeyedStream } from './api/keyed-stream.js';
 export { WindowedStream } from './api/windowed-stream.js';
 export { ConnectedStreams, ConnectedKeyedStreams } from './api/connected-streams.js';
+export { BroadcastStream, BroadcastConnectedStream, KeyedBroadcastConnectedStream } from './api/broadcast-stream.js';
+export { broadcastState, type BroadcastStateDescriptor, type BroadcastState, type ReadOnlyBroadcastState } from './api/broadcast-state.js';
 export { OutputTag } from './api/output-tag.js';
 export type * from './api/functions.js';
 export type { Source, SourceReader, ReaderOutput, SourceReaderContext, InputStatus, Boundedness } from './api/source.js';

@@ -1,6 +1,8 @@
 import { describe, expectTypeOf, it } from 'vitest';
 import {
   aggregatingState,
+  broadcastState,
+  BroadcastStream,
   DataStream,
   KeyedStream,
   listState,
@@ -325,5 +327,31 @@ describe('filter with a type guard narrows the stream', () => {
     expectTypeOf(strings).toEqualTypeOf<SingleOutputStream<string>>();
     const same = mixed.filter((v) => v !== 1);
     expectTypeOf(same).toEqualTypeOf<SingleOutputStream<string | number>>();
+  });
+
+  it('broadcast state: read-only for the keyed input, writable for the broadcast input, typed by its descriptor', () => {
+    const rules = broadcastState<string, number>('rules');
+    const broadcast = env.fromElements<[string, number]>(['x', 1]).broadcast(rules);
+    expectTypeOf(broadcast).toEqualTypeOf<BroadcastStream<[string, number]>>();
+    bids
+      .keyBy((b) => b.auction)
+      .connect(broadcast)
+      .process<string>({
+        processElement(b, ctx, out) {
+          const state = ctx.getBroadcastState(rules);
+          expectTypeOf(state.get('x')).toEqualTypeOf<number | undefined>();
+          // @ts-expect-error the keyed input only reads broadcast state
+          state.put('x', 2);
+          expectTypeOf(ctx.getCurrentKey()).toEqualTypeOf<number>();
+          out.collect(String(b.price));
+        },
+        processBroadcastElement(rule, ctx) {
+          ctx.getBroadcastState(rules).put(rule[0], rule[1]);
+          // @ts-expect-error the broadcast input has no key
+          ctx.getCurrentKey();
+          // @ts-expect-error values have the descriptor's type
+          ctx.getBroadcastState(rules).put('y', 'two');
+        },
+      });
   });
 });

@@ -6,6 +6,8 @@ import { TimestampsAndWatermarksOperator } from '../runtime/operators/timestamps
 import type { KeyType } from '../runtime/state/key-group.js';
 import type { StreamOperator } from '../runtime/task/stream-operator.js';
 import type { Transformation } from '../graph/transformation.js';
+import type { BroadcastStateDescriptor } from './broadcast-state.js';
+import { BroadcastConnectedStream, BroadcastStream } from './broadcast-stream.js';
 import { ConnectedStreams } from './connected-streams.js';
 import type { StreamExecutionEnvironment } from './environment.js';
 import type { FilterFunction, FlatMapFunction, KeySelector, MapFunction, ProcessFunction } from './functions.js';
@@ -53,8 +55,10 @@ export class DataStream<T> {
     return new DataStream<T>(this.env, t);
   }
 
-  connect<U>(other: DataStream<U>): ConnectedStreams<T, U> {
-    return new ConnectedStreams<T, U>(this, other);
+  connect<U>(other: DataStream<U>): ConnectedStreams<T, U>;
+  connect<U>(other: BroadcastStream<U>): BroadcastConnectedStream<T, U>;
+  connect<U>(other: DataStream<U> | BroadcastStream<U>): ConnectedStreams<T, U> | BroadcastConnectedStream<T, U> {
+    return other instanceof BroadcastStream ? new BroadcastConnectedStream<T, U>(this, other) : new ConnectedStreams<T, U>(this, other);
   }
 
   assignTimestampsAndWatermarks(strategy: WatermarkStrategy<T>, name = 'Timestamps/Watermarks'): SingleOutputStream<T> {
@@ -71,8 +75,12 @@ export class DataStream<T> {
     return this.partition({ kind: 'rescale' });
   }
 
-  broadcast(): DataStream<T> {
-    return this.partition({ kind: 'broadcast' });
+  /** Every record to every subtask downstream; with broadcast state descriptors, a stream to connect(...) to (Flink's broadcast state pattern). */
+  broadcast(): DataStream<T>;
+  broadcast(...descriptors: [BroadcastStateDescriptor<unknown, unknown>, ...BroadcastStateDescriptor<unknown, unknown>[]]): BroadcastStream<T>;
+  broadcast(...descriptors: BroadcastStateDescriptor<unknown, unknown>[]): DataStream<T> | BroadcastStream<T> {
+    const partitioned = this.partition({ kind: 'broadcast' });
+    return descriptors.length === 0 ? partitioned : new BroadcastStream<T>(partitioned, descriptors);
   }
 
   forward(): DataStream<T> {

@@ -1,3 +1,4 @@
+import type { BroadcastState, BroadcastStateDescriptor, ReadOnlyBroadcastState } from './broadcast-state.js';
 import type { KeyType } from '../runtime/state/key-group.js';
 import type { OutputTag } from './output-tag.js';
 import type {
@@ -116,4 +117,35 @@ export interface KeyedCoProcessFunction<in K extends KeyType, in IN1, in IN2, ou
   processElement1(value: IN1, ctx: KeyedProcessContext<K>, out: Collector<OUT>): void;
   processElement2(value: IN2, ctx: KeyedProcessContext<K>, out: Collector<OUT>): void;
   onTimer?(timestampMs: number, ctx: OnTimerContext<K>, out: Collector<OUT>): void;
+}
+
+/** The context of a record of the non-broadcast input: broadcast state to read. */
+export interface BroadcastReadOnlyContext extends ProcessContext {
+  getBroadcastState<BK, BV>(descriptor: BroadcastStateDescriptor<BK, BV>): ReadOnlyBroadcastState<BK, BV>;
+}
+
+/** The context of a record of the broadcast input: broadcast state to write (no key: it reaches every subtask). */
+export interface BroadcastContext extends ProcessContext {
+  getBroadcastState<BK, BV>(descriptor: BroadcastStateDescriptor<BK, BV>): BroadcastState<BK, BV>;
+}
+
+export interface KeyedBroadcastReadOnlyContext<K extends KeyType> extends KeyedProcessContext<K> {
+  getBroadcastState<BK, BV>(descriptor: BroadcastStateDescriptor<BK, BV>): ReadOnlyBroadcastState<BK, BV>;
+}
+
+export interface KeyedBroadcastOnTimerContext<K extends KeyType> extends OnTimerContext<K> {
+  getBroadcastState<BK, BV>(descriptor: BroadcastStateDescriptor<BK, BV>): ReadOnlyBroadcastState<BK, BV>;
+}
+
+/** `stream.connect(broadcastStream).process(fn)` (Flink's BroadcastProcessFunction). */
+export interface BroadcastProcessFunction<in IN1, in IN2, out OUT> extends Lifecycle<RuntimeContext> {
+  processElement(value: IN1, ctx: BroadcastReadOnlyContext, out: Collector<OUT>): void;
+  processBroadcastElement(value: IN2, ctx: BroadcastContext, out: Collector<OUT>): void;
+}
+
+/** `keyedStream.connect(broadcastStream).process(fn)` (Flink's KeyedBroadcastProcessFunction): keyed state and timers on the keyed input. */
+export interface KeyedBroadcastProcessFunction<in K extends KeyType, in IN1, in IN2, out OUT> extends Lifecycle<KeyedRuntimeContext<K>> {
+  processElement(value: IN1, ctx: KeyedBroadcastReadOnlyContext<K>, out: Collector<OUT>): void;
+  processBroadcastElement(value: IN2, ctx: BroadcastContext, out: Collector<OUT>): void;
+  onTimer?(timestampMs: number, ctx: KeyedBroadcastOnTimerContext<K>, out: Collector<OUT>): void;
 }

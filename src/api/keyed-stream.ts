@@ -2,6 +2,7 @@ import { KeyedAggregateOperator, KeyedReduceOperator } from '../runtime/operator
 import { KeyedProcessOperator } from '../runtime/operators/keyed-process-operator.js';
 import type { KeyType } from '../runtime/state/key-group.js';
 import type { Transformation } from '../graph/transformation.js';
+import { BroadcastStream, KeyedBroadcastConnectedStream } from './broadcast-stream.js';
 import { ConnectedKeyedStreams } from './connected-streams.js';
 import type { DataStream, SingleOutputStream } from './data-stream.js';
 import type { KeyedProcessFunction, KeySelector, ReduceFunction } from './functions.js';
@@ -66,7 +67,9 @@ export class KeyedStream<T, K extends KeyType> {
   }
 
   /** Two keyed streams with the same key type: shared keyed state and timers per key. */
-  connect<U>(other: KeyedStream<U, K>): ConnectedKeyedStreams<T, U, K> {
-    return new ConnectedKeyedStreams<T, U, K>(this, other);
+  connect<U>(other: KeyedStream<U, K>): ConnectedKeyedStreams<T, U, K>;
+  connect<U>(other: BroadcastStream<U>): KeyedBroadcastConnectedStream<T, U, K>;
+  connect<U>(other: KeyedStream<U, K> | BroadcastStream<U>): ConnectedKeyedStreams<T, U, K> | KeyedBroadcastConnectedStream<T, U, K> {
+    return other instanceof BroadcastStream ? new KeyedBroadcastConnectedStream<T, U, K>(this, other) : new ConnectedKeyedStreams<T, U, K>(this, other);
   }
 }
