@@ -135,7 +135,10 @@ describe('FileSource split assignment', () => {
       while (!ended && executor.checkpointStats.counts.completed < wanted) await new Promise((r) => setTimeout(r, 3));
       if (ended) break;
       executor.cancel();
-      expect((await done).status).toBe('CANCELED');
+      const status = (await done).status;
+      // The job may read its last line between the check above and the cancel: then it is done.
+      if (status === 'FINISHED') break;
+      expect(status, `seed ${seed}: ${path.join(' -> ')}`).toBe('CANCELED');
       restoreFrom = latestCheckpoint(checkpoints, executor.jobId);
       expect(restoreFrom, `seed ${seed}: a retained checkpoint of run ${hop}`).toBeDefined();
       let next = parallelism;
