@@ -17,6 +17,13 @@ describe('sluice run', () => {
     expect(r.stdout.trim().split('\n')).toEqual(['stream:6', 'of:2', 'words:5']);
   });
 
+  it('runs a job that imports a CommonJS package requiring Node built-ins (pg): the bundle gives it require', () => {
+    const r = sluice('run', '--no-progress', `${jobs}/commonjs-import.ts`);
+    expect(r.stderr).toMatch(/finished in \d+ ms/);
+    expect(r.code).toBe(0);
+    expect(r.stdout.trim().split('\n')).toEqual(['Client:function:true', 'Pool:function:true']);
+  });
+
   it('serves REST on a free port when rest.port is taken (the JobManager\'s port error ended the run)', async () => {
     const { createServer } = await import('node:net');
     const blocker = createServer();

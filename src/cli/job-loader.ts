@@ -65,6 +65,10 @@ export async function bundleJob(file: string, outfile: string): Promise<string> 
       outfile,
       logLevel: 'silent',
       sourcemap: 'inline',
+      // CommonJS packages the job imports (pg, most of npm) require Node's built-in modules:
+      // an ESM bundle has no `require`, and esbuild's shim then throws "Dynamic require of
+      // "events" is not supported". A real one, as Node gives CommonJS modules, fixes that.
+      banner: { js: "import { createRequire as __sluiceCreateRequire } from 'node:module'; const require = __sluiceCreateRequire(import.meta.url);" },
       plugins: [
         {
           name: 'sluice-runtime',
