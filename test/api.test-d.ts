@@ -1,6 +1,9 @@
 import { describe, expectTypeOf, it } from 'vitest';
 import {
   aggregatingState,
+  AsyncDataStream,
+  AsyncRetryStrategies,
+  RetryPredicates,
   broadcastState,
   BroadcastStream,
   DataStream,
@@ -23,6 +26,7 @@ import {
   type ProcessFunction,
   type ProcessWindowFunction,
   type ReducingState,
+  type ResultFuture,
   type RuntimeContext,
   type ValueState,
 } from '../src/index.js';
@@ -353,5 +357,21 @@ describe('filter with a type guard narrows the stream', () => {
           ctx.getBroadcastState(rules).put('y', 'two');
         },
       });
+  });
+
+  it('async I/O: the results type the stream; complete() takes the output type; a retry predicate sees the results', () => {
+    const prices = AsyncDataStream.orderedWait(bids, { asyncInvoke: (b, result: ResultFuture<number>) => result.complete([b.price]) }, 1_000);
+    expectTypeOf(prices).toEqualTypeOf<SingleOutputStream<number>>();
+    const names = AsyncDataStream.unorderedWait<Bid, string>(bids, async (b, result) => result.complete([`${b.auction}`]), 1_000, 10);
+    expectTypeOf(names).toEqualTypeOf<SingleOutputStream<string>>();
+    AsyncDataStream.orderedWait<Bid, string>(
+      bids,
+      // @ts-expect-error results have the output type
+      (b, result) => result.complete([b.price]),
+      1_000,
+    );
+    const retry = AsyncRetryStrategies.fixedDelay<string>(3, 100).ifResult((r) => r.length === 0 || r[0] === '');
+    expectTypeOf(retry.resultPredicate).toEqualTypeOf<((results: readonly string[]) => boolean) | undefined>();
+    AsyncDataStream.unorderedWaitWithRetry<Bid, string>(bids, (_b, r) => r.complete([]), 1_000, 10, retry.ifException(RetryPredicates.HAS_EXCEPTION_PREDICATE).build());
   });
 });

@@ -7,8 +7,9 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OPTIONS } from '../src/config/options.js';
+import { machineServer, sql, uniqueTableName, type PostgresServer } from './services/postgres-cluster.js';
 import { nexmarkEventAt, nexmarkTimestampAt, resolveNexmarkConfig } from '../src/connectors/index.js';
 
 interface Run {
@@ -313,6 +314,46 @@ describe('examples/nexmark-hot-items.ts', () => {
     expectFinished(r);
     const want = expected(200_000);
     expect(want.length).toBeGreaterThan(3);
+    expect(sorted(lines(r.stdout))).toEqual(sorted(want));
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+
+describe('examples/async-lookup.ts', () => {
+  TESTED.add('async-lookup.ts');
+  let server: PostgresServer;
+  const table = uniqueTableName('example_accounts');
+
+  beforeAll(async () => {
+    server = await machineServer();
+    // Accounts 0..39 of the 50 the payments go to: payments to 40..49 find no owner.
+    await sql(server, `CREATE TABLE ${table} (id integer PRIMARY KEY, owner text NOT NULL)`);
+    await sql(server, `INSERT INTO ${table} SELECT g, 'owner-' || g FROM generate_series(0, 39) g`);
+  });
+
+  afterAll(async () => {
+    await sql(server, `DROP TABLE IF EXISTS ${table}`);
+    await server.stop();
+  });
+
+  it('enriches every payment whose account has an owner, with queries under way side by side (-p 2, checkpoints)', () => {
+    const c = server.connection;
+    const r = spawnSync(process.execPath, ['bin/sluice.js', 'run', '--no-progress', '-p', '2', '-D', 'execution.checkpointing.interval=50ms', 'examples/async-lookup.ts', table, '3000'], {
+      encoding: 'utf8',
+      timeout: 60_000,
+      env: {
+        ...process.env,
+        PGHOST: c.host ?? '127.0.0.1',
+        PGPORT: String(c.port ?? 5432),
+        PGUSER: c.user ?? 'postgres',
+        PGDATABASE: c.database ?? 'postgres',
+        ...(c.password === undefined ? {} : { PGPASSWORD: c.password }),
+      },
+    });
+    expectFinished({ code: r.status, stdout: r.stdout, stderr: r.stderr });
+    const want: string[] = [];
+    for (let i = 0; i < 3000; i++) if (i % 50 < 40) want.push(`payment ${i} account ${i % 50} owner owner-${i % 50}`);
     expect(sorted(lines(r.stdout))).toEqual(sorted(want));
   });
 });

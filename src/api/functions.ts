@@ -99,6 +99,30 @@ interface Lifecycle<C> extends CheckpointListener {
   close?: () => void | Promise<void>;
 }
 
+/**
+ * Hands the results of one asynchronous call back to its operator (Flink's ResultFuture).
+ * Callable from any callback; only the first `complete` or `completeExceptionally` counts.
+ */
+export interface ResultFuture<in OUT> {
+  /** The call's results: zero or more records, emitted with the input record's timestamp. */
+  complete(results: Iterable<OUT>): void;
+  /** The call failed: the job fails (and restarts by its restart strategy) unless a retry strategy retries it. */
+  completeExceptionally(error: unknown): void;
+}
+
+/**
+ * A function that calls an external system without blocking (Flink's AsyncFunction), for
+ * AsyncDataStream.orderedWait / unorderedWait. `asyncInvoke` starts the call for one record
+ * and completes `resultFuture` when it is done; a promise it returns that rejects fails the
+ * call. Records whose calls are under way go into checkpoints and are called again on
+ * recovery, so a call must be safe to repeat (a lookup, an idempotent write).
+ */
+export interface AsyncFunction<in IN, out OUT> extends Lifecycle<RuntimeContext> {
+  asyncInvoke(input: IN, resultFuture: ResultFuture<OUT>): void | Promise<void>;
+  /** The call did not complete within the timeout; without this method the job fails with an AsyncTimeoutError. */
+  timeout?(input: IN, resultFuture: ResultFuture<OUT>): void | Promise<void>;
+}
+
 export interface ProcessFunction<in IN, out OUT> extends Lifecycle<RuntimeContext> {
   processElement(value: IN, ctx: ProcessContext, out: Collector<OUT>): void;
 }

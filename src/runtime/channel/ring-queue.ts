@@ -40,6 +40,15 @@ export class RingQueue<T> {
     return this.count === 0 ? undefined : this.items[this.head];
   }
 
+  peekLast(): T | undefined {
+    return this.count === 0 ? undefined : this.items[(this.head + this.count - 1) & (this.items.length - 1)];
+  }
+
+  /** The items, oldest first (the queue must not change while this runs). */
+  *[Symbol.iterator](): IterableIterator<T> {
+    for (let i = 0; i < this.count; i++) yield this.items[(this.head + i) & (this.items.length - 1)] as T;
+  }
+
   at(index: number): T {
     if (index < 0 || index >= this.count) throw new RangeError(`index ${index} out of [0, ${this.count})`);
     return this.items[(this.head + index) & (this.items.length - 1)] as T;

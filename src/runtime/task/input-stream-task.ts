@@ -237,6 +237,11 @@ export class InputStreamTask extends StreamTask {
     }
   }
 
+  protected override whileInputPaused(): void {
+    // An unaligned barrier overtakes the records an async operator does not take yet.
+    if (this.priorityPending) this.takePriorityEvents();
+  }
+
   protected processInput(budgetRecords: number): InputResult {
     if (this.priorityPending) this.takePriorityEvents();
     let processed = 0;
@@ -256,7 +261,7 @@ export class InputStreamTask extends StreamTask {
             if (second) head.processElement2(values[i], timestamps[i]!);
             else head.processElement(values[i], timestamps[i]!);
             i++;
-            if (this.availability.blocked || this.pendingAsync !== null || this.priorityPending) break;
+            if (this.availability.blocked || this.inputStopped || this.priorityPending) break;
           }
           // Not left for a record of another batch (one restored from in-flight data has none).
           head.keyGroupHint = -1;
@@ -264,13 +269,13 @@ export class InputStreamTask extends StreamTask {
           while (i < n) {
             head.processElement(values[i], timestamps[i]!);
             i++;
-            if (this.availability.blocked || this.pendingAsync !== null || this.priorityPending) break;
+            if (this.availability.blocked || this.inputStopped || this.priorityPending) break;
           }
         } else {
           while (i < n) {
             head.processElement2(values[i], timestamps[i]!);
             i++;
-            if (this.availability.blocked || this.pendingAsync !== null || this.priorityPending) break;
+            if (this.availability.blocked || this.inputStopped || this.priorityPending) break;
           }
         }
         processed += i - this.batchIndex;
@@ -284,7 +289,7 @@ export class InputStreamTask extends StreamTask {
           return 'wait';
         }
         this.batch = null;
-        if (this.availability.blocked || this.pendingAsync !== null) return 'wait';
+        if (this.availability.blocked || this.inputStopped) return 'wait';
         continue;
       }
       const element = this.pollElement();

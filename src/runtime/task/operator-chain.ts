@@ -17,6 +17,8 @@ export interface ChainEnvironment {
   readonly processingTime: ProcessingTimeService;
   readonly writerFor: (edge: StreamEdge) => RecordWriter;
   readonly waitFor: (promise: Promise<void>) => void;
+  readonly pauseInput: (promise: Promise<void>) => void;
+  readonly enqueueMail: (mail: () => void) => void;
   /** See OperatorRuntime: given by subtasks that take input from channels. */
   readonly shouldYield?: (() => boolean) | undefined;
   readonly defer?: ((rest: () => boolean) => void) | undefined;
@@ -104,6 +106,8 @@ export class OperatorChain {
         keySelector1: node.keySelector1,
         keySelector2: node.keySelector2,
         waitFor: env.waitFor,
+        pauseInput: env.pauseInput,
+        enqueueMail: env.enqueueMail,
         shouldYield: env.shouldYield,
         defer: env.defer,
       };

@@ -22,8 +22,12 @@ export interface OperatorRuntime {
   readonly keyedBackend: KeyedStateBackend | undefined;
   readonly keySelector1: KeySelector<unknown, KeyType> | undefined;
   readonly keySelector2: KeySelector<unknown, KeyType> | undefined;
-  /** Suspends the subtask's input until the promise settles (an asynchronous write). */
+  /** Suspends the subtask's input and mail until the promise settles (an asynchronous write). */
   waitFor(promise: Promise<void>): void;
+  /** Suspends the subtask's input, not its mail, until the promise settles (an async operator's full queue). */
+  pauseInput(promise: Promise<void>): void;
+  /** Runs `mail` on the subtask's thread between records, in order with timers and checkpoints (nothing once the subtask ended). */
+  enqueueMail(mail: () => void): void;
   /**
    * Present when the subtask runs long work in bounded slices: true once the current slice
    * has used its time, or its output is full. Firing timers (a watermark's, or processing-time

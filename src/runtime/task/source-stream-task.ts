@@ -174,10 +174,10 @@ export class SourceStreamTask extends StreamTask {
         }
         return 'wait';
       }
-      if (this.availability.blocked || this.pendingAsync !== null) break;
+      if (this.availability.blocked || this.inputStopped) break;
     }
     this.recordsIn += output.count - start;
-    return this.availability.blocked || this.pendingAsync !== null ? 'wait' : 'more';
+    return this.availability.blocked || this.inputStopped ? 'wait' : 'more';
   }
 
   protected override async closeInput(): Promise<void> {

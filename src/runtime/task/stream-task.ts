@@ -108,6 +108,10 @@ export abstract class StreamTask implements Schedulable {
   protected readonly availability = new OutputAvailability();
   protected readonly writers: RecordWriter[] = [];
   protected pendingAsync: Promise<void> | null = null;
+  /** An operator's pause of the input (an async operator's queue is full): mail still runs. */
+  private inputPause: Promise<void> | null = null;
+  /** `pendingAsync !== null || inputPause !== null`, kept in a field: it is checked after every record. */
+  protected inputStopped = false;
   private readonly mailbox = new RingQueue<() => void>();
   /**
    * Work that stopped part-way (firing a watermark's or the processing time's timers), in the
@@ -180,6 +184,8 @@ export abstract class StreamTask implements Schedulable {
         return w;
       },
       waitFor: (p) => this.waitFor(p),
+      pauseInput: (p) => this.pauseInput(p),
+      enqueueMail: (mail) => this.enqueueMail(mail),
       shouldYield: () => this.availability.blocked || performance.now() >= this.timersUntilMs,
       defer: (rest) => this.unfinished.push(rest),
       restore: d.restore,
@@ -321,11 +327,32 @@ export abstract class StreamTask implements Schedulable {
     const p = all.then(
       () => {
         if (this.pendingAsync === p) this.pendingAsync = null;
+        this.inputStopped = this.pendingAsync !== null || this.inputPause !== null;
         this.wake();
       },
       (e: unknown) => this.fail(e),
     );
     this.pendingAsync = p;
+    this.inputStopped = true;
+  }
+
+  /**
+   * The task reads no input until `promise` settles, but runs its mail (checkpoint triggers,
+   * timers, the completions that end the pause): an async operator whose queue is full.
+   */
+  pauseInput(promise: Promise<void>): void {
+    const prev = this.inputPause;
+    const all = prev === null ? promise : Promise.all([prev, promise]).then(() => {});
+    const p = all.then(
+      () => {
+        if (this.inputPause === p) this.inputPause = null;
+        this.inputStopped = this.pendingAsync !== null || this.inputPause !== null;
+        this.wake();
+      },
+      (e: unknown) => this.fail(e),
+    );
+    this.inputPause = p;
+    this.inputStopped = true;
   }
 
   runSlice(): boolean {
@@ -337,18 +364,25 @@ export abstract class StreamTask implements Schedulable {
       // Mail (checkpoint triggers, notifications, timers) waits for a pending asynchronous
       // write, as it waits for a record being processed: a barrier must not pass records
       // that were handed to the sink before it.
+      let mails = 0;
       while (this.mailbox.size > 0 && this.pendingAsync === null) {
         this.mailbox.shift()!();
+        mails++;
         if (this.state !== 'running') return false;
         // A mail's timers stopped part-way: the rest runs first, in the next slice.
         if (this.unfinished.length > 0) return true;
       }
-      if (this.finishing || this.pendingAsync !== null || this.dataPhase === 'finishing') return false;
+      if (this.finishing || this.pendingAsync !== null || this.dataPhase === 'finishing' || this.inputPause !== null) {
+        // What the mail emitted (an async operator's results) goes out now, not with the next input.
+        if (mails > 0) for (const w of this.writers) w.flushAll();
+        if (this.inputPause !== null && !this.finishing) this.whileInputPaused();
+        return false;
+      }
       if (this.outputFull()) return false;
       const result = this.processInput(this.sliceBudgetRecords);
       for (const w of this.writers) w.flushAll();
       if (this.availability.blocked) this.backPressuredTime.start();
-      else if (result === 'wait' && this.pendingAsync === null) this.idleTime.start();
+      else if (result === 'wait' && !this.inputStopped) this.idleTime.start();
       if (result === 'end-of-data') {
         this.dataPhase = 'finishing';
         void this.finishData();
@@ -367,6 +401,9 @@ export abstract class StreamTask implements Schedulable {
   }
 
   protected abstract processInput(budgetRecords: number): InputResult;
+
+  /** Input is paused (pauseInput): what the task still takes from its input (unaligned barriers). */
+  protected whileInputPaused(): void {}
 
   /** Records one slice processes (SOURCE_SLICE_RECORDS or INPUT_SLICE_RECORDS). */
   protected abstract readonly sliceBudgetRecords: number;
