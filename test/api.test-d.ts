@@ -374,4 +374,18 @@ describe('filter with a type guard narrows the stream', () => {
     expectTypeOf(retry.resultPredicate).toEqualTypeOf<((results: readonly string[]) => boolean) | undefined>();
     AsyncDataStream.unorderedWaitWithRetry<Bid, string>(bids, (_b, r) => r.complete([]), 1_000, 10, retry.ifException(RetryPredicates.HAS_EXCEPTION_PREDICATE).build());
   });
+
+  it('field aggregations take number fields only: tuple positions as numbers, object keys as strings', () => {
+    const counts = env.fromElements<[string, number]>(['a', 1]).keyBy((t) => t[0]);
+    expectTypeOf(counts.sum(1)).toEqualTypeOf<SingleOutputStream<[string, number]>>();
+    // @ts-expect-error position 0 holds a string
+    counts.sum(0);
+    // @ts-expect-error no position 2
+    counts.max(2);
+    const byAuction = bids.keyBy((b) => b.auction);
+    expectTypeOf(byAuction.maxBy('price')).toEqualTypeOf<SingleOutputStream<Bid>>();
+    // @ts-expect-error bidder is a string
+    byAuction.min('bidder');
+    expectTypeOf(byAuction.window(TumblingEventTimeWindows.of(1_000)).sum('price')).toEqualTypeOf<SingleOutputStream<Bid>>();
+  });
 });

@@ -4,6 +4,7 @@ import type { KeyType } from '../runtime/state/key-group.js';
 import type { Transformation } from '../graph/transformation.js';
 import { BroadcastStream, KeyedBroadcastConnectedStream } from './broadcast-stream.js';
 import { ConnectedKeyedStreams } from './connected-streams.js';
+import { fieldAggregation, type NumberField } from './field-aggregation.js';
 import type { DataStream, SingleOutputStream } from './data-stream.js';
 import type { KeyedProcessFunction, KeySelector, ReduceFunction } from './functions.js';
 import type { AggregateFunction } from './state-descriptors.js';
@@ -49,6 +50,31 @@ export class KeyedStream<T, K extends KeyType> {
   /** Rolling reduce: emits the reduced value of the key for every record. */
   reduce(fn: ReduceFunction<T>, name = 'Reduce'): SingleOutputStream<T> {
     return this.transformKeyed<T>(name, () => new KeyedReduceOperator(fn));
+  }
+
+  /** Rolling sum of a number field (a tuple position or an object key); the other fields are the key's first record's. */
+  sum(field: NumberField<T>): SingleOutputStream<T> {
+    return this.reduce(fieldAggregation<T>('sum', field), 'Sum');
+  }
+
+  /** Rolling minimum of a number field; the other fields are the key's first record's (`minBy` keeps the whole record). */
+  min(field: NumberField<T>): SingleOutputStream<T> {
+    return this.reduce(fieldAggregation<T>('min', field), 'Min');
+  }
+
+  /** Rolling maximum of a number field; the other fields are the key's first record's (`maxBy` keeps the whole record). */
+  max(field: NumberField<T>): SingleOutputStream<T> {
+    return this.reduce(fieldAggregation<T>('max', field), 'Max');
+  }
+
+  /** The key's record with the smallest field so far; on a tie the earlier one, or the later with `first` false. */
+  minBy(field: NumberField<T>, first = true): SingleOutputStream<T> {
+    return this.reduce(fieldAggregation<T>('minBy', field, first), 'MinBy');
+  }
+
+  /** The key's record with the largest field so far; on a tie the earlier one, or the later with `first` false. */
+  maxBy(field: NumberField<T>, first = true): SingleOutputStream<T> {
+    return this.reduce(fieldAggregation<T>('maxBy', field, first), 'MaxBy');
   }
 
   /** Rolling aggregate: emits the key's current result for every record. */
