@@ -388,4 +388,15 @@ describe('filter with a type guard narrows the stream', () => {
     byAuction.min('bidder');
     expectTypeOf(byAuction.window(TumblingEventTimeWindows.of(1_000)).sum('price')).toEqualTypeOf<SingleOutputStream<Bid>>();
   });
+
+  it('windowAll: a window function without a key sees the stream\'s records', () => {
+    const top = bids.windowAll(TumblingEventTimeWindows.of(1_000)).process<string>({
+      process(ctx, elements, out) {
+        expectTypeOf(elements).toEqualTypeOf<readonly Bid[]>();
+        out.collect(`${ctx.window.end}:${elements.length}`);
+      },
+    });
+    expectTypeOf(top).toEqualTypeOf<SingleOutputStream<string>>();
+    expectTypeOf(bids.windowAll(TumblingEventTimeWindows.of(1_000)).maxBy('price')).toEqualTypeOf<SingleOutputStream<Bid>>();
+  });
 });

@@ -7,6 +7,7 @@ import type { KeyType } from '../runtime/state/key-group.js';
 import type { StreamOperator } from '../runtime/task/stream-operator.js';
 import type { Transformation } from '../graph/transformation.js';
 import type { BroadcastStateDescriptor } from './broadcast-state.js';
+import { AllWindowedStream } from './all-windowed-stream.js';
 import { BroadcastConnectedStream, BroadcastStream } from './broadcast-stream.js';
 import { ConnectedStreams } from './connected-streams.js';
 import type { StreamExecutionEnvironment } from './environment.js';
@@ -15,6 +16,7 @@ import { KeyedStream } from './keyed-stream.js';
 import type { OutputTag } from './output-tag.js';
 import type { Sink } from './sink.js';
 import type { WatermarkStrategy } from './watermark-strategy.js';
+import type { WindowAssigner } from './windows.js';
 
 /** A stream of records of type T. Every method adds to the job graph and returns a new stream. */
 export class DataStream<T> {
@@ -42,6 +44,12 @@ export class DataStream<T> {
 
   process<R>(fn: ProcessFunction<T, R>, name = 'Process'): SingleOutputStream<R> {
     return this.transform<R>(name, () => new ProcessOperator(fn));
+  }
+
+  /** Windows over the whole stream, without keys (Flink's windowAll): one subtask sees every record. */
+  windowAll(assigner: WindowAssigner): AllWindowedStream<T> {
+    // Flink's all-window operator: the keyed window operator under one constant key, on one subtask.
+    return new AllWindowedStream<T>(this.keyBy(() => 0).window(assigner));
   }
 
   /** Partitions by key: keyed state, timers and windows exist only on the result. */
@@ -120,6 +128,8 @@ export class SingleOutputStream<T> extends DataStream<T> {
 
   setParallelism(parallelism: number): this {
     if (!Number.isInteger(parallelism) || parallelism < 1) throw new RangeError(`parallelism must be an integer >= 1, got ${parallelism}`);
+    const fixed = this.transformation.fixedParallelism;
+    if (fixed !== undefined && parallelism !== 1) throw new Error(`cannot set the parallelism of '${this.transformation.name}' to ${parallelism}: ${fixed}`);
     this.transformation.parallelism = parallelism;
     return this;
   }

@@ -13,6 +13,8 @@ export interface TransformationSettings {
   maxParallelism: number | undefined;
   /** 'always' (default), 'head' (start a new chain here), 'never' (never chain). */
   chaining: 'always' | 'head' | 'never';
+  /** Set for an operator that runs on one subtask only (windowAll): why its parallelism stays 1. */
+  fixedParallelism?: string;
 }
 
 interface Base extends TransformationSettings {

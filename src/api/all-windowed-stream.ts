@@ -1,0 +1,114 @@
+import { perSubtask } from '../runtime/operators/keyed-operator.js';
+import type { SingleOutputStream } from './data-stream.js';
+import type { NumberField } from './field-aggregation.js';
+import type { Collector, ReduceFunction, RuntimeContext } from './functions.js';
+import type { OutputTag } from './output-tag.js';
+import type { AggregateFunction } from './state-descriptors.js';
+import type { ProcessWindowFunction, WindowContext } from './window-functions.js';
+import type { WindowedStream } from './windowed-stream.js';
+
+/** Sees all of a window's elements (or the pre-aggregated result) of a stream without keys (Flink's ProcessAllWindowFunction). */
+export interface ProcessAllWindowFunction<IN, OUT> {
+  open?(ctx: RuntimeContext): void | Promise<void>;
+  process(ctx: WindowContext, elements: readonly IN[], out: Collector<OUT>): void;
+  close?(): void | Promise<void>;
+}
+
+/** Why the parallelism of a windowAll operator cannot change (Flink's non-parallel all-window operator). */
+export const WINDOW_ALL_PARALLELISM = 'windowAll runs on one subtask (every record of the stream meets in the same windows), so its parallelism is 1';
+
+/**
+ * A ProcessAllWindowFunction run by the keyed window operator under the one constant key:
+ * each subtask works on its own object inheriting from the user's (as every function object).
+ */
+class AllWindowFunction<IN, OUT> implements ProcessWindowFunction<IN, OUT, number> {
+  private own: ProcessAllWindowFunction<IN, OUT> | undefined;
+
+  constructor(private readonly fn: ProcessAllWindowFunction<IN, OUT>) {}
+
+  private get f(): ProcessAllWindowFunction<IN, OUT> {
+    return (this.own ??= perSubtask(this.fn));
+  }
+
+  open(ctx: RuntimeContext): void | Promise<void> {
+    return this.f.open?.(ctx);
+  }
+
+  process(_key: number, ctx: WindowContext, elements: readonly IN[], out: Collector<OUT>): void {
+    this.f.process(ctx, elements, out);
+  }
+
+  close(): void | Promise<void> {
+    return this.own?.close?.();
+  }
+}
+
+/**
+ * Windows over a whole stream, without keys (Flink's AllWindowedStream, from
+ * `DataStream.windowAll`): one subtask sees every record. Finish with reduce, aggregate,
+ * process or a field aggregation.
+ */
+export class AllWindowedStream<T> {
+  constructor(private readonly windowed: WindowedStream<T, number>) {}
+
+  /** Keep windows this long after the watermark passed their end; late records fire them again. */
+  allowedLateness(ms: number): this {
+    this.windowed.allowedLateness(ms);
+    return this;
+  }
+
+  /** Records too late for every window they belong to go to this side output instead of being dropped. */
+  sideOutputLateData(tag: OutputTag<T>): this {
+    this.windowed.sideOutputLateData(tag);
+    return this;
+  }
+
+  /** One accumulator per window even where sliding windows could share slices (see WindowedStream.disableSlicing). */
+  disableSlicing(): this {
+    this.windowed.disableSlicing();
+    return this;
+  }
+
+  reduce(fn: ReduceFunction<T>): SingleOutputStream<T>;
+  reduce<R>(fn: ReduceFunction<T>, windowFn: ProcessAllWindowFunction<T, R>): SingleOutputStream<R>;
+  reduce<R>(fn: ReduceFunction<T>, windowFn?: ProcessAllWindowFunction<T, R>): SingleOutputStream<R> {
+    return nonParallel<R>(windowFn === undefined ? (this.windowed.reduce(fn) as unknown as SingleOutputStream<R>) : this.windowed.reduce(fn, new AllWindowFunction(windowFn)));
+  }
+
+  aggregate<ACC, R>(fn: AggregateFunction<T, ACC, R>): SingleOutputStream<R>;
+  aggregate<ACC, V, R>(fn: AggregateFunction<T, ACC, V>, windowFn: ProcessAllWindowFunction<V, R>): SingleOutputStream<R>;
+  aggregate<ACC, V, R>(fn: AggregateFunction<T, ACC, V>, windowFn?: ProcessAllWindowFunction<V, R>): SingleOutputStream<R> {
+    return nonParallel<R>(windowFn === undefined ? (this.windowed.aggregate(fn) as unknown as SingleOutputStream<R>) : this.windowed.aggregate(fn, new AllWindowFunction(windowFn)));
+  }
+
+  process<R>(fn: ProcessAllWindowFunction<T, R>): SingleOutputStream<R> {
+    return nonParallel(this.windowed.process(new AllWindowFunction(fn)));
+  }
+
+  /** Per window: the sum of a number field; the other fields are the window's first record's. */
+  sum(field: NumberField<T>): SingleOutputStream<T> {
+    return nonParallel(this.windowed.sum(field));
+  }
+
+  min(field: NumberField<T>): SingleOutputStream<T> {
+    return nonParallel(this.windowed.min(field));
+  }
+
+  max(field: NumberField<T>): SingleOutputStream<T> {
+    return nonParallel(this.windowed.max(field));
+  }
+
+  minBy(field: NumberField<T>, first = true): SingleOutputStream<T> {
+    return nonParallel(this.windowed.minBy(field, first));
+  }
+
+  maxBy(field: NumberField<T>, first = true): SingleOutputStream<T> {
+    return nonParallel(this.windowed.maxBy(field, first));
+  }
+}
+
+function nonParallel<R>(stream: SingleOutputStream<R>): SingleOutputStream<R> {
+  stream.setParallelism(1);
+  stream.transformation.fixedParallelism = WINDOW_ALL_PARALLELISM;
+  return stream;
+}
