@@ -355,6 +355,11 @@ describe('filter with a type guard narrows the stream', () => {
           ctx.getCurrentKey();
           // @ts-expect-error values have the descriptor's type
           ctx.getBroadcastState(rules).put('y', 'two');
+          ctx.applyToKeyedState(mapState<string, number>('m'), (key, state) => {
+            expectTypeOf(key).toEqualTypeOf<number>();
+            expectTypeOf(state).toEqualTypeOf<MapState<string, number>>();
+          });
+          ctx.applyToKeyedState(valueState<number>('v'), (_key, state) => expectTypeOf(state).toEqualTypeOf<ValueState<number>>());
         },
       });
   });

@@ -10,6 +10,8 @@ import {
   type KeyedBroadcastProcessFunction,
   type KeyedRuntimeContext,
   type MapState,
+  type ValueState,
+  valueState,
 } from '../src/index.js';
 import { numberSource } from '../src/connectors/generator/sources.js';
 import { ExactlyOnceFileSink, readCommittedLines } from '../src/connectors/file/exactly-once-file-sink.js';
@@ -17,6 +19,7 @@ import { LocalExecutor } from '../src/runtime/local-executor.js';
 import { CollectSink } from '../src/connectors/collect-sink.js';
 import { FaultPlan } from '../src/testing/fault-plan.js';
 import { compareMultisets } from './support/txn-store-sink.js';
+import type { Source, SourceReader } from '../src/api/source.js';
 import { tempDirs } from './support/temp-dirs.js';
 
 const KEYS = 7;
@@ -169,4 +172,87 @@ describe('broadcast state', () => {
     await expect(run(false, false)).rejects.toThrow(/broadcast state 'rules' was not declared on the broadcast stream of operator .*: pass its descriptor to broadcast\(\.\.\.\)/);
     expect(() => StreamExecutionEnvironment.create().fromElements(1).broadcast(RULES, RULES)).toThrow(/the broadcast state 'rules' is given twice/);
   });
+
+  for (const backend of ['hashmap', 'lmdb']) {
+    it(`applyToKeyedState goes through every key's state and may update or clear it (${backend})`, { timeout: 30_000 }, async () => {
+      // The commands are sent only once the keyed input was processed (the job runs in this
+      // process: a shared counter says so), so what they see does not depend on timing.
+      const RECORDS = 300;
+      const KEYS_N = 12;
+      let processed = 0;
+      const commands = new GatedSource<[string, number]>([['scale', 10], ['drop-below', 37_000]], () => processed === RECORDS);
+      const env = StreamExecutionEnvironment.create({ 'parallelism.default': 3, 'state.backend.type': backend });
+      const totals = valueState<number>('total');
+      const sink = new CollectSink<string>();
+      const bc = env.fromSource(commands, 'commands').setParallelism(1).broadcast(RULES);
+      env
+        .fromSource(numberSource({ count: RECORDS }), 'numbers')
+        .keyBy((n) => n % KEYS_N)
+        .connect(bc)
+        .process(new Totals(totals, () => processed++))
+        .sinkTo(sink);
+      expect((await new LocalExecutor(env.getJobGraph(), env.config, { log: () => {} }).run()).status).toBe('FINISHED');
+      const sums = Array.from({ length: KEYS_N }, (_, k) => Array.from({ length: RECORDS }, (_, n) => n).filter((n) => n % KEYS_N === k).reduce((a, b) => a + b, 0));
+      const want = [
+        ...sums.map((t, k) => `scale ${k} ${t * 10}`),
+        // Each subtask goes through its own keys: every key once, the cleared ones too.
+        ...sums.map((t, k) => `drop-below ${k} ${t * 10 < 37_000 ? 'cleared' : t * 10}`),
+      ];
+      expect([...sink.values].sort()).toEqual(want.sort());
+    });
+  }
 });
+
+/** A running total per key; broadcast commands scale every total, or clear the small ones. */
+class Totals implements KeyedBroadcastProcessFunction<number, number, [string, number], string> {
+  private total!: ValueState<number>;
+  constructor(
+    private readonly descriptor: ReturnType<typeof valueState<number>>,
+    private readonly onRecord: () => void,
+  ) {}
+  open(ctx: KeyedRuntimeContext<number>): void {
+    this.total = ctx.getState(this.descriptor);
+  }
+  processElement(n: number): void {
+    this.total.update((this.total.value() ?? 0) + n);
+    this.onRecord();
+  }
+  processBroadcastElement([command, arg]: [string, number], ctx: Parameters<KeyedBroadcastProcessFunction<number, number, [string, number], string>['processBroadcastElement']>[1], out: { collect(s: string): void }): void {
+    ctx.applyToKeyedState(this.descriptor, (key, state) => {
+      if (command === 'scale') state.update(state.value()! * arg);
+      else if (state.value()! < arg) state.clear();
+      out.collect(`${command} ${key} ${state.value() ?? 'cleared'}`);
+    });
+  }
+}
+
+/** Emits its items only once `ready()` says so (one subtask). */
+class GatedSource<T> implements Source<T, { id: string }> {
+  readonly boundedness = 'bounded' as const;
+  constructor(
+    private readonly items: readonly T[],
+    private readonly ready: () => boolean,
+  ) {}
+  createSplits(): { id: string }[] {
+    return [{ id: 'gated' }];
+  }
+  createReader(): SourceReader<T, { id: string }> {
+    const { items, ready } = this;
+    let mine = false;
+    let i = 0;
+    return {
+      addSplits(splits) {
+        if (splits.length > 0) mine = true;
+      },
+      noMoreSplits() {},
+      pollNext(out) {
+        if (!mine || i === items.length) return 'end';
+        if (!ready()) return 'nothing';
+        out.collect(items[i++]!);
+        return 'more';
+      },
+      isAvailable: () => new Promise<void>((resolve) => setTimeout(resolve, 2)),
+      snapshotState: () => [],
+    };
+  }
+}

@@ -153,6 +153,19 @@ export interface BroadcastContext extends ProcessContext {
   getBroadcastState<BK, BV>(descriptor: BroadcastStateDescriptor<BK, BV>): BroadcastState<BK, BV>;
 }
 
+/**
+ * The context of a broadcast record in a KeyedBroadcastProcessFunction: broadcast state to
+ * write, and `applyToKeyedState` (Flink's), which calls `fn` for every key of this subtask
+ * with an entry in the keyed state, with that key current (read, update or clear its state).
+ */
+export interface KeyedBroadcastContext<K extends KeyType> extends BroadcastContext {
+  applyToKeyedState<T>(descriptor: ValueStateDescriptor<T>, fn: (key: K, state: ValueState<T>) => void): void;
+  applyToKeyedState<T>(descriptor: ListStateDescriptor<T>, fn: (key: K, state: ListState<T>) => void): void;
+  applyToKeyedState<UK, UV>(descriptor: MapStateDescriptor<UK, UV>, fn: (key: K, state: MapState<UK, UV>) => void): void;
+  applyToKeyedState<T>(descriptor: ReducingStateDescriptor<T>, fn: (key: K, state: ReducingState<T>) => void): void;
+  applyToKeyedState<IN, ACC, OUT>(descriptor: AggregatingStateDescriptor<IN, ACC, OUT>, fn: (key: K, state: AggregatingState<IN, OUT>) => void): void;
+}
+
 export interface KeyedBroadcastReadOnlyContext<K extends KeyType> extends KeyedProcessContext<K> {
   getBroadcastState<BK, BV>(descriptor: BroadcastStateDescriptor<BK, BV>): ReadOnlyBroadcastState<BK, BV>;
 }
@@ -170,6 +183,6 @@ export interface BroadcastProcessFunction<in IN1, in IN2, out OUT> extends Lifec
 /** `keyedStream.connect(broadcastStream).process(fn)` (Flink's KeyedBroadcastProcessFunction): keyed state and timers on the keyed input. */
 export interface KeyedBroadcastProcessFunction<in K extends KeyType, in IN1, in IN2, out OUT> extends Lifecycle<KeyedRuntimeContext<K>> {
   processElement(value: IN1, ctx: KeyedBroadcastReadOnlyContext<K>, out: Collector<OUT>): void;
-  processBroadcastElement(value: IN2, ctx: BroadcastContext, out: Collector<OUT>): void;
+  processBroadcastElement(value: IN2, ctx: KeyedBroadcastContext<K>, out: Collector<OUT>): void;
   onTimer?(timestampMs: number, ctx: KeyedBroadcastOnTimerContext<K>, out: Collector<OUT>): void;
 }

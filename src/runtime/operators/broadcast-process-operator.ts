@@ -1,5 +1,7 @@
 import type { BroadcastState, BroadcastStateDescriptor } from '../../api/broadcast-state.js';
-import type { BroadcastProcessFunction, Collector, KeyedBroadcastProcessFunction, OnTimerContext } from '../../api/functions.js';
+import type { BroadcastProcessFunction, Collector, KeyedBroadcastContext, KeyedBroadcastProcessFunction, OnTimerContext } from '../../api/functions.js';
+import type { KeyedStateDescriptor } from '../../api/state-descriptors.js';
+import type { KeyedStateBackend } from '../state/keyed-state-backend.js';
 import type { KeyType } from '../state/key-group.js';
 import type { InternalTimerService } from '../task/internal-timer-service.js';
 import type { OperatorRuntime } from '../task/operator-runtime.js';
@@ -25,6 +27,32 @@ class BroadcastRecordContext<K extends KeyType> extends RecordContext<K> {
 
   getBroadcastState<BK, BV>(descriptor: BroadcastStateDescriptor<BK, BV>): BroadcastState<BK, BV> {
     return this.store.get(descriptor, this.writable);
+  }
+}
+
+/**
+ * The context of a broadcast record on a keyed stream: it also goes through the keyed state
+ * of every key of the subtask (Flink's applyToKeyedState).
+ */
+class KeyedBroadcastRecordContext extends BroadcastRecordContext<never> {
+  constructor(
+    rt: OperatorRuntime,
+    out: Output<unknown>,
+    watermark: () => number,
+    store: BroadcastStateStore,
+    private readonly keyedBackend: KeyedStateBackend,
+  ) {
+    super(rt, out, undefined, watermark, store, true);
+  }
+
+  applyToKeyedState(descriptor: KeyedStateDescriptor, fn: (key: KeyType, state: unknown) => void): void {
+    const backend = this.keyedBackend;
+    const state = backend.getOrCreateState(descriptor, false);
+    // The keys as they are now: fn may write and clear entries as it goes.
+    for (const key of backend.keys(descriptor.name, 0)) {
+      backend.setCurrentKey(key);
+      fn(key, state);
+    }
   }
 }
 
@@ -79,7 +107,7 @@ export class BroadcastProcessOperator<IN1, IN2, OUT> extends StreamOperator<OUT>
 /** `keyedStream.connect(broadcastStream).process(fn)`: keyed state and timers on input 1; input 2 has no key. */
 export class KeyedBroadcastProcessOperator<K extends KeyType, IN1, IN2, OUT> extends KeyedOperator<OUT> {
   private ctx!: BroadcastRecordContext<K>;
-  private broadcastCtx!: BroadcastRecordContext<never>;
+  private broadcastCtx!: KeyedBroadcastRecordContext;
   private collector!: TimestampedCollector<OUT>;
   private store!: BroadcastStateStore;
   private readonly fn: KeyedBroadcastProcessFunction<K, IN1, IN2, OUT>;
@@ -97,8 +125,8 @@ export class KeyedBroadcastProcessOperator<K extends KeyType, IN1, IN2, OUT> ext
     this.store = new BroadcastStateStore(this.runtime, this.descriptors);
     const watermark = () => this.currentWatermark;
     this.ctx = new BroadcastRecordContext<K>(this.runtime, this.output as never, this.timers, watermark, this.store, false);
-    // The broadcast input has no key: no timers, no keyed state there.
-    this.broadcastCtx = new BroadcastRecordContext(this.runtime, this.output as never, undefined, watermark, this.store, true);
+    // The broadcast input has no key: no timers; keyed state only through applyToKeyedState.
+    this.broadcastCtx = new KeyedBroadcastRecordContext(this.runtime, this.output as never, watermark, this.store, this.backend);
     this.collector = new TimestampedCollector(this.output);
     return this.fn.open?.(keyedRuntimeContext<K>(this.runtime));
   }
@@ -113,7 +141,7 @@ export class KeyedBroadcastProcessOperator<K extends KeyType, IN1, IN2, OUT> ext
   override processElement2(value: unknown, timestampMs: number): void {
     this.broadcastCtx.timestampMs = timestampMs;
     this.collector.timestampMs = timestampMs;
-    this.fn.processBroadcastElement(value as IN2, this.broadcastCtx, this.collector);
+    this.fn.processBroadcastElement(value as IN2, this.broadcastCtx as unknown as KeyedBroadcastContext<K>, this.collector);
   }
 
   /** The function's onTimer: its context is `ctx`, which has the broadcast states. */

@@ -293,6 +293,10 @@ export class HeapKeyedStateBackend implements KeyedStateBackend {
     this.restoredTimers = chains.timers;
   }
 
+  keys(stateName: string, namespace: number): KeyType[] {
+    return this.tables.get(stateName)?.keys(namespace) ?? [];
+  }
+
   numEntries(stateName: string): number {
     return this.tables.get(stateName)?.numEntries() ?? 0;
   }

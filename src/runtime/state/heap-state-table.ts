@@ -130,6 +130,25 @@ export class HeapStateTable {
     this.lastByNs = undefined;
   }
 
+  /** The keys with an entry in `namespace` (every key with an entry when not namespaced), group by group. */
+  keys(namespace: number): KeyType[] {
+    const out: KeyType[] = [];
+    if (this.numeric !== null) {
+      const ns = this.namespaced ? namespace : 0;
+      for (const group of this.numeric) {
+        group.forEach((k, n) => {
+          if (n === ns) out.push(k);
+        });
+      }
+      return out;
+    }
+    for (const group of this.maps) {
+      if (!this.namespaced) for (const k of group.keys()) out.push(k);
+      else for (const [k, byNs] of group) if ((byNs as Map<number, unknown>).has(namespace)) out.push(k);
+    }
+    return out;
+  }
+
   get(groupIndex: number, key: KeyType, namespace: number): unknown {
     if (this.capture !== null) this.capture.touch(groupIndex);
     if (this.numeric !== null) return NumericEntries.accepts(key, namespace) ? this.numeric[groupIndex]!.get(key, this.namespaced ? namespace : 0) : undefined;

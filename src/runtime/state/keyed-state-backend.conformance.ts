@@ -20,7 +20,7 @@ import {
   type ValueState,
 } from '../../api/state-descriptors.js';
 import { assignToKeyGroup, keyGroupRangeContains, keyGroupRangeForOperator, type KeyGroupRange, type KeyType } from './key-group.js';
-import type { KeyedStateBackend, SnapshotRequest } from './keyed-state-backend.js';
+import type { KeyedStateBackend, NamespacedState, SnapshotRequest } from './keyed-state-backend.js';
 import { decodeKeyedStateSnapshot, encodeKeyedStateSnapshot, snapshotBytes, type KeyedStateSnapshot } from './keyed-state-snapshot.js';
 import { resolveDeltas } from './keyed-state-delta.js';
 import { isKeyedStateFile } from './keyed-state-file.js';
@@ -191,6 +191,9 @@ class ForwardingBackend implements KeyedStateBackend {
   restore(snapshots: readonly KeyedStateSnapshot[]): void {
     this.inner.restore(snapshots);
   }
+  keys(stateName: string, namespace: number): KeyType[] {
+    return this.inner.keys(stateName, namespace);
+  }
   numEntries(stateName: string): number {
     return this.inner.numEntries(stateName);
   }
@@ -359,6 +362,47 @@ export function describeKeyedStateBackend(subject: BackendUnderTest, others: rea
       b.setCurrentKey(-0); // -0 and 0 are one key
       expect(s.value()).toBe(20);
       expect(b.numEntries('v')).toBe(keys.length - 2);
+    });
+
+    it('keys(): the keys with an entry, per namespace, after writes and removals, through a restore at another parallelism; writing while going through them is safe', async () => {
+      const b = make();
+      const v = b.getOrCreateState(valueState<number>('kv'), false) as unknown as ValueState<number>;
+      const n = b.getOrCreateState(valueState<number>('kn'), true) as unknown as ValueState<number> & NamespacedState;
+      const keys: KeyType[] = ['a', 'b', 0, 7, 2.5, 10n, 'zz'];
+      for (const k of keys) {
+        b.setCurrentKey(k);
+        v.update(1);
+        n.setCurrentNamespace(typeof k === 'string' ? 1 : 2);
+        n.update(1);
+      }
+      b.setCurrentKey('b');
+      v.clear();
+      const sortKeys = (ks: KeyType[]): string[] => ks.map((k) => `${typeof k}:${String(k)}`).sort();
+      expect(sortKeys(b.keys('kv', 0))).toEqual(sortKeys(keys.filter((k) => k !== 'b')));
+      expect(sortKeys(b.keys('kn', 1))).toEqual(sortKeys(['a', 'b', 'zz']));
+      expect(sortKeys(b.keys('kn', 2))).toEqual(sortKeys([0, 7, 2.5, 10n]));
+      expect(b.keys('kn', 3)).toEqual([]);
+      expect(b.keys('unknown', 0)).toEqual([]);
+      // Writes (and removals) while going through the keys: each key taken once.
+      let seen = 0;
+      for (const k of b.keys('kv', 0)) {
+        b.setCurrentKey(k);
+        seen++;
+        if (k === 'a') v.clear();
+        else v.update(v.value()! + 1);
+        b.setCurrentKey(`new-${String(k)}`);
+        v.update(0);
+      }
+      expect(seen).toBe(keys.length - 1);
+      expect(b.keys('kv', 0).length).toBe(2 * (keys.length - 1) - 1);
+      const snap = await b.snapshot()();
+      const restored = restoreAt(3, [snap]);
+      const all: KeyType[] = [];
+      for (const r of restored) {
+        r.getOrCreateState(valueState<number>('kv'), false);
+        all.push(...r.keys('kv', 0));
+      }
+      expect(sortKeys(all)).toEqual(sortKeys(b.keys('kv', 0)));
     });
 
     it('values of every msgpack type come back equal', () => {

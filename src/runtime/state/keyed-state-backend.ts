@@ -57,6 +57,12 @@ export interface KeyedStateBackend {
   notifyCheckpointAborted(checkpointId: number): void;
   /** Takes this subtask's key groups from snapshots of any parallelism; before any state or timer is registered. */
   restore(snapshots: readonly import('./keyed-state-snapshot.js').KeyedStateSnapshot[]): void;
+  /**
+   * The keys with an entry in `namespace` of a registered state (every key with an entry when
+   * the state has no namespaces), in key-group order: a list taken now, so the caller may
+   * write to the state while it goes through them (Flink's getKeys, for applyToKeyedState).
+   */
+  keys(stateName: string, namespace: number): KeyType[];
   /** Number of (key, namespace) entries of a registered state; for tests and metrics. */
   numEntries(stateName: string): number;
   /** Whether a state of this name is registered or was restored (restored entries count once it is registered). */

@@ -484,6 +484,21 @@ export class LmdbKeyedStateBackend implements KeyedStateBackend {
     return [...this.stored.keys()];
   }
 
+  keys(stateName: string, namespace: number): KeyType[] {
+    const st = this.stored.get(stateName);
+    if (st === undefined) return [];
+    this.cache.flush();
+    const out: KeyType[] = [];
+    for (let kg = this.keyGroupRange.startKeyGroup; kg <= this.keyGroupRange.endKeyGroup; kg++) {
+      for (const stored of this.db.getKeys({ start: stateKeyPrefix(kg, st.stateId), end: stateKeyPrefix(kg, st.stateId + 1) })) {
+        const [key, ns] = decodeStateKey(stored as Uint8Array, st.namespaced);
+        // A key's entries are contiguous (one per namespace): each key once.
+        if (!st.namespaced || ns === namespace) out.push(key);
+      }
+    }
+    return out;
+  }
+
   numEntries(stateName: string): number {
     const st = this.stored.get(stateName);
     if (st === undefined) return 0;
