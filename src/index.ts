@@ -3,6 +3,7 @@ export { defineJob, isJobDefinition, type JobDefinition } from './api/define-job
 export { StreamExecutionEnvironment, type CheckpointingMode, type CheckpointingOptions } from './api/environment.js';
 export { DataStream, SingleOutputStream, DataStreamSink } from './api/data-stream.js';
 export { KeyedStream } from './api/keyed-stream.js';
+export { CountWindowedStream } from './api/count-windowed-stream.js';
 export { AllWindowedStream, type ProcessAllWindowFunction } from './api/all-windowed-stream.js';
 export { WindowedStream } from './api/windowed-stream.js';
 export { ConnectedStreams, ConnectedKeyedStreams } from './api/connected-streams.js';

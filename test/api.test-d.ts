@@ -404,4 +404,19 @@ describe('filter with a type guard narrows the stream', () => {
     expectTypeOf(top).toEqualTypeOf<SingleOutputStream<string>>();
     expectTypeOf(bids.windowAll(TumblingEventTimeWindows.of(1_000)).maxBy('price')).toEqualTypeOf<SingleOutputStream<Bid>>();
   });
+
+  it('count windows: the window function gets the key and the records', () => {
+    const counts = bids
+      .keyBy((b) => b.auction)
+      .countWindow(10, 5)
+      .process<string>({
+        process(key, _ctx, elements, out) {
+          expectTypeOf(key).toEqualTypeOf<number>();
+          expectTypeOf(elements).toEqualTypeOf<readonly Bid[]>();
+          out.collect(`${key}:${elements.length}`);
+        },
+      });
+    expectTypeOf(counts).toEqualTypeOf<SingleOutputStream<string>>();
+    expectTypeOf(bids.keyBy((b) => b.auction).countWindow(3).maxBy('price')).toEqualTypeOf<SingleOutputStream<Bid>>();
+  });
 });

@@ -4,6 +4,7 @@ import type { KeyType } from '../runtime/state/key-group.js';
 import type { Transformation } from '../graph/transformation.js';
 import { BroadcastStream, KeyedBroadcastConnectedStream } from './broadcast-stream.js';
 import { ConnectedKeyedStreams } from './connected-streams.js';
+import { CountWindowedStream } from './count-windowed-stream.js';
 import { fieldAggregation, type NumberField } from './field-aggregation.js';
 import type { DataStream, SingleOutputStream } from './data-stream.js';
 import type { KeyedProcessFunction, KeySelector, ReduceFunction } from './functions.js';
@@ -90,6 +91,11 @@ export class KeyedStream<T, K extends KeyType> {
       );
     }
     return new WindowedStream<T, K>(this, assigner);
+  }
+
+  /** Count windows: a window per `size` records of a key, or (sliding) the key's last `size` records every `slide` records. */
+  countWindow(size: number, slide: number = size): CountWindowedStream<T, K> {
+    return new CountWindowedStream<T, K>(this, size, slide);
   }
 
   /** Two keyed streams with the same key type: shared keyed state and timers per key. */

@@ -1,0 +1,74 @@
+import { CountWindowOperator } from '../runtime/operators/count-window-operator.js';
+import type { KeyType } from '../runtime/state/key-group.js';
+import type { SingleOutputStream } from './data-stream.js';
+import { fieldAggregation, type NumberField } from './field-aggregation.js';
+import type { ReduceFunction } from './functions.js';
+import type { KeyedStream } from './keyed-stream.js';
+import type { AggregateFunction } from './state-descriptors.js';
+import type { ProcessWindowFunction, WindowFunctionSpec } from './window-functions.js';
+
+function count(name: string, n: number): number {
+  if (!Number.isSafeInteger(n) || n < 1) throw new RangeError(`countWindow: the ${name} must be a whole number of records >= 1, got ${n}`);
+  return n;
+}
+
+/**
+ * Count windows of a keyed stream (Flink's `countWindow(size)` and `countWindow(size, slide)`):
+ * a window per `size` records of a key, or, sliding, the key's last `size` records every
+ * `slide` records. The window of a process function is the global window; results carry its
+ * max timestamp, as in Flink.
+ */
+export class CountWindowedStream<T, K extends KeyType> {
+  private readonly size: number;
+  private readonly slide: number;
+
+  constructor(
+    private readonly keyed: KeyedStream<T, K>,
+    size: number,
+    slide: number,
+  ) {
+    this.size = count('size', size);
+    this.slide = count('slide', slide);
+  }
+
+  reduce(fn: ReduceFunction<T>): SingleOutputStream<T>;
+  reduce<R>(fn: ReduceFunction<T>, windowFn: ProcessWindowFunction<T, R, K>): SingleOutputStream<R>;
+  reduce<R>(fn: ReduceFunction<T>, windowFn?: ProcessWindowFunction<T, R, K>): SingleOutputStream<R> {
+    return this.build<R>('CountWindow(Reduce)', { kind: 'reduce', reduce: fn as ReduceFunction<unknown>, process: windowFn as never });
+  }
+
+  aggregate<ACC, R>(fn: AggregateFunction<T, ACC, R>): SingleOutputStream<R>;
+  aggregate<ACC, V, R>(fn: AggregateFunction<T, ACC, V>, windowFn: ProcessWindowFunction<V, R, K>): SingleOutputStream<R>;
+  aggregate<ACC, V, R>(fn: AggregateFunction<T, ACC, V>, windowFn?: ProcessWindowFunction<V, R, K>): SingleOutputStream<R> {
+    return this.build<R>('CountWindow(Aggregate)', { kind: 'aggregate', aggregate: fn as never, process: windowFn as never });
+  }
+
+  process<R>(fn: ProcessWindowFunction<T, R, K>): SingleOutputStream<R> {
+    return this.build<R>('CountWindow(Process)', { kind: 'process', process: fn as never });
+  }
+
+  sum(field: NumberField<T>): SingleOutputStream<T> {
+    return this.reduce(fieldAggregation<T>('sum', field));
+  }
+
+  min(field: NumberField<T>): SingleOutputStream<T> {
+    return this.reduce(fieldAggregation<T>('min', field));
+  }
+
+  max(field: NumberField<T>): SingleOutputStream<T> {
+    return this.reduce(fieldAggregation<T>('max', field));
+  }
+
+  minBy(field: NumberField<T>, first = true): SingleOutputStream<T> {
+    return this.reduce(fieldAggregation<T>('minBy', field, first));
+  }
+
+  maxBy(field: NumberField<T>, first = true): SingleOutputStream<T> {
+    return this.reduce(fieldAggregation<T>('maxBy', field, first));
+  }
+
+  private build<R>(name: string, fn: WindowFunctionSpec): SingleOutputStream<R> {
+    const options = { size: this.size, slide: this.slide, fn };
+    return this.keyed.transformKeyed<R>(name, () => new CountWindowOperator(options));
+  }
+}
