@@ -24,6 +24,13 @@ describe('sluice run', () => {
     expect(r.stdout.trim().split('\n')).toEqual(['Client:function:true', 'Pool:function:true']);
   });
 
+  it('runs a job that imports packages with native code (lmdb, @node-rs/crc32): loaded where installed, not bundled', () => {
+    const r = sluice('run', '--no-progress', `${jobs}/native-import.ts`);
+    expect(r.stderr).toMatch(/finished in \d+ ms/);
+    expect(r.code).toBe(0);
+    expect(r.stdout.trim().split('\n')).toEqual(['a:3904355907:function', 'b:1908338681:function']);
+  });
+
   it('serves REST on a free port when rest.port is taken (the JobManager\'s port error ended the run)', async () => {
     const { createServer } = await import('node:net');
     const blocker = createServer();

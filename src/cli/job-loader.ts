@@ -4,6 +4,7 @@ import { basename, dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { isJobDefinition, type JobDefinition } from '../api/define-job.js';
 import { CliError } from './cli-error.js';
+import { nativePackagesExternal } from './native-packages.js';
 
 const packageDir = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 // Jobs import the built package (dist/), also when this module runs from src/ (tests).
@@ -76,6 +77,7 @@ export async function bundleJob(file: string, outfile: string): Promise<string> 
             build.onResolve({ filter: /^sluice(\/connectors)?$/ }, (args) => ({ path: pathToFileURL(entryPoints[args.path]!).href, external: true }));
           },
         },
+        nativePackagesExternal((specifier) => /^sluice(\/connectors)?$/.test(specifier)),
       ],
     });
   } catch (e) {

@@ -30,7 +30,22 @@ export function storeBundle(dir: string, bundle: JobBundle): string {
  * and `args`: the same graph on every process that does it.
  */
 export async function buildJob(file: string, config: readonly (readonly [string, ConfigValue])[], args: readonly string[], jobName: string): Promise<{ graph: JobGraph; env: StreamExecutionEnvironment }> {
-  const mod = (await import(pathToFileURL(file).href)) as Record<string, unknown>;
+  let mod: Record<string, unknown>;
+  try {
+    mod = (await import(pathToFileURL(file).href)) as Record<string, unknown>;
+  } catch (e) {
+    // A package with native code is not in the bundle: it is loaded where it was installed
+    // on the machine that bundled the job (src/cli/native-packages.ts).
+    const missing = /Cannot find (?:module|package) '([^']*node_modules[^']*)'/.exec((e as Error).message);
+    if ((e as { code?: string }).code === 'ERR_MODULE_NOT_FOUND' && missing !== null) {
+      throw new Error(
+        `the job imports a package with native code, which is not bundled but loaded from where it was installed when the job was submitted: ${missing[1]} is not on this host. ` +
+          'Install the job\'s dependencies at the same path on every TaskManager host (or submit from a checkout at the path the TaskManagers have)',
+        { cause: e },
+      );
+    }
+    throw e;
+  }
   const job = mod.default;
   if (!isJobDefinition(job)) throw new Error(`the job bundle ${file} has no defineJob(...) default export`);
   const env = new StreamExecutionEnvironment(new Configuration(config));
