@@ -419,4 +419,12 @@ describe('filter with a type guard narrows the stream', () => {
     expectTypeOf(counts).toEqualTypeOf<SingleOutputStream<string>>();
     expectTypeOf(bids.keyBy((b) => b.auction).countWindow(3).maxBy('price')).toEqualTypeOf<SingleOutputStream<Bid>>();
   });
+
+  it('a keyed stream takes map, filter (narrowing), flatMap and sinkTo, as a partitioned stream', () => {
+    const keyed = env.fromElements<number | string>(1, 'a').keyBy((v) => String(v));
+    expectTypeOf(keyed.map((v) => String(v).length)).toEqualTypeOf<SingleOutputStream<number>>();
+    expectTypeOf(keyed.filter((v): v is number => typeof v === 'number')).toEqualTypeOf<SingleOutputStream<number>>();
+    expectTypeOf(keyed.flatMap<string>((v, out) => out.collect(String(v)))).toEqualTypeOf<SingleOutputStream<string>>();
+    keyed.sinkTo(new CollectSink<number | string>());
+  });
 });

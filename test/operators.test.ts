@@ -16,6 +16,7 @@ import {
   type WatermarkGenerator,
 } from '../src/index.js';
 import { CollectSink } from '../src/connectors/collect-sink.js';
+import { numberSource } from '../src/connectors/generator/sources.js';
 
 // ---------------------------------------------------------------------------------------
 // helpers
@@ -1254,5 +1255,46 @@ describe('two-input operators and idleness', () => {
     op.processWatermarkStatus2(false);
     op.processWatermark2(300);
     expect(events.slice(-2)).toEqual(['active', 'wm 300']);
+  });
+});
+
+describe('map, filter, flatMap and sinks on a keyed stream (a stream partitioned by key, as in Flink)', () => {
+  it('each key reaches one subtask, its records in order; the operators see every record', async () => {
+    const env = StreamExecutionEnvironment.create({ 'parallelism.default': 3 });
+    const mapped = new CollectSink<string>();
+    const sunk = new CollectSink<number>();
+    const numbers = env.fromSource(numberSource({ count: 600 }), 'numbers').setParallelism(1);
+    const keyed = numbers.keyBy((n) => n % 10);
+    keyed
+      .filter((n) => n % 3 !== 0)
+      .flatMap<number>((n, out) => {
+        out.collect(n);
+        if (n % 2 === 0) out.collect(-n);
+      })
+      .map((n) => `${Math.abs(n) % 10}:${n}`)
+      .sinkTo(mapped);
+    keyed.sinkTo(sunk);
+    await env.execute();
+    const want: string[] = [];
+    for (let n = 0; n < 600; n++) {
+      if (n % 3 === 0) continue;
+      want.push(`${n % 10}:${n}`);
+      if (n % 2 === 0) want.push(`${n % 10}:${-n}`);
+    }
+    expect(sorted(mapped.values)).toEqual(sorted(want));
+    // Every key in one subtask of the sink, in the order the source emitted it.
+    const owner = new Map<number, number>();
+    for (const [subtask, values] of sunk.bySubtask) {
+      for (const n of values) {
+        expect(owner.get(n % 10) ?? subtask).toBe(subtask);
+        owner.set(n % 10, subtask);
+      }
+      for (let k = 0; k < 10; k++) {
+        const ofKey = values.filter((n) => n % 10 === k);
+        expect(ofKey).toEqual([...ofKey].sort((a, b) => a - b));
+      }
+    }
+    expect(owner.size).toBe(10);
+    expect(new Set(owner.values()).size).toBeGreaterThan(1);
   });
 });

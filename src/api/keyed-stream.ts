@@ -6,8 +6,9 @@ import { BroadcastStream, KeyedBroadcastConnectedStream } from './broadcast-stre
 import { ConnectedKeyedStreams } from './connected-streams.js';
 import { CountWindowedStream } from './count-windowed-stream.js';
 import { fieldAggregation, type NumberField } from './field-aggregation.js';
-import type { DataStream, SingleOutputStream } from './data-stream.js';
-import type { KeyedProcessFunction, KeySelector, ReduceFunction } from './functions.js';
+import { DataStream as DataStreamClass, type DataStream, type DataStreamSink, type SingleOutputStream } from './data-stream.js';
+import type { FilterFunction, FlatMapFunction, KeyedProcessFunction, KeySelector, MapFunction, ReduceFunction } from './functions.js';
+import type { Sink } from './sink.js';
 import type { AggregateFunction } from './state-descriptors.js';
 import { WindowedStream } from './windowed-stream.js';
 import type { WindowAssigner } from './windows.js';
@@ -37,6 +38,31 @@ export class KeyedStream<T, K extends KeyType> {
       });
     }
     return this.partitioned;
+  }
+
+  /** The records as partitioned by key, for operators that need no keyed state (map, filter, flatMap, sinks). */
+  private partitionedStream(): DataStream<T> {
+    return new DataStreamClass<T>(this.input.env, this.partitionedTransformation());
+  }
+
+  /** A map on the stream as partitioned by key (as Flink's KeyedStream, a DataStream): each key's records reach one subtask, in order. */
+  map<R>(fn: MapFunction<T, R>, name = 'Map'): SingleOutputStream<R> {
+    return this.partitionedStream().map(fn, name);
+  }
+
+  filter<S extends T>(fn: (value: T) => value is S, name?: string): SingleOutputStream<S>;
+  filter(fn: FilterFunction<T>, name?: string): SingleOutputStream<T>;
+  filter(fn: FilterFunction<T>, name = 'Filter'): SingleOutputStream<T> {
+    return this.partitionedStream().filter(fn, name);
+  }
+
+  flatMap<R>(fn: FlatMapFunction<T, R>, name = 'FlatMap'): SingleOutputStream<R> {
+    return this.partitionedStream().flatMap(fn, name);
+  }
+
+  /** Ends the stream as partitioned by key in a sink: each key's records reach one sink subtask. */
+  sinkTo(sink: Sink<T>, name = 'Sink'): DataStreamSink {
+    return this.partitionedStream().sinkTo(sink, name);
   }
 
   /** Adds a keyed one-input operator. */
