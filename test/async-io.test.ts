@@ -20,6 +20,7 @@ import { FaultPlan } from '../src/testing/fault-plan.js';
 import { seededRandom } from '../src/testing/seeded-random.js';
 import { compareMultisets } from './support/txn-store-sink.js';
 import { tempDirs } from './support/temp-dirs.js';
+import { failoverConfig } from './support/failover-config.js';
 
 const tempDir = tempDirs('sluice-async-');
 const quiet = { log: () => {} };
@@ -59,11 +60,7 @@ interface JobOptions {
 
 function exactlyOnceJob(o: JobOptions): StreamExecutionEnvironment {
   const env = StreamExecutionEnvironment.create({
-    'parallelism.default': o.parallelism,
-    'execution.checkpointing.interval': 20,
-    'restart-strategy.type': 'fixed-delay',
-    'restart-strategy.fixed-delay.attempts': 50,
-    'restart-strategy.fixed-delay.delay': 5,
+    ...failoverConfig(o.parallelism),
     ...o.config,
   });
   let numbers = env.fromSource(numberSource({ count: o.records, eventsPerSecond: o.eventsPerSecond }), 'numbers').uid('numbers');

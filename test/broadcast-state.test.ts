@@ -21,6 +21,7 @@ import { FaultPlan } from '../src/testing/fault-plan.js';
 import { compareMultisets } from './support/txn-store-sink.js';
 import type { Source, SourceReader } from '../src/api/source.js';
 import { tempDirs } from './support/temp-dirs.js';
+import { failoverConfig } from './support/failover-config.js';
 
 const KEYS = 7;
 const RULES = broadcastState<string, number>('rules');
@@ -66,11 +67,7 @@ interface JobOptions {
 
 function job(o: JobOptions): StreamExecutionEnvironment {
   const env = StreamExecutionEnvironment.create({
-    'parallelism.default': o.parallelism,
-    'execution.checkpointing.interval': 20,
-    'restart-strategy.type': 'fixed-delay',
-    'restart-strategy.fixed-delay.attempts': 50,
-    'restart-strategy.fixed-delay.delay': 5,
+    ...failoverConfig(o.parallelism),
     'pipeline.auto-watermark-interval': 5,
   });
   const rules = env

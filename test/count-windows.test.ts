@@ -9,6 +9,7 @@ import { LocalExecutor } from '../src/runtime/local-executor.js';
 import { FaultPlan } from '../src/testing/fault-plan.js';
 import { compareMultisets } from './support/txn-store-sink.js';
 import { tempDirs } from './support/temp-dirs.js';
+import { failoverConfig } from './support/failover-config.js';
 
 const tempDir = tempDirs('sluice-count-windows-');
 const KEYS = 5;
@@ -104,13 +105,7 @@ describe('count windows', () => {
       const out = tempDir();
       const records = 6_000;
       const plan = FaultPlan.seeded({ seed: 7500 + size, recordFaults: 5, recordRange: records });
-      const env = StreamExecutionEnvironment.create({
-        'parallelism.default': 2,
-        'execution.checkpointing.interval': 20,
-        'restart-strategy.type': 'fixed-delay',
-        'restart-strategy.fixed-delay.attempts': 50,
-        'restart-strategy.fixed-delay.delay': 5,
-      });
+      const env = StreamExecutionEnvironment.create(failoverConfig(2));
       env
         .fromSource(numberSource({ count: records, eventsPerSecond: 20_000 }), 'numbers')
         .setParallelism(1)

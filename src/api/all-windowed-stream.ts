@@ -1,6 +1,6 @@
 import { perSubtask } from '../runtime/operators/keyed-operator.js';
 import type { SingleOutputStream } from './data-stream.js';
-import type { NumberField } from './field-aggregation.js';
+import { FieldAggregations } from './field-aggregation.js';
 import type { Collector, ReduceFunction, RuntimeContext } from './functions.js';
 import type { OutputTag } from './output-tag.js';
 import type { AggregateFunction } from './state-descriptors.js';
@@ -48,8 +48,10 @@ class AllWindowFunction<IN, OUT> implements ProcessWindowFunction<IN, OUT, numbe
  * `DataStream.windowAll`): one subtask sees every record. Finish with reduce, aggregate,
  * process or a field aggregation.
  */
-export class AllWindowedStream<T> {
-  constructor(private readonly windowed: WindowedStream<T, number>) {}
+export class AllWindowedStream<T> extends FieldAggregations<T> {
+  constructor(private readonly windowed: WindowedStream<T, number>) {
+    super();
+  }
 
   /** Keep windows this long after the watermark passed their end; late records fire them again. */
   allowedLateness(ms: number): this {
@@ -83,27 +85,6 @@ export class AllWindowedStream<T> {
 
   process<R>(fn: ProcessAllWindowFunction<T, R>): SingleOutputStream<R> {
     return nonParallel(this.windowed.process(new AllWindowFunction(fn)));
-  }
-
-  /** Per window: the sum of a number field; the other fields are the window's first record's. */
-  sum(field: NumberField<T>): SingleOutputStream<T> {
-    return nonParallel(this.windowed.sum(field));
-  }
-
-  min(field: NumberField<T>): SingleOutputStream<T> {
-    return nonParallel(this.windowed.min(field));
-  }
-
-  max(field: NumberField<T>): SingleOutputStream<T> {
-    return nonParallel(this.windowed.max(field));
-  }
-
-  minBy(field: NumberField<T>, first = true): SingleOutputStream<T> {
-    return nonParallel(this.windowed.minBy(field, first));
-  }
-
-  maxBy(field: NumberField<T>, first = true): SingleOutputStream<T> {
-    return nonParallel(this.windowed.maxBy(field, first));
   }
 }
 

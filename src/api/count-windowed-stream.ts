@@ -1,7 +1,7 @@
 import { CountWindowOperator } from '../runtime/operators/count-window-operator.js';
 import type { KeyType } from '../runtime/state/key-group.js';
 import type { SingleOutputStream } from './data-stream.js';
-import { fieldAggregation, type NumberField } from './field-aggregation.js';
+import { FieldAggregations } from './field-aggregation.js';
 import type { ReduceFunction } from './functions.js';
 import type { KeyedStream } from './keyed-stream.js';
 import type { AggregateFunction } from './state-descriptors.js';
@@ -18,7 +18,7 @@ function count(name: string, n: number): number {
  * `slide` records. The window of a process function is the global window; results carry its
  * max timestamp, as in Flink.
  */
-export class CountWindowedStream<T, K extends KeyType> {
+export class CountWindowedStream<T, K extends KeyType> extends FieldAggregations<T> {
   private readonly size: number;
   private readonly slide: number;
 
@@ -27,6 +27,7 @@ export class CountWindowedStream<T, K extends KeyType> {
     size: number,
     slide: number,
   ) {
+    super();
     this.size = count('size', size);
     this.slide = count('slide', slide);
   }
@@ -45,26 +46,6 @@ export class CountWindowedStream<T, K extends KeyType> {
 
   process<R>(fn: ProcessWindowFunction<T, R, K>): SingleOutputStream<R> {
     return this.build<R>('CountWindow(Process)', { kind: 'process', process: fn as never });
-  }
-
-  sum(field: NumberField<T>): SingleOutputStream<T> {
-    return this.reduce(fieldAggregation<T>('sum', field));
-  }
-
-  min(field: NumberField<T>): SingleOutputStream<T> {
-    return this.reduce(fieldAggregation<T>('min', field));
-  }
-
-  max(field: NumberField<T>): SingleOutputStream<T> {
-    return this.reduce(fieldAggregation<T>('max', field));
-  }
-
-  minBy(field: NumberField<T>, first = true): SingleOutputStream<T> {
-    return this.reduce(fieldAggregation<T>('minBy', field, first));
-  }
-
-  maxBy(field: NumberField<T>, first = true): SingleOutputStream<T> {
-    return this.reduce(fieldAggregation<T>('maxBy', field, first));
   }
 
   private build<R>(name: string, fn: WindowFunctionSpec): SingleOutputStream<R> {

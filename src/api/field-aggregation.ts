@@ -1,3 +1,4 @@
+import type { SingleOutputStream } from './data-stream.js';
 import type { ReduceFunction } from './functions.js';
 
 /**
@@ -62,5 +63,43 @@ export function fieldAggregation<T>(kind: FieldAggregation, field: PropertyKey, 
         const y = get(b);
         return y > x || (!first && y === x) ? b : a;
       };
+  }
+}
+
+/**
+ * `sum`, `min`, `max`, `minBy` and `maxBy` of a stream that can reduce (keyed, windowed, count
+ * windowed, all-windowed): each is a reduce with a field aggregation's function.
+ */
+export abstract class FieldAggregations<T> {
+  abstract reduce(fn: ReduceFunction<T>): SingleOutputStream<T>;
+
+  /** Adds the reduce of a field aggregation (a keyed stream names the operator after it). */
+  protected aggregateField(_kind: FieldAggregation, fn: ReduceFunction<T>): SingleOutputStream<T> {
+    return this.reduce(fn);
+  }
+
+  /** The sum of a number field (a tuple position or an object key); the other fields are those of the first record. */
+  sum(field: NumberField<T>): SingleOutputStream<T> {
+    return this.aggregateField('sum', fieldAggregation<T>('sum', field));
+  }
+
+  /** The minimum of a number field; the other fields are those of the first record (`minBy` keeps the whole record). */
+  min(field: NumberField<T>): SingleOutputStream<T> {
+    return this.aggregateField('min', fieldAggregation<T>('min', field));
+  }
+
+  /** The maximum of a number field; the other fields are those of the first record (`maxBy` keeps the whole record). */
+  max(field: NumberField<T>): SingleOutputStream<T> {
+    return this.aggregateField('max', fieldAggregation<T>('max', field));
+  }
+
+  /** The record with the smallest field; on a tie the earlier one, or the later with `first` false. */
+  minBy(field: NumberField<T>, first = true): SingleOutputStream<T> {
+    return this.aggregateField('minBy', fieldAggregation<T>('minBy', field, first));
+  }
+
+  /** The record with the largest field; on a tie the earlier one, or the later with `first` false. */
+  maxBy(field: NumberField<T>, first = true): SingleOutputStream<T> {
+    return this.aggregateField('maxBy', fieldAggregation<T>('maxBy', field, first));
   }
 }

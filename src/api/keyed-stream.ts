@@ -5,7 +5,7 @@ import type { Transformation } from '../graph/transformation.js';
 import { BroadcastStream, KeyedBroadcastConnectedStream } from './broadcast-stream.js';
 import { ConnectedKeyedStreams } from './connected-streams.js';
 import { CountWindowedStream } from './count-windowed-stream.js';
-import { fieldAggregation, type NumberField } from './field-aggregation.js';
+import { FieldAggregations, type FieldAggregation } from './field-aggregation.js';
 import { DataStream as DataStreamClass, type DataStream, type DataStreamSink, type SingleOutputStream } from './data-stream.js';
 import type { FilterFunction, FlatMapFunction, KeyedProcessFunction, KeySelector, MapFunction, ReduceFunction } from './functions.js';
 import type { Sink } from './sink.js';
@@ -17,13 +17,14 @@ import type { WindowAssigner } from './windows.js';
  * A stream partitioned by key: records with equal keys go to the same subtask, in order.
  * Keyed state, timers and windows exist only here.
  */
-export class KeyedStream<T, K extends KeyType> {
+export class KeyedStream<T, K extends KeyType> extends FieldAggregations<T> {
   private partitioned: Transformation | undefined;
 
   constructor(
     readonly input: DataStream<T>,
     readonly keySelector: KeySelector<T, K>,
   ) {
+    super();
     if (typeof keySelector !== 'function') throw new TypeError('keyBy needs a function that returns the key of a record');
   }
 
@@ -79,29 +80,9 @@ export class KeyedStream<T, K extends KeyType> {
     return this.transformKeyed<T>(name, () => new KeyedReduceOperator(fn));
   }
 
-  /** Rolling sum of a number field (a tuple position or an object key); the other fields are the key's first record's. */
-  sum(field: NumberField<T>): SingleOutputStream<T> {
-    return this.reduce(fieldAggregation<T>('sum', field), 'Sum');
-  }
-
-  /** Rolling minimum of a number field; the other fields are the key's first record's (`minBy` keeps the whole record). */
-  min(field: NumberField<T>): SingleOutputStream<T> {
-    return this.reduce(fieldAggregation<T>('min', field), 'Min');
-  }
-
-  /** Rolling maximum of a number field; the other fields are the key's first record's (`maxBy` keeps the whole record). */
-  max(field: NumberField<T>): SingleOutputStream<T> {
-    return this.reduce(fieldAggregation<T>('max', field), 'Max');
-  }
-
-  /** The key's record with the smallest field so far; on a tie the earlier one, or the later with `first` false. */
-  minBy(field: NumberField<T>, first = true): SingleOutputStream<T> {
-    return this.reduce(fieldAggregation<T>('minBy', field, first), 'MinBy');
-  }
-
-  /** The key's record with the largest field so far; on a tie the earlier one, or the later with `first` false. */
-  maxBy(field: NumberField<T>, first = true): SingleOutputStream<T> {
-    return this.reduce(fieldAggregation<T>('maxBy', field, first), 'MaxBy');
+  /** Field aggregations on a keyed stream are rolling: the key's new value for every record. */
+  protected override aggregateField(kind: FieldAggregation, fn: ReduceFunction<T>): SingleOutputStream<T> {
+    return this.reduce(fn, kind === 'minBy' ? 'MinBy' : kind === 'maxBy' ? 'MaxBy' : kind[0]!.toUpperCase() + kind.slice(1));
   }
 
   /** Rolling aggregate: emits the key's current result for every record. */

@@ -1,7 +1,7 @@
 import { WindowOperator } from '../runtime/operators/window-operator.js';
 import type { KeyType } from '../runtime/state/key-group.js';
 import type { SingleOutputStream } from './data-stream.js';
-import { fieldAggregation, type NumberField } from './field-aggregation.js';
+import { FieldAggregations } from './field-aggregation.js';
 import type { ReduceFunction } from './functions.js';
 import type { KeyedStream } from './keyed-stream.js';
 import type { OutputTag } from './output-tag.js';
@@ -10,7 +10,7 @@ import type { ProcessWindowFunction, WindowFunctionSpec } from './window-functio
 import type { WindowAssigner } from './windows.js';
 
 /** Windows over a keyed stream; finish with reduce, aggregate or process. */
-export class WindowedStream<T, K extends KeyType> {
+export class WindowedStream<T, K extends KeyType> extends FieldAggregations<T> {
   private allowedLatenessMs = 0;
   private lateDataTag: OutputTag<T> | undefined;
   private slicing = true;
@@ -18,7 +18,9 @@ export class WindowedStream<T, K extends KeyType> {
   constructor(
     private readonly keyed: KeyedStream<T, K>,
     private readonly assigner: WindowAssigner,
-  ) {}
+  ) {
+    super();
+  }
 
   /** Keep windows this long after the watermark passed their end; late records fire them again. */
   allowedLateness(ms: number): this {
@@ -50,31 +52,6 @@ export class WindowedStream<T, K extends KeyType> {
   reduce<R>(fn: ReduceFunction<T>, windowFn: ProcessWindowFunction<T, R, K>): SingleOutputStream<R>;
   reduce<R>(fn: ReduceFunction<T>, windowFn?: ProcessWindowFunction<T, R, K>): SingleOutputStream<R> {
     return this.build<R>('Window(Reduce)', { kind: 'reduce', reduce: fn as ReduceFunction<unknown>, process: windowFn as never });
-  }
-
-  /** Per window: the sum of a number field (a tuple position or an object key); the other fields are the window's first record's. */
-  sum(field: NumberField<T>): SingleOutputStream<T> {
-    return this.reduce(fieldAggregation<T>('sum', field));
-  }
-
-  /** Per window: the minimum of a number field; the other fields are the window's first record's. */
-  min(field: NumberField<T>): SingleOutputStream<T> {
-    return this.reduce(fieldAggregation<T>('min', field));
-  }
-
-  /** Per window: the maximum of a number field; the other fields are the window's first record's. */
-  max(field: NumberField<T>): SingleOutputStream<T> {
-    return this.reduce(fieldAggregation<T>('max', field));
-  }
-
-  /** Per window: the record with the smallest field; on a tie the earlier one, or the later with `first` false. */
-  minBy(field: NumberField<T>, first = true): SingleOutputStream<T> {
-    return this.reduce(fieldAggregation<T>('minBy', field, first));
-  }
-
-  /** Per window: the record with the largest field; on a tie the earlier one, or the later with `first` false. */
-  maxBy(field: NumberField<T>, first = true): SingleOutputStream<T> {
-    return this.reduce(fieldAggregation<T>('maxBy', field, first));
   }
 
   aggregate<ACC, R>(fn: AggregateFunction<T, ACC, R>): SingleOutputStream<R>;

@@ -322,18 +322,10 @@ export abstract class StreamTask implements Schedulable {
    * operations can start before the task stops: they are waited for together.
    */
   waitFor(promise: Promise<void>): void {
-    const prev = this.pendingAsync;
-    const all = prev === null ? promise : Promise.all([prev, promise]).then(() => {});
-    const p = all.then(
-      () => {
-        if (this.pendingAsync === p) this.pendingAsync = null;
-        this.inputStopped = this.pendingAsync !== null || this.inputPause !== null;
-        this.wake();
-      },
-      (e: unknown) => this.fail(e),
-    );
+    const p = this.stopInputUntil(this.pendingAsync, promise, (settled) => {
+      if (this.pendingAsync === settled) this.pendingAsync = null;
+    });
     this.pendingAsync = p;
-    this.inputStopped = true;
   }
 
   /**
@@ -341,18 +333,25 @@ export abstract class StreamTask implements Schedulable {
    * timers, the completions that end the pause): an async operator whose queue is full.
    */
   pauseInput(promise: Promise<void>): void {
-    const prev = this.inputPause;
+    const p = this.stopInputUntil(this.inputPause, promise, (settled) => {
+      if (this.inputPause === settled) this.inputPause = null;
+    });
+    this.inputPause = p;
+  }
+
+  /** `promise` joined to the one still pending before it; once both settle, `clear` and wake. */
+  private stopInputUntil(prev: Promise<void> | null, promise: Promise<void>, clear: (settled: Promise<void>) => void): Promise<void> {
     const all = prev === null ? promise : Promise.all([prev, promise]).then(() => {});
-    const p = all.then(
+    const p: Promise<void> = all.then(
       () => {
-        if (this.inputPause === p) this.inputPause = null;
+        clear(p);
         this.inputStopped = this.pendingAsync !== null || this.inputPause !== null;
         this.wake();
       },
       (e: unknown) => this.fail(e),
     );
-    this.inputPause = p;
     this.inputStopped = true;
+    return p;
   }
 
   runSlice(): boolean {
