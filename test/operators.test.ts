@@ -1298,3 +1298,18 @@ describe('map, filter, flatMap and sinks on a keyed stream (a stream partitioned
     expect(new Set(owner.values()).size).toBeGreaterThan(1);
   });
 });
+
+describe('fromSequence and fromCollection (Flink\'s)', () => {
+  it('fromSequence reads every integer of the range once, in parallel; fromCollection takes any iterable', async () => {
+    const env = StreamExecutionEnvironment.create({ 'parallelism.default': 3 });
+    const seq = new CollectSink<number>();
+    const col = new CollectSink<string>();
+    env.fromSequence(-5, 994).sinkTo(seq);
+    env.fromCollection(new Set(['a', 'b', 'c'])).sinkTo(col);
+    await env.execute();
+    expect([...seq.values].sort((a, b) => a - b)).toEqual(Array.from({ length: 1000 }, (_, i) => i - 5));
+    expect([...seq.bySubtask.values()].filter((v) => v.length > 0).length).toBe(3);
+    expect(col.values).toEqual(['a', 'b', 'c']);
+    expect(() => env.fromSequence(5, 1)).toThrow(/fromSequence\(5, 1\): from and to must be whole numbers with from <= to/);
+  });
+});

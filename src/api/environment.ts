@@ -11,6 +11,7 @@ import type { KeySelector } from './functions.js';
 import type { Source } from './source.js';
 import type { CheckpointStatsEntry } from '../runtime/checkpoint/checkpoint-stats.js';
 import { CollectionSource } from '../connectors/collection-source.js';
+import { GeneratorSource } from '../connectors/generator/generator-source.js';
 
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
 /** A transformation before it gets an id and default settings. */
@@ -145,6 +146,22 @@ export class StreamExecutionEnvironment {
   /** A bounded stream of the given values, for examples and tests. */
   fromElements<T>(...values: T[]): SingleOutputStream<T> {
     return this.fromSource(new CollectionSource<T>(values), 'Collection Source').setParallelism(1);
+  }
+
+  /** A bounded stream of the given values (Flink's fromCollection), for examples and tests. */
+  fromCollection<T>(values: Iterable<T>): SingleOutputStream<T> {
+    return this.fromElements(...values);
+  }
+
+  /**
+   * The integers `from` to `to`, both included (Flink's fromSequence): a parallel, bounded,
+   * replayable source; each subtask reads its share.
+   */
+  fromSequence(from: number, to: number): SingleOutputStream<number> {
+    if (!Number.isSafeInteger(from) || !Number.isSafeInteger(to) || to < from) {
+      throw new RangeError(`fromSequence(${from}, ${to}): from and to must be whole numbers with from <= to`);
+    }
+    return this.fromSource(new GeneratorSource<number>({ generate: (i) => from + i, count: to - from + 1 }), 'Sequence Source');
   }
 
   addTransformation(spec: NewTransformation): Transformation {
