@@ -18,15 +18,6 @@ export interface AsyncWaitSettings<OUT> {
   readonly retry: AsyncRetryStrategy<OUT> | undefined;
 }
 
-function settings<OUT>(ordered: boolean, timeoutMs: number, capacity: number, retry: AsyncRetryStrategy<OUT> | undefined): AsyncWaitSettings<OUT> {
-  const name = ordered ? 'orderedWait' : 'unorderedWait';
-  if (typeof timeoutMs !== 'number' || !Number.isFinite(timeoutMs) || timeoutMs < 0) {
-    throw new Error(`AsyncDataStream.${name}: the timeout must be a finite number of milliseconds >= 0 (0: no timeout), not ${String(timeoutMs)}`);
-  }
-  if (!Number.isInteger(capacity) || capacity < 1) throw new Error(`AsyncDataStream.${name}: the capacity must be an integer >= 1, not ${String(capacity)}`);
-  return { ordered, timeoutMs, capacity, retry };
-}
-
 function asFunction<IN, OUT>(fn: AsyncFunctionLike<IN, OUT>): AsyncFunction<IN, OUT> {
   if (typeof fn === 'function') return { asyncInvoke: fn };
   if (fn === null || typeof fn !== 'object' || typeof fn.asyncInvoke !== 'function') {
@@ -48,23 +39,34 @@ function asFunction<IN, OUT>(fn: AsyncFunctionLike<IN, OUT>): AsyncFunction<IN, 
  */
 export const AsyncDataStream = {
   orderedWait<IN, OUT>(stream: DataStream<IN>, fn: AsyncFunctionLike<IN, OUT>, timeoutMs: number, capacity = DEFAULT_ASYNC_CAPACITY): SingleOutputStream<OUT> {
-    const s = settings<OUT>(true, timeoutMs, capacity, undefined);
-    const f = asFunction(fn);
-    return stream.transform<OUT>('Async Wait', () => new AsyncWaitOperator<IN, OUT>(f, s));
+    return asyncWait(true, stream, fn, timeoutMs, capacity, undefined);
   },
   unorderedWait<IN, OUT>(stream: DataStream<IN>, fn: AsyncFunctionLike<IN, OUT>, timeoutMs: number, capacity = DEFAULT_ASYNC_CAPACITY): SingleOutputStream<OUT> {
-    const s = settings<OUT>(false, timeoutMs, capacity, undefined);
-    const f = asFunction(fn);
-    return stream.transform<OUT>('Async Wait', () => new AsyncWaitOperator<IN, OUT>(f, s));
+    return asyncWait(false, stream, fn, timeoutMs, capacity, undefined);
   },
   orderedWaitWithRetry<IN, OUT>(stream: DataStream<IN>, fn: AsyncFunctionLike<IN, OUT>, timeoutMs: number, capacity: number, retry: AsyncRetryStrategy<OUT> | undefined): SingleOutputStream<OUT> {
-    const s = settings<OUT>(true, timeoutMs, capacity, retry);
-    const f = asFunction(fn);
-    return stream.transform<OUT>('Async Wait', () => new AsyncWaitOperator<IN, OUT>(f, s));
+    return asyncWait(true, stream, fn, timeoutMs, capacity, retry);
   },
   unorderedWaitWithRetry<IN, OUT>(stream: DataStream<IN>, fn: AsyncFunctionLike<IN, OUT>, timeoutMs: number, capacity: number, retry: AsyncRetryStrategy<OUT> | undefined): SingleOutputStream<OUT> {
-    const s = settings<OUT>(false, timeoutMs, capacity, retry);
-    const f = asFunction(fn);
-    return stream.transform<OUT>('Async Wait', () => new AsyncWaitOperator<IN, OUT>(f, s));
+    return asyncWait(false, stream, fn, timeoutMs, capacity, retry);
   },
 } as const;
+
+/** Checks the settings and adds the async operator. */
+function asyncWait<IN, OUT>(
+  ordered: boolean,
+  stream: DataStream<IN>,
+  fn: AsyncFunctionLike<IN, OUT>,
+  timeoutMs: number,
+  capacity: number,
+  retry: AsyncRetryStrategy<OUT> | undefined,
+): SingleOutputStream<OUT> {
+  const name = ordered ? 'orderedWait' : 'unorderedWait';
+  if (typeof timeoutMs !== 'number' || !Number.isFinite(timeoutMs) || timeoutMs < 0) {
+    throw new Error(`AsyncDataStream.${name}: the timeout must be a finite number of milliseconds >= 0 (0: no timeout), not ${String(timeoutMs)}`);
+  }
+  if (!Number.isInteger(capacity) || capacity < 1) throw new Error(`AsyncDataStream.${name}: the capacity must be an integer >= 1, not ${String(capacity)}`);
+  const settings: AsyncWaitSettings<OUT> = { ordered, timeoutMs, capacity, retry };
+  const f = asFunction(fn);
+  return stream.transform<OUT>('Async Wait', () => new AsyncWaitOperator<IN, OUT>(f, settings));
+}

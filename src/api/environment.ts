@@ -145,12 +145,13 @@ export class StreamExecutionEnvironment {
 
   /** A bounded stream of the given values, for examples and tests. */
   fromElements<T>(...values: T[]): SingleOutputStream<T> {
-    return this.fromSource(new CollectionSource<T>(values), 'Collection Source').setParallelism(1);
+    return this.fromCollection(values);
   }
 
   /** A bounded stream of the given values (Flink's fromCollection), for examples and tests. */
   fromCollection<T>(values: Iterable<T>): SingleOutputStream<T> {
-    return this.fromElements(...values);
+    // Not through fromElements(...values): spreading a large collection overflows the stack.
+    return this.fromSource(new CollectionSource<T>(Array.from(values)), 'Collection Source').setParallelism(1);
   }
 
   /**

@@ -82,7 +82,7 @@ export class KeyedStream<T, K extends KeyType> extends FieldAggregations<T> {
 
   /** Field aggregations on a keyed stream are rolling: the key's new value for every record. */
   protected override aggregateField(kind: FieldAggregation, fn: ReduceFunction<T>): SingleOutputStream<T> {
-    return this.reduce(fn, kind === 'minBy' ? 'MinBy' : kind === 'maxBy' ? 'MaxBy' : kind[0]!.toUpperCase() + kind.slice(1));
+    return this.reduce(fn, kind[0]!.toUpperCase() + kind.slice(1));
   }
 
   /** Rolling aggregate: emits the key's current result for every record. */

@@ -27,6 +27,18 @@ interface AsyncCall<OUT> {
   cancelRetry: () => void;
 }
 
+/** Runs a user method that completes `future`: a throw, or a returned promise that rejects, completes it exceptionally. */
+function callUser(method: () => void | Promise<void>, future: ResultFuture<never>): void {
+  let r: void | Promise<void>;
+  try {
+    r = method();
+  } catch (e) {
+    future.completeExceptionally(e);
+    return;
+  }
+  if (r !== undefined && r !== null && typeof (r as Promise<void>).then === 'function') (r as Promise<void>).then(undefined, (e: unknown) => future.completeExceptionally(e));
+}
+
 /** A short description of a record for an error message. */
 function describe(value: unknown): string {
   let s: string;
@@ -147,14 +159,7 @@ export class AsyncWaitOperator<IN, OUT> extends StreamOperator<OUT> {
       (results) => this.onResults(call, attempt, results),
       (error) => this.onError(call, attempt, error),
     );
-    let r: void | Promise<void>;
-    try {
-      r = this.fn.asyncInvoke(call.entry.value as IN, future);
-    } catch (e) {
-      future.completeExceptionally(e);
-      return;
-    }
-    if (r !== undefined && r !== null && typeof (r as Promise<void>).then === 'function') (r as Promise<void>).then(undefined, (e: unknown) => future.completeExceptionally(e));
+    callUser(() => this.fn.asyncInvoke(call.entry.value as IN, future), future);
   }
 
   /** A ResultFuture whose first completion runs `ok` or `failed` as mail of the subtask. */
@@ -230,14 +235,7 @@ export class AsyncWaitOperator<IN, OUT> extends StreamOperator<OUT> {
         if (!call.settled && !this.closed) this.fail(call, error, `${what}, and its timeout() failed`);
       },
     );
-    let r: void | Promise<void>;
-    try {
-      r = timeout.call(this.fn, call.entry.value as IN, future);
-    } catch (e) {
-      future.completeExceptionally(e);
-      return;
-    }
-    if (r !== undefined && r !== null && typeof (r as Promise<void>).then === 'function') (r as Promise<void>).then(undefined, (e: unknown) => future.completeExceptionally(e));
+    callUser(() => timeout.call(this.fn, call.entry.value as IN, future), future);
   }
 
   private settle(call: AsyncCall<OUT>, results: readonly OUT[]): void {

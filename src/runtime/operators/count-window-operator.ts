@@ -19,7 +19,7 @@ export interface CountWindowOperatorOptions {
   readonly fn: WindowFunctionSpec;
 }
 
-/** Keyed state of a count window: tumbling windows keep their running accumulator, sliding ones their last `size` records. */
+/** Keyed state of a count window: tumbling windows keep their running accumulator, sliding ones their records since the last `size` at the previous firing. */
 const COUNT_WINDOW_ACCUMULATOR = '_count-window-accumulator';
 const COUNT_WINDOW_ELEMENTS = '_count-window-elements';
 /** Records of the key since the window last fired. */
@@ -88,19 +88,21 @@ export class CountWindowOperator extends KeyedOperator<unknown> {
     }
     const elements = this.elements!;
     elements.add(value);
-    // The evictor: only the last `size` records are kept.
-    let kept = elements.get();
-    if (kept.length > size) {
-      kept = kept.slice(kept.length - size);
-      elements.update(kept);
-    }
     if (n < slide) {
       this.count.update(n);
       return;
     }
     this.count.clear();
-    if (slide === size) elements.clear();
-    this.fire(kept);
+    let records = elements.get();
+    if (slide === size) {
+      elements.clear();
+    } else if (records.length > size) {
+      // The evictor, at the firing (as Flink's CountEvictor): the last `size` records stay, so
+      // the state holds at most size + slide - 1 between firings.
+      records = records.slice(records.length - size);
+      elements.update(records);
+    }
+    this.fire(records);
   }
 
   /** The window function over the window's records. */
