@@ -750,7 +750,7 @@ describe('processing-time windows', () => {
     const env = StreamExecutionEnvironment.create({ 'parallelism.default': 2 });
     const sink = new CollectSink<{ k: string; n: number }>();
     env
-      .fromSource(new PacedSource(items, 100, 40, 150), 'paced')
+      .fromSource(new PacedSource(items, 100, 120, 150), 'paced')
       .setParallelism(1)
       .map((e) => ({ k: e.k, n: 1 }))
       .keyBy((e) => e.k)
@@ -761,7 +761,9 @@ describe('processing-time windows', () => {
     const total = new Map<string, number>();
     for (const r of sink.values) total.set(r.k, (total.get(r.k) ?? 0) + r.n);
     expect(Object.fromEntries(total)).toEqual({ k0: 120, k1: 120, k2: 120, k3: 120, k4: 120 });
-    // bursts are 40 ms apart and the gap 15 ms: at least one session per burst per key
+    // bursts are 120 ms apart and the gap 15 ms: at least one session per burst per key. Two bursts
+    // share a session only when the window operator stalls for over 100 ms (a busy CI machine at
+    // 40 ms apart did: 27 sessions), so the spacing leaves that much slack.
     expect(sink.values.length).toBeGreaterThanOrEqual(6 * 5);
   });
 
