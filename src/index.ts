@@ -7,6 +7,7 @@ export { CountWindowedStream } from './api/count-windowed-stream.js';
 export { AllWindowedStream, type ProcessAllWindowFunction } from './api/all-windowed-stream.js';
 export { WindowedStream } from './api/windowed-stream.js';
 export { ConnectedStreams, ConnectedKeyedStreams } from './api/connected-streams.js';
+export { IntervalJoin, IntervalJoined } from './api/interval-join.js';
 export { BroadcastStream, BroadcastConnectedStream, KeyedBroadcastConnectedStream } from './api/broadcast-stream.js';
 export { AsyncDataStream, DEFAULT_ASYNC_CAPACITY, type AsyncFunctionLike } from './api/async-data-stream.js';
 export { AsyncRetryStrategies, AsyncRetryStrategyBuilder, RetryPredicates, type AsyncRetryStrategy } from './api/async-retry-strategy.js';

@@ -186,3 +186,23 @@ export interface KeyedBroadcastProcessFunction<in K extends KeyType, in IN1, in 
   processBroadcastElement(value: IN2, ctx: KeyedBroadcastContext<K>, out: Collector<OUT>): void;
   onTimer?(timestampMs: number, ctx: KeyedBroadcastOnTimerContext<K>, out: Collector<OUT>): void;
 }
+
+/** The context of one joined pair of an interval join (Flink's ProcessJoinFunction.Context). */
+export interface ProcessJoinContext {
+  /** The left record's event timestamp. */
+  getLeftTimestamp(): number;
+  /** The right record's event timestamp. */
+  getRightTimestamp(): number;
+  /** The result's timestamp: the larger of the two. */
+  getTimestamp(): number;
+  output<X>(tag: OutputTag<X>, value: X): void;
+}
+
+/**
+ * `keyedA.intervalJoin(keyedB).between(lowerMs, upperMs).process(fn)` (Flink's
+ * ProcessJoinFunction): called once for every pair of records with the same key whose right
+ * timestamp lies in [left + lowerMs, left + upperMs]. The open context has the join's keyed state.
+ */
+export interface ProcessJoinFunction<in IN1, in IN2, out OUT> extends Lifecycle<KeyedRuntimeContext<KeyType>> {
+  processElement(left: IN1, right: IN2, ctx: ProcessJoinContext, out: Collector<OUT>): void;
+}

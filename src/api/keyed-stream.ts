@@ -5,6 +5,7 @@ import type { Transformation } from '../graph/transformation.js';
 import { BroadcastStream, KeyedBroadcastConnectedStream } from './broadcast-stream.js';
 import { ConnectedKeyedStreams } from './connected-streams.js';
 import { CountWindowedStream } from './count-windowed-stream.js';
+import { IntervalJoin } from './interval-join.js';
 import { FieldAggregations, type FieldAggregation } from './field-aggregation.js';
 import { DataStream as DataStreamClass, type DataStream, type DataStreamSink, type SingleOutputStream } from './data-stream.js';
 import type { FilterFunction, FlatMapFunction, KeyedProcessFunction, KeySelector, MapFunction, ReduceFunction } from './functions.js';
@@ -110,5 +111,14 @@ export class KeyedStream<T, K extends KeyType> extends FieldAggregations<T> {
   connect<U>(other: BroadcastStream<U>): KeyedBroadcastConnectedStream<T, U, K>;
   connect<U>(other: KeyedStream<U, K> | BroadcastStream<U>): ConnectedKeyedStreams<T, U, K> | KeyedBroadcastConnectedStream<T, U, K> {
     return other instanceof BroadcastStream ? new KeyedBroadcastConnectedStream<T, U, K>(this, other) : new ConnectedKeyedStreams<T, U, K>(this, other);
+  }
+
+  /**
+   * Joins with another keyed stream in event time (Flink's interval join): each record of this
+   * stream meets the records of `other` with the same key whose timestamps lie within the
+   * bounds given to `between(lowerMs, upperMs)` relative to its own.
+   */
+  intervalJoin<U>(other: KeyedStream<U, K>): IntervalJoin<T, U, K> {
+    return new IntervalJoin<T, U, K>(this, other);
   }
 }
