@@ -8,6 +8,8 @@ export { AllWindowedStream, type ProcessAllWindowFunction } from './api/all-wind
 export { WindowedStream } from './api/windowed-stream.js';
 export { ConnectedStreams, ConnectedKeyedStreams } from './api/connected-streams.js';
 export { IntervalJoin, IntervalJoined } from './api/interval-join.js';
+export { CoGroupedStreams, CoGroupWindow, KeysWhere, KeysEqualTo, type CoGroupFunction } from './api/co-grouped-streams.js';
+export { JoinedStreams, JoinWindow, type JoinFunction, type FlatJoinFunction } from './api/joined-streams.js';
 export { BroadcastStream, BroadcastConnectedStream, KeyedBroadcastConnectedStream } from './api/broadcast-stream.js';
 export { AsyncDataStream, DEFAULT_ASYNC_CAPACITY, type AsyncFunctionLike } from './api/async-data-stream.js';
 export { AsyncRetryStrategies, AsyncRetryStrategyBuilder, RetryPredicates, type AsyncRetryStrategy } from './api/async-retry-strategy.js';

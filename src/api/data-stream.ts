@@ -9,9 +9,11 @@ import type { Transformation } from '../graph/transformation.js';
 import type { BroadcastStateDescriptor } from './broadcast-state.js';
 import { AllWindowedStream } from './all-windowed-stream.js';
 import { BroadcastConnectedStream, BroadcastStream } from './broadcast-stream.js';
+import { CoGroupedStreams } from './co-grouped-streams.js';
 import { ConnectedStreams } from './connected-streams.js';
 import type { StreamExecutionEnvironment } from './environment.js';
 import type { FilterFunction, FlatMapFunction, KeySelector, MapFunction, ProcessFunction } from './functions.js';
+import { JoinedStreams } from './joined-streams.js';
 import { KeyedStream } from './keyed-stream.js';
 import type { OutputTag } from './output-tag.js';
 import type { Sink } from './sink.js';
@@ -67,6 +69,16 @@ export class DataStream<T> {
   connect<U>(other: BroadcastStream<U>): BroadcastConnectedStream<T, U>;
   connect<U>(other: DataStream<U> | BroadcastStream<U>): ConnectedStreams<T, U> | BroadcastConnectedStream<T, U> {
     return other instanceof BroadcastStream ? new BroadcastConnectedStream<T, U>(this, other) : new ConnectedStreams<T, U>(this, other);
+  }
+
+  /** A window join with another stream (Flink's): `.where(key).equalTo(otherKey).window(assigner).apply((a, b) => ...)`. */
+  join<U>(other: DataStream<U>): JoinedStreams<T, U> {
+    return new JoinedStreams<T, U>(this, other);
+  }
+
+  /** Groups both streams by key and window (Flink's coGroup): `.where(key).equalTo(otherKey).window(assigner).apply((as, bs, out) => ...)`. */
+  coGroup<U>(other: DataStream<U>): CoGroupedStreams<T, U> {
+    return new CoGroupedStreams<T, U>(this, other);
   }
 
   assignTimestampsAndWatermarks(strategy: WatermarkStrategy<T>, name = 'Timestamps/Watermarks'): SingleOutputStream<T> {
