@@ -1,5 +1,5 @@
 import { PacedSource } from './support/paced-source.js';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import {
   mapState,
   OutputTag,
@@ -296,6 +296,41 @@ describe('connected streams', () => {
       }
     });
   }
+
+  it('ConnectedStreams.map and flatMap: one function per input (CoMap, CoFlatMap), also after keyBy', async () => {
+    const env = StreamExecutionEnvironment.create({ 'parallelism.default': 3 });
+    const mapped = new CollectSink<string>();
+    const flat = new CollectSink<string>();
+    const keyed = new CollectSink<string>();
+    const numbers = env.fromElements(...range(200));
+    const words = env.fromElements(...range(100).map((i) => `w${i}`));
+    numbers.connect(words).map((n) => `n${n}`, (w) => w.toUpperCase()).sinkTo(mapped);
+    numbers
+      .connect(words)
+      .flatMap<string>(
+        (n, out) => {
+          if (n % 2 === 0) out.collect(`even${n}`);
+        },
+        (w, out) => {
+          out.collect(w);
+          out.collect(w);
+        },
+      )
+      .sinkTo(flat);
+    numbers
+      .keyBy((n) => n % 10)
+      .connect(words.keyBy((w) => Number(w.slice(1)) % 10))
+      .map((n) => `${n % 10}`, (w) => `${Number(w.slice(1)) % 10}`)
+      .sinkTo(keyed);
+    await env.execute();
+    expectSameMultiset(mapped.values, [...range(200).map((n) => `n${n}`), ...range(100).map((i) => `W${i}`)]);
+    expectSameMultiset(flat.values, [...range(100).map((i) => `even${2 * i}`), ...range(100).flatMap((i) => [`w${i}`, `w${i}`])]);
+    expect(keyed.values.length).toBe(300);
+    // Partitioned by key: each key's records of both inputs reached one subtask.
+    const subtaskOf = new Map<string, number>();
+    for (const [s, values] of keyed.bySubtask) for (const k of values) expect(subtaskOf.get(k) ?? s).toBe(s), subtaskOf.set(k, s);
+    expect(subtaskOf.size).toBe(10);
+  });
 
   it('ConnectedStreams.keyBy(k1, k2) partitions both inputs by key', async () => {
     const env = StreamExecutionEnvironment.create({ 'parallelism.default': 3 });
@@ -753,6 +788,92 @@ describe('partitioning, parallelism and chaining', () => {
       sink.values,
       range(500).map((n) => n * 2),
     );
+  });
+
+  it('print() writes `subtask> record` lines to stdout, print(id) `id:subtask> record`, printToErr() to stderr', async () => {
+    const written = { out: [] as string[], err: [] as string[] };
+    const outSpy = vi.spyOn(process.stdout, 'write').mockImplementation((chunk) => (written.out.push(String(chunk)), true));
+    const errSpy = vi.spyOn(process.stderr, 'write').mockImplementation((chunk) => (written.err.push(String(chunk)), true));
+    try {
+      const env = StreamExecutionEnvironment.create({ 'parallelism.default': 2 });
+      const words = env.fromElements('a', 'b', 'c', 'd');
+      words.rebalance().map((w) => w).print();
+      words.map((w) => ({ w })).print('objects').setParallelism(1);
+      words.printToErr('err').setParallelism(1);
+      await env.execute();
+    } finally {
+      outSpy.mockRestore();
+      errSpy.mockRestore();
+    }
+    const lines = (chunks: string[]): string[] => chunks.join('').split('\n').filter((l) => l !== '').sort();
+    const out = lines(written.out);
+    expect(out.filter((l) => l.startsWith('objects')).sort()).toEqual(['objects> {"w":"a"}', 'objects> {"w":"b"}', 'objects> {"w":"c"}', 'objects> {"w":"d"}']);
+    const parallel = out.filter((l) => !l.startsWith('objects'));
+    expect(parallel.map((l) => l.replace(/^[12]> /, '')).sort()).toEqual(['a', 'b', 'c', 'd']);
+    expect(new Set(parallel.map((l) => l.slice(0, 3)))).toEqual(new Set(['1> ', '2> ']));
+    expect(lines(written.err)).toEqual(['err> a', 'err> b', 'err> c', 'err> d']);
+  });
+
+  it('shuffle delivers every record once, spread over all subtasks, the same way in every run', async () => {
+    const run = async (): Promise<Map<number, number[]>> => {
+      const env = StreamExecutionEnvironment.create({ 'parallelism.default': 4 });
+      const sink = new CollectSink<number>();
+      env
+        .fromElements(...range(4000))
+        .shuffle()
+        .map((n) => n)
+        .sinkTo(sink);
+      await env.execute();
+      expectSameMultiset(sink.values, range(4000));
+      return sink.bySubtask;
+    };
+    const first = await run();
+    const sizes = [...first.values()].map((v) => v.length);
+    expect(sizes.length).toBe(4);
+    // A fair die: each subtask gets about 1000 (5 standard deviations is about 140).
+    for (const n of sizes) expect(Math.abs(n - 1000)).toBeLessThan(150);
+    // Not round-robin: some subtask gets two consecutive records.
+    expect([...first.values()].some((v) => v.some((n, i) => v[i + 1] === n + 1))).toBe(true);
+    // Seeded per producer subtask: a second run sends each record to the same subtask.
+    const second = await run();
+    for (const [s, values] of first) expect(second.get(s)).toEqual(values);
+  });
+
+  it('global sends every record to the first subtask; the others see none but finish', async () => {
+    const env = StreamExecutionEnvironment.create({ 'parallelism.default': 3 });
+    const sink = new CollectSink<number>();
+    env
+      .fromSequence(1, 900)
+      .global()
+      .map((n) => n)
+      .sinkTo(sink);
+    await env.execute();
+    expect([...sink.bySubtask].filter(([, v]) => v.length > 0).map(([s]) => s)).toEqual([0]);
+    expectSameMultiset(sink.values, range(900).map((n) => n + 1));
+  });
+
+  it('partitionCustom sends each record where the partitioner says; a partitioner out of range fails the job, naming the fix', async () => {
+    const env = StreamExecutionEnvironment.create({ 'parallelism.default': 3 });
+    const sink = new CollectSink<{ id: number; region: string }>();
+    const regions = ['eu', 'us', 'asia', 'eu-west'];
+    env
+      .fromElements(...range(400).map((id) => ({ id, region: regions[id % 4]! })))
+      .partitionCustom((region: string, n) => (region.startsWith('eu') ? 0 : region === 'us' ? 1 % n : 2 % n), (r) => r.region)
+      .map((r) => r)
+      .sinkTo(sink);
+    await env.execute();
+    expect(sink.values.length).toBe(400);
+    for (const [s, values] of sink.bySubtask) {
+      expect(new Set(values.map((r) => r.region))).toEqual(new Set(s === 0 ? ['eu', 'eu-west'] : s === 1 ? ['us'] : ['asia']));
+    }
+
+    const bad = StreamExecutionEnvironment.create({ 'parallelism.default': 2 });
+    bad
+      .fromElements(1, 2, 3)
+      .partitionCustom((k: number) => k, (n) => n)
+      .map((n) => n)
+      .sinkTo(new CollectSink<number>());
+    await expect(bad.execute()).rejects.toThrow(/partitioner returned 2 for key 2; it must return an integer in \[0, 2\)/);
   });
 
   it('forward keeps records in the subtask with the same index', async () => {

@@ -1,3 +1,4 @@
+import { PrintSink } from '../connectors/print-sink.js';
 import type { Partitioning } from '../runtime/channel/partitioner.js';
 import { FilterOperator, FlatMapOperator, MapOperator } from '../runtime/operators/stateless-operators.js';
 import { ProcessOperator } from '../runtime/operators/process-operator.js';
@@ -95,6 +96,25 @@ export class DataStream<T> {
     return this.partition({ kind: 'rescale' });
   }
 
+  /** Each record to a random subtask downstream, uniformly (Flink's shuffle). */
+  shuffle(): DataStream<T> {
+    return this.partition({ kind: 'shuffle' });
+  }
+
+  /** Every record to the first subtask downstream (Flink's global). */
+  global(): DataStream<T> {
+    return this.partition({ kind: 'global' });
+  }
+
+  /**
+   * Each record to the subtask `partitioner(key, numPartitions)` picks for its key (Flink's
+   * partitionCustom). Unlike keyBy, the result is not a keyed stream: no keyed state.
+   */
+  partitionCustom<K>(partitioner: (key: K, numPartitions: number) => number, keySelector: (value: T) => K): DataStream<T> {
+    if (typeof partitioner !== 'function' || typeof keySelector !== 'function') throw new TypeError('partitionCustom needs a partitioner (key, numPartitions) => index and a key selector');
+    return this.partition({ kind: 'custom', partitioner: partitioner as (key: never, n: number) => number, keySelector: keySelector as (value: never) => unknown });
+  }
+
   /** Every record to every subtask downstream; with broadcast state descriptors, a stream to connect(...) to (Flink's broadcast state pattern). */
   broadcast(): DataStream<T>;
   broadcast(...descriptors: [BroadcastStateDescriptor<unknown, unknown>, ...BroadcastStateDescriptor<unknown, unknown>[]]): BroadcastStream<T>;
@@ -110,6 +130,16 @@ export class DataStream<T> {
   /** Ends the stream in a sink; the result only takes settings (uid, name, parallelism). */
   sinkTo(sink: Sink<T>, name = 'Sink'): DataStreamSink {
     return new DataStreamSink(this.transform<never>(name, () => new SinkOperator(sink)));
+  }
+
+  /** Prints every record on stdout, `subtask> record` when parallel; with an identifier, `identifier:subtask> record` (Flink's print). */
+  print(sinkIdentifier?: string): DataStreamSink {
+    return this.sinkTo(new PrintSink<T>(sinkIdentifier === undefined ? {} : { prefix: sinkIdentifier }), 'Print to Std. Out');
+  }
+
+  /** As print(), on stderr. */
+  printToErr(sinkIdentifier?: string): DataStreamSink {
+    return this.sinkTo(new PrintSink<T>({ stderr: true, ...(sinkIdentifier === undefined ? {} : { prefix: sinkIdentifier }) }), 'Print to Std. Err');
   }
 
   protected partition(partitioning: Partitioning): DataStream<T> {

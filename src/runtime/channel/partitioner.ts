@@ -6,7 +6,13 @@ export type Partitioning =
   | { readonly kind: 'rebalance' }
   | { readonly kind: 'rescale' }
   | { readonly kind: 'broadcast' }
-  | { readonly kind: 'hash'; readonly keySelector: (value: never) => KeyType };
+  | { readonly kind: 'hash'; readonly keySelector: (value: never) => KeyType }
+  /** Uniformly random channels (Flink's shuffle()). */
+  | { readonly kind: 'shuffle' }
+  /** Every record to the first consumer subtask (Flink's global()). */
+  | { readonly kind: 'global' }
+  /** The channel a user's partitioner picks for the record's key (Flink's partitionCustom). */
+  | { readonly kind: 'custom'; readonly partitioner: (key: never, numPartitions: number) => number; readonly keySelector: (value: never) => unknown };
 
 export type PartitioningKind = Partitioning['kind'];
 
@@ -36,6 +42,39 @@ class RoundRobin implements ChannelSelector {
 class AllChannels implements ChannelSelector {
   select(): number {
     return -1;
+  }
+}
+
+/** Uniformly random channels, from a xorshift generator seeded by the producer (reproducible runs). */
+class RandomChannel implements ChannelSelector {
+  private state: number;
+  constructor(private readonly n: number, seed: number) {
+    this.state = Math.imul(seed + 1, 0x9e3779b1) | 0 || 1;
+  }
+  select(): number {
+    let x = this.state;
+    x ^= x << 13;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    this.state = x;
+    return (x >>> 0) % this.n;
+  }
+}
+
+/** partitionCustom's selector: the user's partitioner, checked. */
+class CustomChannel implements ChannelSelector {
+  constructor(
+    private readonly partitioner: (key: unknown, numPartitions: number) => number,
+    private readonly keySelector: (value: unknown) => unknown,
+    private readonly n: number,
+  ) {}
+  select(value: unknown): number {
+    const key = this.keySelector(value);
+    const c = this.partitioner(key, this.n);
+    if (!Number.isInteger(c) || c < 0 || c >= this.n) {
+      throw new RangeError(`partitionCustom: the partitioner returned ${String(c)} for key ${JSON.stringify(key) ?? String(key)}; it must return an integer in [0, ${this.n}) (numPartitions is the second argument)`);
+    }
+    return c;
   }
 }
 
@@ -75,6 +114,12 @@ export function channelSelector(p: Partitioning, numChannels: number, producerIn
       return new AllChannels();
     case 'hash':
       return new KeyGroupHash(p.keySelector as (value: unknown) => KeyType, maxParallelism, numChannels);
+    case 'shuffle':
+      return numChannels === 1 ? new SingleChannel() : new RandomChannel(numChannels, producerIndex);
+    case 'global':
+      return new SingleChannel();
+    case 'custom':
+      return new CustomChannel(p.partitioner as (key: unknown, n: number) => number, p.keySelector as (value: unknown) => unknown, numChannels);
   }
 }
 
