@@ -428,3 +428,51 @@ describe('filter with a type guard narrows the stream', () => {
     keyed.sinkTo(new CollectSink<number | string>());
   });
 });
+
+describe('joins', () => {
+  const persons = env.fromElements({ id: 1, name: 'ann' });
+
+  it('an interval join needs keyed streams with the same key type; the function sees both record types', () => {
+    const joined = bids
+      .keyBy((b) => b.auction)
+      .intervalJoin(persons.keyBy((p) => p.id))
+      .between(-1_000, 1_000)
+      .process<string>({
+        processElement(b, p, ctx, out) {
+          expectTypeOf(b).toEqualTypeOf<Bid>();
+          expectTypeOf(p).toEqualTypeOf<{ id: number; name: string }>();
+          expectTypeOf(ctx.getTimestamp()).toEqualTypeOf<number>();
+          out.collect(p.name);
+        },
+      });
+    expectTypeOf(joined).toEqualTypeOf<SingleOutputStream<string>>();
+    // @ts-expect-error key types differ (number vs string)
+    bids.keyBy((b) => b.auction).intervalJoin(persons.keyBy((p) => p.name));
+    // @ts-expect-error an interval join is on keyed streams
+    bids.intervalJoin(persons);
+  });
+
+  it('window joins and coGroup: keys of the same type, a result per pair or per window', () => {
+    const window = TumblingEventTimeWindows.of(1_000);
+    const pairs = bids
+      .join(persons)
+      .where((b) => b.auction)
+      .equalTo((p) => p.id)
+      .window(window)
+      .apply((b, p) => ({ price: b.price, name: p.name }));
+    expectTypeOf(pairs).toEqualTypeOf<SingleOutputStream<{ price: number; name: string }>>();
+    const groups = bids
+      .coGroup(persons)
+      .where((b) => b.bidder)
+      .equalTo((p) => p.name)
+      .window(window)
+      .apply<number>((bs, ps, out) => {
+        expectTypeOf(bs).toEqualTypeOf<readonly Bid[]>();
+        expectTypeOf(ps).toEqualTypeOf<readonly { id: number; name: string }[]>();
+        out.collect(bs.length + ps.length);
+      });
+    expectTypeOf(groups).toEqualTypeOf<SingleOutputStream<number>>();
+    // @ts-expect-error key types differ (number vs string)
+    bids.join(persons).where((b) => b.auction).equalTo((p) => p.name);
+  });
+});
