@@ -320,6 +320,48 @@ describe('examples/nexmark-hot-items.ts', () => {
 
 // ---------------------------------------------------------------------------------------------
 
+describe('examples/nexmark-new-sellers.ts', () => {
+  TESTED.add('nexmark-new-sellers.ts');
+
+  /** Query 8 by window and seller, and the auctions within 2 s after their seller registered, by plain loops. */
+  function expected(events: number): string[] {
+    const config = resolveNexmarkConfig({ firstEventRate: 10_000 });
+    const persons = new Map<number, { name: string; ts: number }>();
+    const auctions: { id: number; seller: number; ts: number }[] = [];
+    for (let i = 0; i < events; i++) {
+      const e = nexmarkEventAt(i, config);
+      expect(e.dateTime).toBe(nexmarkTimestampAt(i, config));
+      if (e.kind === 'person') persons.set(e.id, { name: e.name, ts: e.dateTime });
+      else if (e.kind === 'auction') auctions.push({ id: e.id, seller: e.seller, ts: e.dateTime });
+    }
+    const out: string[] = [];
+    const window = (ts: number): number => ts - (ts % 10_000);
+    const opened = new Map<string, number>(); // seller@window -> auctions
+    for (const a of auctions) opened.set(`${a.seller}@${window(a.ts)}`, (opened.get(`${a.seller}@${window(a.ts)}`) ?? 0) + 1);
+    for (const [id, p] of persons) {
+      const start = window(p.ts);
+      const n = opened.get(`${id}@${start}`);
+      if (n !== undefined) out.push(`new seller ${id} (${p.name}) in ${hhmmss(start)}-${hhmmss(start + 10_000)}: ${n} auctions`);
+    }
+    for (const a of auctions) {
+      const p = persons.get(a.seller);
+      if (p !== undefined && a.ts >= p.ts && a.ts <= p.ts + 2_000) out.push(`auction ${a.id} by ${a.seller} (${p.name}), ${a.ts - p.ts} ms after registering`);
+    }
+    return out;
+  }
+
+  it('prints the new sellers of every window (coGroup) and the auctions opened soon after registering (interval join), at parallelism 2', () => {
+    const r = sluiceRun('-p', '2', 'examples/nexmark-new-sellers.ts', '30000');
+    expectFinished(r);
+    const want = expected(30_000);
+    expect(want.filter((l) => l.startsWith('new seller')).length).toBeGreaterThan(10);
+    expect(want.filter((l) => l.startsWith('auction')).length).toBeGreaterThan(10);
+    expect(sorted(lines(r.stdout))).toEqual(sorted(want));
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+
 describe('examples/async-lookup.ts', () => {
   TESTED.add('async-lookup.ts');
   let server: PostgresServer;
