@@ -8,6 +8,17 @@ export { AllWindowedStream, type ProcessAllWindowFunction } from './api/all-wind
 export { WindowedStream } from './api/windowed-stream.js';
 export { ConnectedStreams, ConnectedKeyedStreams } from './api/connected-streams.js';
 export { IntervalJoin, IntervalJoined } from './api/interval-join.js';
+export {
+  ContinuousEventTimeTrigger,
+  ContinuousProcessingTimeTrigger,
+  CountTrigger,
+  EventTimeTrigger,
+  ProcessingTimeTrigger,
+  PurgingTrigger,
+  type Trigger,
+  type TriggerContext,
+  type TriggerResult,
+} from './api/triggers.js';
 export { CoGroupedStreams, CoGroupWindow, KeysWhere, KeysEqualTo, type CoGroupFunction } from './api/co-grouped-streams.js';
 export { JoinedStreams, JoinWindow, type JoinFunction, type FlatJoinFunction } from './api/joined-streams.js';
 export { BroadcastStream, BroadcastConnectedStream, KeyedBroadcastConnectedStream } from './api/broadcast-stream.js';

@@ -4,6 +4,7 @@ import { FieldAggregations } from './field-aggregation.js';
 import type { Collector, ReduceFunction, RuntimeContext } from './functions.js';
 import type { OutputTag } from './output-tag.js';
 import type { AggregateFunction } from './state-descriptors.js';
+import type { Trigger } from './triggers.js';
 import type { ProcessWindowFunction, WindowContext } from './window-functions.js';
 import type { WindowedStream } from './windowed-stream.js';
 
@@ -62,6 +63,12 @@ export class AllWindowedStream<T> extends FieldAggregations<T> {
   /** Records too late for every window they belong to go to this side output instead of being dropped. */
   sideOutputLateData(tag: OutputTag<T>): this {
     this.windowed.sideOutputLateData(tag);
+    return this;
+  }
+
+  /** When windows fire and purge (see WindowedStream.trigger). */
+  trigger(trigger: Trigger<T>): this {
+    this.windowed.trigger(trigger);
     return this;
   }
 

@@ -1,3 +1,4 @@
+import { TriggerWindowOperator } from '../runtime/operators/trigger-window-operator.js';
 import { WindowOperator } from '../runtime/operators/window-operator.js';
 import type { KeyType } from '../runtime/state/key-group.js';
 import type { SingleOutputStream } from './data-stream.js';
@@ -7,6 +8,7 @@ import type { KeyedStream } from './keyed-stream.js';
 import type { OutputTag } from './output-tag.js';
 import type { AggregateFunction } from './state-descriptors.js';
 import type { ProcessWindowFunction, WindowFunctionSpec } from './window-functions.js';
+import type { Trigger } from './triggers.js';
 import type { WindowAssigner } from './windows.js';
 
 /** Windows over a keyed stream; finish with reduce, aggregate or process. */
@@ -14,6 +16,7 @@ export class WindowedStream<T, K extends KeyType> extends FieldAggregations<T> {
   private allowedLatenessMs = 0;
   private lateDataTag: OutputTag<T> | undefined;
   private slicing = true;
+  private customTrigger: Trigger<T> | undefined;
 
   constructor(
     private readonly keyed: KeyedStream<T, K>,
@@ -33,6 +36,20 @@ export class WindowedStream<T, K extends KeyType> extends FieldAggregations<T> {
   /** Records too late for every window they belong to go to this side output instead of being dropped. */
   sideOutputLateData(tag: OutputTag<T>): this {
     this.lateDataTag = tag;
+    return this;
+  }
+
+  /**
+   * Decides when windows fire and purge instead of the assigner's default (Flink's
+   * `trigger(...)`): `CountTrigger.of(n)`, `ContinuousEventTimeTrigger.of(ms)` for early
+   * results, `PurgingTrigger.of(t)`, or a Trigger of your own. Tumbling and sliding windows.
+   */
+  trigger(trigger: Trigger<T>): this {
+    if (typeof trigger?.onElement !== 'function') throw new TypeError('trigger(...) needs a Trigger, such as CountTrigger.of(100) or ContinuousEventTimeTrigger.of(5_000)');
+    if (this.assigner.kind === 'session') {
+      throw new Error(`trigger(${trigger.name ?? '...'}): triggers of your own on session windows are not supported yet (their windows merge); use tumbling or sliding windows, or a KeyedProcessFunction with timers`);
+    }
+    this.customTrigger = trigger;
     return this;
   }
 
@@ -65,6 +82,12 @@ export class WindowedStream<T, K extends KeyType> extends FieldAggregations<T> {
   }
 
   private build<R>(name: string, fn: WindowFunctionSpec): SingleOutputStream<R> {
+    const trigger = this.customTrigger;
+    const assigner = this.assigner;
+    if (trigger !== undefined && assigner.kind === 'sliding') {
+      const options = { assigner, trigger: trigger as Trigger<unknown>, fn, allowedLatenessMs: this.allowedLatenessMs, lateDataTag: this.lateDataTag as OutputTag<unknown> | undefined };
+      return this.keyed.transformKeyed<R>(name, () => new TriggerWindowOperator(options));
+    }
     const options = {
       assigner: this.assigner,
       fn,

@@ -1,0 +1,217 @@
+import { describe, expect, it } from 'vitest';
+import {
+  ContinuousEventTimeTrigger,
+  CountTrigger,
+  EventTimeSessionWindows,
+  PurgingTrigger,
+  StreamExecutionEnvironment,
+  TumblingEventTimeWindows,
+  SlidingEventTimeWindows,
+  WatermarkStrategy,
+  valueState,
+  type Trigger,
+  type WatermarkGenerator,
+} from '../src/index.js';
+import { CollectSink } from '../src/connectors/collect-sink.js';
+import { GeneratorSource } from '../src/connectors/generator/generator-source.js';
+import { FaultPlan } from '../src/testing/fault-plan.js';
+import { compareMultisets, TxnStore, TxnStoreSink } from './support/txn-store-sink.js';
+
+// A stream of data records and ticks. Data records come at 10 j + 3 and 10 j + 7 ms of event
+// time; a tick at 10 j ms carries the only watermarks (at its own timestamp) and is dropped
+// after the watermarks are assigned, so the records a firing sees do not depend on how records
+// and watermarks interleave: a firing at T (a multiple of 10) sees exactly the records before T.
+type Ev = { readonly tick: true; readonly ts: number } | { readonly tick: false; readonly id: number; readonly k: number; readonly ts: number };
+const KEYS = 3;
+const eventAt = (i: number): Ev => {
+  const j = Math.floor(i / 3);
+  const r = i % 3;
+  if (r === 0) return { tick: true, ts: 10 * j };
+  const id = 2 * j + r - 1;
+  return { tick: false, id, k: (id * 7 + (id >> 3)) % KEYS, ts: 10 * j + (r === 1 ? 3 : 7) };
+};
+type Rec = Extract<Ev, { tick: false }>;
+const dataUpTo = (n: number): Rec[] => Array.from({ length: n }, (_, i) => eventAt(i)).filter((e): e is Rec => !e.tick);
+
+const onTicks = (): WatermarkGenerator<Ev> => ({
+  onEvent: (e, ts, out) => {
+    if (e.tick) out.emitWatermark(ts);
+  },
+  onPeriodicEmit: () => {},
+});
+
+function records(env: StreamExecutionEnvironment, n: number, eventsPerSecond?: number) {
+  return env
+    .fromSource(new GeneratorSource<Ev>({ generate: eventAt, timestampOf: (i) => eventAt(i).ts, count: n, ...(eventsPerSecond === undefined ? {} : { eventsPerSecond }) }), 'events')
+    .setParallelism(1)
+    .assignTimestampsAndWatermarks(WatermarkStrategy.forGenerator(onTicks))
+    .setParallelism(1)
+    .filter((e): e is Rec => !e.tick)
+    .setParallelism(1);
+}
+
+const groupBy = <T, K>(xs: readonly T[], key: (x: T) => K): Map<K, T[]> => {
+  const m = new Map<K, T[]>();
+  for (const x of xs) m.set(key(x), [...(m.get(key(x)) ?? []), x]);
+  return m;
+};
+
+describe('window triggers', () => {
+  it('CountTrigger fires a window with every 3rd record of its key, with all its records so far (no purge); the window end does not fire', async () => {
+    const n = 3000;
+    const env = StreamExecutionEnvironment.create({ 'parallelism.default': 2 });
+    const sink = new CollectSink<string>();
+    records(env, n)
+      .keyBy((e) => e.k)
+      .window(TumblingEventTimeWindows.of(100))
+      .trigger(CountTrigger.of(3))
+      .process<string>({
+        process: (k, ctx, elements, out) => out.collect(`${k}@${ctx.window.start}:${elements.map((e) => e.id).join(',')}`),
+      })
+      .sinkTo(sink);
+    await env.execute();
+    const want: string[] = [];
+    for (const [w, recs] of groupBy(dataUpTo(n), (e) => `${e.k}@${e.ts - (e.ts % 100)}`)) {
+      for (let c = 3; c <= recs.length; c += 3) want.push(`${w}:${recs.slice(0, c).map((e) => e.id).join(',')}`);
+    }
+    expect(want.length).toBeGreaterThan(300);
+    expect(compareMultisets(sink.values, want)).toEqual({ duplicates: 0, missing: 0, unexpected: 0 });
+    // Every result carries the window's last timestamp.
+    expect(sink.timestamps.every((t, i) => t === Number(sink.values[i]!.split('@')[1]!.split(':')[0]) + 99)).toBe(true);
+  });
+
+  it('PurgingTrigger.of(CountTrigger) sums each run of 4 records of a key in a sliding window, then starts over', async () => {
+    const n = 3000;
+    const env = StreamExecutionEnvironment.create({ 'parallelism.default': 3 });
+    const sink = new CollectSink<string>();
+    records(env, n)
+      .map((e) => ({ ...e, n: 1 }))
+      .setParallelism(1) // one producer before the keyBy keeps each key's order
+      .keyBy((e) => e.k)
+      .window(SlidingEventTimeWindows.of(200, 100))
+      .trigger(PurgingTrigger.of(CountTrigger.of(4)))
+      .reduce<string>(
+        (a, b) => ({ ...a, id: Math.max(a.id, b.id), n: a.n + b.n }),
+        { process: (k, ctx, [r], out) => out.collect(`${k}@${ctx.window.start}:${r!.n}:${r!.id}`) },
+      )
+      .sinkTo(sink);
+    await env.execute();
+    const want: string[] = [];
+    const windowsOf = (ts: number): number[] => [ts - (ts % 100), ts - (ts % 100) - 100];
+    const perWindow = new Map<string, Rec[]>();
+    for (const e of dataUpTo(n)) for (const s of windowsOf(e.ts)) perWindow.set(`${e.k}@${s}`, [...(perWindow.get(`${e.k}@${s}`) ?? []), e]);
+    for (const [w, recs] of perWindow) for (let c = 4; c <= recs.length; c += 4) want.push(`${w}:4:${recs[c - 1]!.id}`);
+    expect(want.length).toBeGreaterThan(300);
+    expect(compareMultisets(sink.values, want)).toEqual({ duplicates: 0, missing: 0, unexpected: 0 });
+  });
+
+  it('ContinuousEventTimeTrigger gives early results every 20 ms of event time after a window\'s first record, and the final one at its end', async () => {
+    const n = 3000;
+    const env = StreamExecutionEnvironment.create({ 'parallelism.default': 2 });
+    const sink = new CollectSink<string>();
+    records(env, n)
+      .keyBy((e) => e.k)
+      .window(TumblingEventTimeWindows.of(100))
+      .trigger(ContinuousEventTimeTrigger.of(20))
+      .aggregate<number, number, string>(
+        { createAccumulator: () => 0, add: (_e: Rec, c: number) => c + 1, getResult: (c: number) => c, merge: (a: number, b: number) => a + b },
+        { process: (k, ctx, [c], out) => out.collect(`${k}@${ctx.window.start}:${c}`) },
+      )
+      .sinkTo(sink);
+    await env.execute();
+    const want: string[] = [];
+    for (const [w, recs] of groupBy(dataUpTo(n), (e) => `${e.k}@${e.ts - (e.ts % 100)}`)) {
+      const start = Number(w.split('@')[1]);
+      // Firings at the 20 ms marks inside the window after its first record, then at its end.
+      for (let t = start + 20; t < start + 100; t += 20) if (t > recs[0]!.ts) want.push(`${w}:${recs.filter((e) => e.ts < t).length}`);
+      want.push(`${w}:${recs.length}`);
+    }
+    expect(compareMultisets(sink.values, want)).toEqual({ duplicates: 0, missing: 0, unexpected: 0 });
+  });
+
+  it('a trigger of your own: its state and timers per key and window, cleared when the window is over', async () => {
+    // Counts a window's records in its own state; after every 5th it sets a timer 1 ms later,
+    // which fires and purges the window. Counts how often clear() ran.
+    const cleared: number[] = [];
+    const seenState = valueState<number>('seen');
+    const everyFifth: Trigger<Rec> = {
+      name: 'every-fifth',
+      onElement(e, _ts, _w, ctx) {
+        const seen = ctx.getPartitionedState(seenState);
+        const c = (seen.value() ?? 0) + 1;
+        seen.update(c);
+        if (c % 5 === 0) ctx.registerEventTimeTimer(e.ts + 1);
+        return 'CONTINUE';
+      },
+      onEventTime: (time, w) => (time === w.end - 1 ? 'CONTINUE' : 'FIRE_AND_PURGE'),
+      onProcessingTime: () => 'CONTINUE',
+      clear(w, ctx) {
+        cleared.push(w.start);
+        ctx.getPartitionedState(seenState).clear();
+      },
+    };
+    const n = 1500;
+    const env = StreamExecutionEnvironment.create({ 'parallelism.default': 1 });
+    const sink = new CollectSink<string>();
+    records(env, n)
+      .keyBy((e) => e.k)
+      .window(TumblingEventTimeWindows.of(100))
+      .trigger(everyFifth)
+      .process<string>({ process: (k, ctx, els, out) => out.collect(`${k}@${ctx.window.start}:${els.map((e) => e.id).join(',')}`) })
+      .sinkTo(sink);
+    await env.execute();
+    // Reference: the timer after a window's 5th, 10th, ... record fires at the next tick (the
+    // first watermark at or past it), with the records since the last firing that came before it.
+    const want: string[] = [];
+    let windows = 0;
+    for (const [w, recs] of groupBy(dataUpTo(n), (e) => `${e.k}@${e.ts - (e.ts % 100)}`)) {
+      windows++;
+      let from = 0;
+      for (let c = 5; c <= recs.length; c += 5) {
+        const tick = Math.ceil((recs[c - 1]!.ts + 1) / 10) * 10;
+        const upTo = recs.filter((e) => e.ts < tick).length;
+        want.push(`${w}:${recs.slice(from, upTo).map((e) => e.id).join(',')}`);
+        from = upTo;
+      }
+    }
+    expect(compareMultisets(sink.values, want)).toEqual({ duplicates: 0, missing: 0, unexpected: 0 });
+    expect(cleared.length).toBe(windows);
+  });
+
+  it('trigger state is in checkpoints: PurgingTrigger.of(CountTrigger) is exactly-once under >= 5 injected failures', async () => {
+    const n = 9000;
+    const plan = FaultPlan.seeded({ seed: 5150, recordFaults: 5, recordRange: (n * 2) / 3 });
+    const store = new TxnStore<string>();
+    const env = StreamExecutionEnvironment.create({
+      'parallelism.default': 2,
+      'execution.checkpointing.interval': 20,
+      'restart-strategy.type': 'fixed-delay',
+      'restart-strategy.fixed-delay.attempts': 50,
+      'restart-strategy.fixed-delay.delay': 5,
+    });
+    records(env, n, 30_000)
+      .process(plan.failingProcess<Rec>())
+      .setParallelism(1) // one producer before the keyBy keeps each key's order
+      .keyBy((e) => e.k)
+      .window(TumblingEventTimeWindows.of(1_000_000))
+      .trigger(PurgingTrigger.of(CountTrigger.of(5)))
+      .process<string>({ process: (k, _ctx, els, out) => out.collect(`${k}:${els.map((e) => e.id).join(',')}`) })
+      .uid('windows')
+      .sinkTo(new TxnStoreSink(store));
+    const result = await env.execute();
+    const want: string[] = [];
+    for (const [k, recs] of groupBy(dataUpTo(n), (e) => e.k)) {
+      for (let c = 5; c <= recs.length; c += 5) want.push(`${k}:${recs.slice(c - 5, c).map((e) => e.id).join(',')}`);
+    }
+    expect(result.numRestarts, plan.describe()).toBeGreaterThanOrEqual(5);
+    expect(compareMultisets(store.committed, want), plan.describe()).toEqual({ duplicates: 0, missing: 0, unexpected: 0 });
+  });
+
+  it('rejects a trigger on session windows and a value that is not a trigger, naming the fix', () => {
+    const env = StreamExecutionEnvironment.create();
+    const keyed = env.fromElements(1, 2, 3).keyBy((x) => x);
+    expect(() => keyed.window(EventTimeSessionWindows.withGap(10)).trigger(CountTrigger.of(2))).toThrow(/session windows are not supported yet/);
+    expect(() => keyed.window(TumblingEventTimeWindows.of(10)).trigger({} as Trigger<number>)).toThrow(/needs a Trigger, such as CountTrigger.of/);
+    expect(() => CountTrigger.of(0)).toThrow(/positive whole number/);
+  });
+});
