@@ -19,6 +19,7 @@ export {
   type TriggerContext,
   type TriggerResult,
 } from './api/triggers.js';
+export { CountEvictor, DeltaEvictor, TimeEvictor, type Evictor, type EvictorContext, type TimestampedValue } from './api/evictors.js';
 export { CoGroupedStreams, CoGroupWindow, KeysWhere, KeysEqualTo, type CoGroupFunction } from './api/co-grouped-streams.js';
 export { JoinedStreams, JoinWindow, type JoinFunction, type FlatJoinFunction } from './api/joined-streams.js';
 export { BroadcastStream, BroadcastConnectedStream, KeyedBroadcastConnectedStream } from './api/broadcast-stream.js';

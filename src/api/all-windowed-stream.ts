@@ -4,6 +4,7 @@ import { FieldAggregations } from './field-aggregation.js';
 import type { Collector, ReduceFunction, RuntimeContext } from './functions.js';
 import type { OutputTag } from './output-tag.js';
 import type { AggregateFunction } from './state-descriptors.js';
+import type { Evictor } from './evictors.js';
 import type { Trigger } from './triggers.js';
 import type { ProcessWindowFunction, WindowContext } from './window-functions.js';
 import type { WindowedStream } from './windowed-stream.js';
@@ -69,6 +70,12 @@ export class AllWindowedStream<T> extends FieldAggregations<T> {
   /** When windows fire and purge (see WindowedStream.trigger). */
   trigger(trigger: Trigger<T>): this {
     this.windowed.trigger(trigger);
+    return this;
+  }
+
+  /** Removes records from a window when it fires (see WindowedStream.evictor). */
+  evictor(evictor: Evictor<T>): this {
+    this.windowed.evictor(evictor);
     return this;
   }
 

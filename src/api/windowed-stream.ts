@@ -8,7 +8,8 @@ import type { KeyedStream } from './keyed-stream.js';
 import type { OutputTag } from './output-tag.js';
 import type { AggregateFunction } from './state-descriptors.js';
 import type { ProcessWindowFunction, WindowFunctionSpec } from './window-functions.js';
-import type { Trigger } from './triggers.js';
+import type { Evictor } from './evictors.js';
+import { EventTimeTrigger, ProcessingTimeTrigger, type Trigger } from './triggers.js';
 import type { WindowAssigner } from './windows.js';
 
 /** Windows over a keyed stream; finish with reduce, aggregate or process. */
@@ -17,6 +18,7 @@ export class WindowedStream<T, K extends KeyType> extends FieldAggregations<T> {
   private lateDataTag: OutputTag<T> | undefined;
   private slicing = true;
   private customTrigger: Trigger<T> | undefined;
+  private customEvictor: Evictor<T> | undefined;
 
   constructor(
     private readonly keyed: KeyedStream<T, K>,
@@ -54,6 +56,23 @@ export class WindowedStream<T, K extends KeyType> extends FieldAggregations<T> {
   }
 
   /**
+   * Removes records from a window when it fires (Flink's `evictor(...)`): `CountEvictor.of(n)`
+   * keeps the last n, `TimeEvictor.of(ms)` those within `ms` of the newest, `DeltaEvictor.of(...)`
+   * those close to the last. The window keeps all its records (reduce and aggregate run over
+   * them at each firing). Tumbling and sliding windows.
+   */
+  evictor(evictor: Evictor<T>): this {
+    if (typeof evictor?.evictBefore !== 'function' && typeof evictor?.evictAfter !== 'function') {
+      throw new TypeError('evictor(...) needs an Evictor with evictBefore or evictAfter, such as CountEvictor.of(100) or TimeEvictor.of(5_000)');
+    }
+    if (this.assigner.kind === 'session') {
+      throw new Error(`evictor(${evictor.name ?? '...'}): evictors on session windows are not supported yet (their windows merge); use tumbling or sliding windows`);
+    }
+    this.customEvictor = evictor;
+    return this;
+  }
+
+  /**
    * Keeps one accumulator per window even where sliding windows could share slices (see
    * docs/concepts.md, "Sliding windows share slices"): `add` then sees every record of a
    * window in arrival order and `merge` is never called, exactly as Flink's DataStream
@@ -82,10 +101,17 @@ export class WindowedStream<T, K extends KeyType> extends FieldAggregations<T> {
   }
 
   private build<R>(name: string, fn: WindowFunctionSpec): SingleOutputStream<R> {
-    const trigger = this.customTrigger;
     const assigner = this.assigner;
-    if (trigger !== undefined && assigner.kind === 'sliding') {
-      const options = { assigner, trigger: trigger as Trigger<unknown>, fn, allowedLatenessMs: this.allowedLatenessMs, lateDataTag: this.lateDataTag as OutputTag<unknown> | undefined };
+    if ((this.customTrigger !== undefined || this.customEvictor !== undefined) && assigner.kind === 'sliding') {
+      const trigger = (this.customTrigger as Trigger<unknown> | undefined) ?? (assigner.time === 'event-time' ? EventTimeTrigger.create() : ProcessingTimeTrigger.create());
+      const options = {
+        assigner,
+        trigger,
+        evictor: this.customEvictor as Evictor<unknown> | undefined,
+        fn,
+        allowedLatenessMs: this.allowedLatenessMs,
+        lateDataTag: this.lateDataTag as OutputTag<unknown> | undefined,
+      };
       return this.keyed.transformKeyed<R>(name, () => new TriggerWindowOperator(options));
     }
     const options = {

@@ -1,7 +1,9 @@
 import type { OutputTag } from '../../api/output-tag.js';
 import type { KeyedStateDescriptor, ListState, ReducingState, StateOf } from '../../api/state-descriptors.js';
 import { aggregatingState, listState, reducingState } from '../../api/state-descriptors.js';
+import type { Evictor, EvictorContext, TimestampedValue } from '../../api/evictors.js';
 import type { Trigger, TriggerContext, TriggerResult } from '../../api/triggers.js';
+import { NO_TIMESTAMP } from '../channel/stream-element.js';
 import type { WindowContext, WindowFunctionSpec } from '../../api/window-functions.js';
 import { windowStartWithOffset, type SlidingWindowAssigner, type TimeWindow } from '../../api/windows.js';
 import type { KeyType } from '../state/key-group.js';
@@ -14,6 +16,8 @@ import { TimestampedCollector } from './timestamped-collector.js';
 export interface TriggerWindowOperatorOptions {
   readonly assigner: SlidingWindowAssigner;
   readonly trigger: Trigger<unknown>;
+  /** Set: the window keeps its records (with timestamps) and the evictor removes some at each firing. */
+  readonly evictor?: Evictor<unknown> | undefined;
   readonly fn: WindowFunctionSpec;
   readonly allowedLatenessMs: number;
   readonly lateDataTag: OutputTag<unknown> | undefined;
@@ -24,6 +28,9 @@ type Contents = (ReducingState<unknown> | ListState<unknown>) & Namespaced;
 
 /** The same keyed state as the window operator without slices, so windows restore across the two. */
 const contentsName = (sizeMs: number): string => `_window-contents@size=${sizeMs}ms`;
+/** With an evictor: every record of a window with its timestamp, `[timestampMs, value]` (Flink's EvictingWindowOperator). */
+const evictingContentsName = (sizeMs: number): string => `_evicting-window-contents@size=${sizeMs}ms`;
+type Stored = [number, unknown];
 /** Trigger state is kept apart from the job's own keyed state of the same name. */
 const TRIGGER_STATE_PREFIX = '_trigger:';
 
@@ -76,7 +83,14 @@ export class TriggerWindowOperator extends KeyedOperator<unknown> {
   protected override openKeyed(): void | Promise<void> {
     const { fn, assigner } = this.o;
     const name = contentsName(assigner.sizeMs);
-    const descriptor = fn.kind === 'reduce' ? reducingState(name, fn.reduce) : fn.kind === 'aggregate' ? aggregatingState(name, fn.aggregate) : listState<unknown>(name);
+    const descriptor =
+      this.o.evictor !== undefined
+        ? listState<Stored>(evictingContentsName(assigner.sizeMs))
+        : fn.kind === 'reduce'
+          ? reducingState(name, fn.reduce)
+          : fn.kind === 'aggregate'
+            ? aggregatingState(name, fn.aggregate)
+            : listState<unknown>(name);
     const sliced = this.backend.stateNames().find((n) => n.startsWith('_window-slices'));
     if (sliced !== undefined) {
       throw new Error(
@@ -116,7 +130,7 @@ export class TriggerWindowOperator extends KeyedOperator<unknown> {
       assigned = true;
       this.window = { start, end };
       this.contents.setCurrentNamespace(start);
-      (this.contents as unknown as AddingInternalState).add(value);
+      (this.contents as unknown as AddingInternalState).add(this.o.evictor === undefined ? value : ([timestampMs, value] satisfies Stored));
       this.act(this.o.trigger.onElement(value, timestampMs, this.window, this.triggerCtx));
       this.registerCleanupTimer();
     }
@@ -183,6 +197,10 @@ export class TriggerWindowOperator extends KeyedOperator<unknown> {
     const key = this.backend.getCurrentKey();
     this.collector.timestampMs = end - 1;
     this.windowCtx.window = { start, end };
+    if (this.o.evictor !== undefined) {
+      this.emitEvicting(key, this.o.evictor);
+      return;
+    }
     if (fn.kind === 'process') {
       const elements = (this.contents as ListState<unknown>).get();
       if (elements.length > 0) fn.process.process(key, this.windowCtx, elements, this.collector);
@@ -192,6 +210,40 @@ export class TriggerWindowOperator extends KeyedOperator<unknown> {
     if (result === undefined) return;
     if (fn.process === undefined) this.collector.collect(result);
     else fn.process.process(key, this.windowCtx, [result], this.collector);
+  }
+
+  /** With an evictor: evict, run the window function over the records that stay, evict again, keep what is left. */
+  private emitEvicting(key: KeyType, evictor: Evictor<unknown>): void {
+    const list = this.contents as unknown as ListState<Stored>;
+    const stored = list.get();
+    if (stored.length === 0) return;
+    const ctx: EvictorContext = this.triggerCtx;
+    let elements: readonly TimestampedValue<unknown>[] = stored.map(([t, value]) => ({ value, timestampMs: t === NO_TIMESTAMP ? undefined : t }));
+    if (evictor.evictBefore !== undefined) elements = evictor.evictBefore(elements, this.window, ctx);
+    if (elements.length > 0) {
+      const values = elements.map((e) => e.value);
+      const fn = this.o.fn;
+      if (fn.kind === 'process') {
+        fn.process.process(key, this.windowCtx, values, this.collector);
+      } else {
+        let result: unknown;
+        if (fn.kind === 'reduce') {
+          result = values[0];
+          for (let i = 1; i < values.length; i++) result = fn.reduce(result, values[i]);
+        } else {
+          let acc = fn.aggregate.createAccumulator();
+          for (const v of values) acc = fn.aggregate.add(v, acc);
+          result = fn.aggregate.getResult(acc);
+        }
+        if (fn.process === undefined) this.collector.collect(result);
+        else fn.process.process(key, this.windowCtx, [result], this.collector);
+      }
+    }
+    if (evictor.evictAfter !== undefined) elements = evictor.evictAfter(elements, this.window, ctx);
+    if (elements.length !== stored.length) {
+      this.contents.setCurrentNamespace(this.window.start);
+      list.update(elements.map((e): Stored => [e.timestampMs ?? NO_TIMESTAMP, e.value]));
+    }
   }
 
   override close(): void | Promise<void> {

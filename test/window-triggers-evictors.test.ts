@@ -1,6 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import {
   ContinuousEventTimeTrigger,
+  CountEvictor,
+  DeltaEvictor,
+  TimeEvictor,
   CountTrigger,
   EventTimeSessionWindows,
   PurgingTrigger,
@@ -213,5 +216,101 @@ describe('window triggers', () => {
     expect(() => keyed.window(EventTimeSessionWindows.withGap(10)).trigger(CountTrigger.of(2))).toThrow(/session windows are not supported yet/);
     expect(() => keyed.window(TumblingEventTimeWindows.of(10)).trigger({} as Trigger<number>)).toThrow(/needs a Trigger, such as CountTrigger.of/);
     expect(() => CountTrigger.of(0)).toThrow(/positive whole number/);
+  });
+});
+
+describe('window evictors', () => {
+  const windowsOf100 = (n: number) => groupBy(dataUpTo(n), (e) => `${e.k}@${e.ts - (e.ts % 100)}`);
+  const ids = (rs: readonly Rec[]): string => rs.map((e) => e.id).join(',');
+
+  it('CountEvictor keeps the last records before the function: CountTrigger.of(2) + CountEvictor.of(3) sees the 3 latest', async () => {
+    const n = 3000;
+    const env = StreamExecutionEnvironment.create({ 'parallelism.default': 2 });
+    const sink = new CollectSink<string>();
+    records(env, n)
+      .keyBy((e) => e.k)
+      .window(TumblingEventTimeWindows.of(100))
+      .trigger(CountTrigger.of(2))
+      .evictor(CountEvictor.of(3))
+      .process<string>({ process: (k, ctx, els, out) => out.collect(`${k}@${ctx.window.start}:${ids(els)}`) })
+      .sinkTo(sink);
+    await env.execute();
+    const want: string[] = [];
+    for (const [w, recs] of windowsOf100(n)) for (let c = 2; c <= recs.length; c += 2) want.push(`${w}:${ids(recs.slice(Math.max(0, c - 3), c))}`);
+    expect(want.length).toBeGreaterThan(300);
+    expect(compareMultisets(sink.values, want)).toEqual({ duplicates: 0, missing: 0, unexpected: 0 });
+  });
+
+  it('evicting after the function: CountTrigger.of(3) + CountEvictor.of(2, true) keeps two records for the next firing', async () => {
+    const n = 3000;
+    const env = StreamExecutionEnvironment.create({ 'parallelism.default': 3 });
+    const sink = new CollectSink<string>();
+    records(env, n)
+      .keyBy((e) => e.k)
+      .window(TumblingEventTimeWindows.of(200))
+      .trigger(CountTrigger.of(3))
+      .evictor(CountEvictor.of(2, true))
+      .process<string>({ process: (k, ctx, els, out) => out.collect(`${k}@${ctx.window.start}:${ids(els)}`) })
+      .sinkTo(sink);
+    await env.execute();
+    const want: string[] = [];
+    for (const [w, recs] of groupBy(dataUpTo(n), (e) => `${e.k}@${e.ts - (e.ts % 200)}`)) {
+      for (let c = 3; c <= recs.length; c += 3) want.push(`${w}:${ids(recs.slice(Math.max(0, c - 5), c))}`);
+    }
+    expect(want.length).toBeGreaterThan(300);
+    expect(compareMultisets(sink.values, want)).toEqual({ duplicates: 0, missing: 0, unexpected: 0 });
+  });
+
+  it('TimeEvictor with the default trigger: a reduce at the window end over the records within 30 ms of the newest', async () => {
+    const n = 3000;
+    const env = StreamExecutionEnvironment.create({ 'parallelism.default': 2 });
+    const sink = new CollectSink<string>();
+    records(env, n)
+      .map((e) => ({ k: e.k, ts: e.ts, ids: String(e.id) }))
+      .setParallelism(1)
+      .keyBy((e) => e.k)
+      .window(TumblingEventTimeWindows.of(100))
+      .evictor(TimeEvictor.of(30))
+      .reduce<string>((a, b) => ({ ...a, ids: `${a.ids},${b.ids}` }), { process: (k, ctx, [r], out) => out.collect(`${k}@${ctx.window.start}:${r!.ids}`) })
+      .sinkTo(sink);
+    await env.execute();
+    const want: string[] = [];
+    for (const [w, recs] of windowsOf100(n)) {
+      const newest = Math.max(...recs.map((e) => e.ts));
+      want.push(`${w}:${ids(recs.filter((e) => e.ts > newest - 30))}`);
+    }
+    expect(compareMultisets(sink.values, want)).toEqual({ duplicates: 0, missing: 0, unexpected: 0 });
+  });
+
+  it('DeltaEvictor drops the records too far from the last one; an aggregate runs over the rest', async () => {
+    const n = 3000;
+    const env = StreamExecutionEnvironment.create({ 'parallelism.default': 2 });
+    const sink = new CollectSink<string>();
+    records(env, n)
+      .keyBy((e) => e.k)
+      .window(TumblingEventTimeWindows.of(100))
+      .evictor(DeltaEvictor.of<Rec>(10, (e, last) => last.id - e.id))
+      .aggregate<number[], number[], string>(
+        { createAccumulator: () => [], add: (e: Rec, acc: number[]) => [...acc, e.id], getResult: (acc: number[]) => acc, merge: (a: number[], b: number[]) => [...a, ...b] },
+        { process: (k, ctx, [got], out) => out.collect(`${k}@${ctx.window.start}:${got!.join(',')}`) },
+      )
+      .sinkTo(sink);
+    await env.execute();
+    const want: string[] = [];
+    let evicted = 0;
+    for (const [w, recs] of windowsOf100(n)) {
+      const kept = recs.filter((e) => recs.at(-1)!.id - e.id < 10);
+      evicted += recs.length - kept.length;
+      want.push(`${w}:${ids(kept)}`);
+    }
+    expect(evicted).toBeGreaterThan(100);
+    expect(compareMultisets(sink.values, want)).toEqual({ duplicates: 0, missing: 0, unexpected: 0 });
+  });
+
+  it('rejects evictors on session windows and values that are not evictors', () => {
+    const env = StreamExecutionEnvironment.create();
+    const keyed = env.fromElements(1, 2, 3).keyBy((x) => x);
+    expect(() => keyed.window(EventTimeSessionWindows.withGap(10)).evictor(CountEvictor.of(2))).toThrow(/evictors on session windows are not supported yet/);
+    expect(() => keyed.window(TumblingEventTimeWindows.of(10)).evictor({})).toThrow(/needs an Evictor with evictBefore or evictAfter/);
   });
 });
