@@ -210,10 +210,11 @@ describe('window triggers', () => {
     expect(compareMultisets(store.committed, want), plan.describe()).toEqual({ duplicates: 0, missing: 0, unexpected: 0 });
   });
 
-  it('rejects a trigger on session windows and a value that is not a trigger, naming the fix', () => {
+  it('rejects a trigger that cannot merge on session windows and a value that is not a trigger, naming the fix', () => {
     const env = StreamExecutionEnvironment.create();
     const keyed = env.fromElements(1, 2, 3).keyBy((x) => x);
-    expect(() => keyed.window(EventTimeSessionWindows.withGap(10)).trigger(CountTrigger.of(2))).toThrow(/session windows are not supported yet/);
+    const noMerge: Trigger<number> = { onElement: () => 'CONTINUE', onEventTime: () => 'CONTINUE', onProcessingTime: () => 'CONTINUE', clear: () => {} };
+    expect(() => keyed.window(EventTimeSessionWindows.withGap(10)).trigger(noMerge)).toThrow(/session windows merge, and this trigger has no onMerge/);
     expect(() => keyed.window(TumblingEventTimeWindows.of(10)).trigger({} as Trigger<number>)).toThrow(/needs a Trigger, such as CountTrigger.of/);
     expect(() => CountTrigger.of(0)).toThrow(/positive whole number/);
   });
@@ -307,10 +308,95 @@ describe('window evictors', () => {
     expect(compareMultisets(sink.values, want)).toEqual({ duplicates: 0, missing: 0, unexpected: 0 });
   });
 
-  it('rejects evictors on session windows and values that are not evictors', () => {
+  it('rejects values that are not evictors', () => {
     const env = StreamExecutionEnvironment.create();
     const keyed = env.fromElements(1, 2, 3).keyBy((x) => x);
-    expect(() => keyed.window(EventTimeSessionWindows.withGap(10)).evictor(CountEvictor.of(2))).toThrow(/evictors on session windows are not supported yet/);
     expect(() => keyed.window(TumblingEventTimeWindows.of(10)).evictor({})).toThrow(/needs an Evictor with evictBefore or evictAfter/);
+  });
+});
+
+describe('triggers and evictors on session windows', () => {
+  const GAP = 15; // record timestamps differ by even amounts: never exactly a gap apart
+  /** Each key's sessions, by plain loops: a record within the gap of the session's last one joins it. */
+  function sessionsOf(n: number): { k: number; recs: Rec[] }[] {
+    const out: { k: number; recs: Rec[] }[] = [];
+    for (const [k, recs] of groupBy(dataUpTo(n), (e) => e.k)) {
+      let cur: Rec[] = [];
+      for (const r of recs) {
+        if (cur.length > 0 && r.ts > cur.at(-1)!.ts + GAP) {
+          out.push({ k, recs: cur });
+          cur = [];
+        }
+        cur.push(r);
+      }
+      if (cur.length > 0) out.push({ k, recs: cur });
+    }
+    return out;
+  }
+  const ids = (rs: readonly Rec[]): string => rs.map((e) => e.id).join(',');
+  const window = (recs: readonly Rec[]): string => `${recs[0]!.ts}-${recs.at(-1)!.ts + GAP}`;
+
+  it('CountTrigger.of(3) on sessions: the count merges with the sessions; each firing sees the session so far', async () => {
+    const n = 3000;
+    const env = StreamExecutionEnvironment.create({ 'parallelism.default': 2 });
+    const sink = new CollectSink<string>();
+    records(env, n)
+      .keyBy((e) => e.k)
+      .window(EventTimeSessionWindows.withGap(GAP))
+      .trigger(CountTrigger.of(3))
+      .process<string>({ process: (k, ctx, els, out) => out.collect(`${k}@${ctx.window.start}-${ctx.window.end}:${ids(els)}`) })
+      .sinkTo(sink);
+    await env.execute();
+    const want: string[] = [];
+    for (const { k, recs } of sessionsOf(n)) for (let c = 3; c <= recs.length; c += 3) want.push(`${k}@${window(recs.slice(0, c))}:${ids(recs.slice(0, c))}`);
+    expect(want.length).toBeGreaterThan(100);
+    expect(compareMultisets(sink.values, want)).toEqual({ duplicates: 0, missing: 0, unexpected: 0 });
+    // Results carry the window's last timestamp at the firing.
+    expect(sink.timestamps.every((t, i) => t === Number(sink.values[i]!.split('-')[1]!.split(':')[0]) - 1)).toBe(true);
+  });
+
+  it('an evictor on sessions with the default trigger: each session once at its end, with its last 2 records', async () => {
+    const n = 3000;
+    const env = StreamExecutionEnvironment.create({ 'parallelism.default': 3 });
+    const sink = new CollectSink<string>();
+    records(env, n)
+      .keyBy((e) => e.k)
+      .window(EventTimeSessionWindows.withGap(GAP))
+      .evictor(CountEvictor.of(2))
+      .process<string>({ process: (k, ctx, els, out) => out.collect(`${k}@${ctx.window.start}-${ctx.window.end}:${ids(els)}`) })
+      .sinkTo(sink);
+    await env.execute();
+    const all = sessionsOf(n);
+    expect(all.some((x) => x.recs.length > 2)).toBe(true);
+    const want = all.map(({ k, recs }) => `${k}@${window(recs)}:${ids(recs.slice(-2))}`);
+    expect(compareMultisets(sink.values, want)).toEqual({ duplicates: 0, missing: 0, unexpected: 0 });
+  });
+
+  it('session windows with a trigger are exactly-once under >= 5 injected failures (sessions, counts and contents in checkpoints)', async () => {
+    const n = 9000;
+    const plan = FaultPlan.seeded({ seed: 5151, recordFaults: 5, recordRange: (n * 2) / 3 });
+    const store = new TxnStore<string>();
+    const env = StreamExecutionEnvironment.create({
+      'parallelism.default': 2,
+      'execution.checkpointing.interval': 20,
+      'restart-strategy.type': 'fixed-delay',
+      'restart-strategy.fixed-delay.attempts': 50,
+      'restart-strategy.fixed-delay.delay': 5,
+    });
+    records(env, n, 30_000)
+      .process(plan.failingProcess<Rec>())
+      .setParallelism(1)
+      .keyBy((e) => e.k)
+      .window(EventTimeSessionWindows.withGap(GAP))
+      .trigger(PurgingTrigger.of(CountTrigger.of(3)))
+      .process<string>({ process: (k, ctx, els, out) => out.collect(`${k}@${ctx.window.start}:${ids(els)}`) })
+      .uid('sessions')
+      .sinkTo(new TxnStoreSink(store));
+    const result = await env.execute();
+    // Purged at each firing: each result holds the 3 records since the last; the window keeps its start.
+    const want: string[] = [];
+    for (const { k, recs } of sessionsOf(n)) for (let c = 3; c <= recs.length; c += 3) want.push(`${k}@${recs[0]!.ts}:${ids(recs.slice(c - 3, c))}`);
+    expect(result.numRestarts, plan.describe()).toBeGreaterThanOrEqual(5);
+    expect(compareMultisets(store.committed, want), plan.describe()).toEqual({ duplicates: 0, missing: 0, unexpected: 0 });
   });
 });

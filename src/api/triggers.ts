@@ -17,6 +17,12 @@ export interface TriggerContext {
   getPartitionedState<D extends KeyedStateDescriptor>(descriptor: D): StateOf<D>;
 }
 
+/** The context of `onMerge` (Flink's OnMergeContext): the trigger state of the merged windows can be combined into the new one's. */
+export interface OnMergeContext extends TriggerContext {
+  /** Combines this state of the merged windows into the new window's (reducing, aggregating or list state). */
+  mergePartitionedState(descriptor: KeyedStateDescriptor): void;
+}
+
 /**
  * Decides when a window fires and when its contents are purged (Flink's Trigger). Called for
  * every record added to a window and for the timers it registered; `clear` runs when the
@@ -29,6 +35,12 @@ export interface Trigger<in T> {
   onEventTime(timeMs: number, window: TimeWindow, ctx: TriggerContext): TriggerResult;
   onProcessingTime(timeMs: number, window: TimeWindow, ctx: TriggerContext): TriggerResult;
   clear(window: TimeWindow, ctx: TriggerContext): void;
+  /**
+   * Session windows merge: `onMerge(merged, ctx)` runs for the window that replaces them (merge
+   * their state with `ctx.mergePartitionedState` and register the new window's timers); then
+   * `clear` runs for each window merged away. A trigger without it cannot be used on session windows.
+   */
+  onMerge?(window: TimeWindow, ctx: OnMergeContext): void;
   /** Shown in errors and the job graph. */
   readonly name?: string;
 }
@@ -47,6 +59,9 @@ export const EventTimeTrigger = {
       onEventTime: (time, window) => (time === maxTimestamp(window) ? 'FIRE' : 'CONTINUE'),
       onProcessingTime: () => 'CONTINUE',
       clear: (window, ctx) => ctx.deleteEventTimeTimer(maxTimestamp(window)),
+      onMerge(window, ctx) {
+        if (maxTimestamp(window) > ctx.getCurrentWatermark()) ctx.registerEventTimeTimer(maxTimestamp(window));
+      },
     };
   },
 };
@@ -63,6 +78,9 @@ export const ProcessingTimeTrigger = {
       onEventTime: () => 'CONTINUE',
       onProcessingTime: () => 'FIRE',
       clear: (window, ctx) => ctx.deleteProcessingTimeTimer(maxTimestamp(window)),
+      onMerge(window, ctx) {
+        if (maxTimestamp(window) > ctx.getCurrentProcessingTime()) ctx.registerProcessingTimeTimer(maxTimestamp(window));
+      },
     };
   },
 };
@@ -92,6 +110,7 @@ export const CountTrigger = {
       onEventTime: () => 'CONTINUE',
       onProcessingTime: () => 'CONTINUE',
       clear: (_window, ctx) => ctx.getPartitionedState(count).clear(),
+      onMerge: (_window, ctx) => ctx.mergePartitionedState(count),
     };
   },
 };
@@ -106,6 +125,7 @@ export const PurgingTrigger = {
       onEventTime: (time, window, ctx) => purging(trigger.onEventTime(time, window, ctx)),
       onProcessingTime: (time, window, ctx) => purging(trigger.onProcessingTime(time, window, ctx)),
       clear: (window, ctx) => trigger.clear(window, ctx),
+      ...(trigger.onMerge === undefined ? {} : { onMerge: (window: TimeWindow, ctx: OnMergeContext) => trigger.onMerge!(window, ctx) }),
     };
   },
 };
@@ -156,6 +176,12 @@ export const ContinuousEventTimeTrigger = {
         state.clear();
         ctx.deleteEventTimeTimer(maxTimestamp(window));
       },
+      onMerge(window, ctx) {
+        ctx.mergePartitionedState(fireAt);
+        const next = ctx.getPartitionedState(fireAt).get();
+        if (next !== undefined) ctx.registerEventTimeTimer(next);
+        if (maxTimestamp(window) > ctx.getCurrentWatermark()) ctx.registerEventTimeTimer(maxTimestamp(window));
+      },
     };
   },
 };
@@ -188,6 +214,11 @@ export const ContinuousProcessingTimeTrigger = {
         const t = state.get();
         if (t !== undefined) ctx.deleteProcessingTimeTimer(t);
         state.clear();
+      },
+      onMerge(_window, ctx) {
+        ctx.mergePartitionedState(fireAt);
+        const next = ctx.getPartitionedState(fireAt).get();
+        if (next !== undefined) ctx.registerProcessingTimeTimer(next);
       },
     };
   },

@@ -44,12 +44,12 @@ export class WindowedStream<T, K extends KeyType> extends FieldAggregations<T> {
   /**
    * Decides when windows fire and purge instead of the assigner's default (Flink's
    * `trigger(...)`): `CountTrigger.of(n)`, `ContinuousEventTimeTrigger.of(ms)` for early
-   * results, `PurgingTrigger.of(t)`, or a Trigger of your own. Tumbling and sliding windows.
+   * results, `PurgingTrigger.of(t)`, or a Trigger of your own (on session windows, one with `onMerge`).
    */
   trigger(trigger: Trigger<T>): this {
     if (typeof trigger?.onElement !== 'function') throw new TypeError('trigger(...) needs a Trigger, such as CountTrigger.of(100) or ContinuousEventTimeTrigger.of(5_000)');
-    if (this.assigner.kind === 'session') {
-      throw new Error(`trigger(${trigger.name ?? '...'}): triggers of your own on session windows are not supported yet (their windows merge); use tumbling or sliding windows, or a KeyedProcessFunction with timers`);
+    if (this.assigner.kind === 'session' && typeof trigger.onMerge !== 'function') {
+      throw new Error(`trigger(${trigger.name ?? '...'}): session windows merge, and this trigger has no onMerge(window, ctx) to merge its state: add one, or use tumbling or sliding windows`);
     }
     this.customTrigger = trigger;
     return this;
@@ -59,14 +59,11 @@ export class WindowedStream<T, K extends KeyType> extends FieldAggregations<T> {
    * Removes records from a window when it fires (Flink's `evictor(...)`): `CountEvictor.of(n)`
    * keeps the last n, `TimeEvictor.of(ms)` those within `ms` of the newest, `DeltaEvictor.of(...)`
    * those close to the last. The window keeps all its records (reduce and aggregate run over
-   * them at each firing). Tumbling and sliding windows.
+   * them at each firing).
    */
   evictor(evictor: Evictor<T>): this {
     if (typeof evictor?.evictBefore !== 'function' && typeof evictor?.evictAfter !== 'function') {
       throw new TypeError('evictor(...) needs an Evictor with evictBefore or evictAfter, such as CountEvictor.of(100) or TimeEvictor.of(5_000)');
-    }
-    if (this.assigner.kind === 'session') {
-      throw new Error(`evictor(${evictor.name ?? '...'}): evictors on session windows are not supported yet (their windows merge); use tumbling or sliding windows`);
     }
     this.customEvictor = evictor;
     return this;
@@ -102,7 +99,7 @@ export class WindowedStream<T, K extends KeyType> extends FieldAggregations<T> {
 
   private build<R>(name: string, fn: WindowFunctionSpec): SingleOutputStream<R> {
     const assigner = this.assigner;
-    if ((this.customTrigger !== undefined || this.customEvictor !== undefined) && assigner.kind === 'sliding') {
+    if (this.customTrigger !== undefined || this.customEvictor !== undefined) {
       const trigger = (this.customTrigger as Trigger<unknown> | undefined) ?? (assigner.time === 'event-time' ? EventTimeTrigger.create() : ProcessingTimeTrigger.create());
       const options = {
         assigner,

@@ -1,11 +1,11 @@
 import type { OutputTag } from '../../api/output-tag.js';
-import type { KeyedStateDescriptor, ListState, ReducingState, StateOf } from '../../api/state-descriptors.js';
-import { aggregatingState, listState, reducingState } from '../../api/state-descriptors.js';
+import type { KeyedStateDescriptor, ListState, ReducingState, StateOf, ValueState } from '../../api/state-descriptors.js';
+import { aggregatingState, listState, reducingState, valueState } from '../../api/state-descriptors.js';
 import type { Evictor, EvictorContext, TimestampedValue } from '../../api/evictors.js';
-import type { Trigger, TriggerContext, TriggerResult } from '../../api/triggers.js';
+import type { OnMergeContext, Trigger, TriggerContext, TriggerResult } from '../../api/triggers.js';
 import { NO_TIMESTAMP } from '../channel/stream-element.js';
 import type { WindowContext, WindowFunctionSpec } from '../../api/window-functions.js';
-import { windowStartWithOffset, type SlidingWindowAssigner, type TimeWindow } from '../../api/windows.js';
+import { windowStartWithOffset, type SessionWindowAssigner, type SlidingWindowAssigner, type TimeWindow } from '../../api/windows.js';
 import type { KeyType } from '../state/key-group.js';
 import type { InternalState } from '../state/keyed-state-backend.js';
 import type { AddingInternalState } from '../state/state-handles.js';
@@ -14,7 +14,7 @@ import { KeyedOperator, perSubtask } from './keyed-operator.js';
 import { TimestampedCollector } from './timestamped-collector.js';
 
 export interface TriggerWindowOperatorOptions {
-  readonly assigner: SlidingWindowAssigner;
+  readonly assigner: SlidingWindowAssigner | SessionWindowAssigner;
   readonly trigger: Trigger<unknown>;
   /** Set: the window keeps its records (with timestamps) and the evictor removes some at each firing. */
   readonly evictor?: Evictor<unknown> | undefined;
@@ -31,6 +31,22 @@ const contentsName = (sizeMs: number): string => `_window-contents@size=${sizeMs
 /** With an evictor: every record of a window with its timestamp, `[timestampMs, value]` (Flink's EvictingWindowOperator). */
 const evictingContentsName = (sizeMs: number): string => `_evicting-window-contents@size=${sizeMs}ms`;
 type Stored = [number, unknown];
+/**
+ * Session windows with a trigger: per key, `[nextId, start, end, id, start, end, id, ...]`. A
+ * window's contents, trigger state and timers live in the namespace of its id, and a merge
+ * gives the merged window a new id (Flink's namespace is the window itself), so the state of
+ * the windows merged away and the new window's never share a namespace.
+ */
+const SESSIONS = '_trigger-window-sessions';
+const SESSION_CONTENTS = '_trigger-window-contents';
+const EVICTING_SESSION_CONTENTS = '_evicting-trigger-window-contents';
+/** The window operator's session state (without a trigger): a different layout. */
+const PLAIN_SESSIONS = '_window-sessions';
+interface Session {
+  readonly start: number;
+  readonly end: number;
+  readonly id: number;
+}
 /** Trigger state is kept apart from the job's own keyed state of the same name. */
 const TRIGGER_STATE_PREFIX = '_trigger:';
 
@@ -48,8 +64,13 @@ export class TriggerWindowOperator extends KeyedOperator<unknown> {
   private collector!: TimestampedCollector<unknown>;
   private readonly eventTime: boolean;
   private readonly o: TriggerWindowOperatorOptions;
-  /** The window the trigger context speaks of. */
+  /** The window the trigger context speaks of, and the namespace of its state and timers (its start; a session's id). */
   private window: TimeWindow = { start: 0, end: 0 };
+  private ns = 0;
+  private sessions: ValueState<number[]> | undefined;
+  private readonly mergeCtx: OnMergeContext;
+  /** The namespaces of the windows being merged, while `onMerge` runs. */
+  private mergedNamespaces: readonly number[] = [];
   private readonly triggerCtx: TriggerContext;
   private readonly windowCtx: WindowContext & { window: TimeWindow };
   private readonly triggerStates = new Map<string, Namespaced>();
@@ -64,12 +85,13 @@ export class TriggerWindowOperator extends KeyedOperator<unknown> {
     this.triggerCtx = {
       getCurrentWatermark: () => op.currentWatermark,
       getCurrentProcessingTime: () => op.runtime.processingTime.nowMs(),
-      registerEventTimeTimer: (t) => op.timers.registerEventTimeTimer(t, op.backend.getCurrentKey(), op.window.start),
-      registerProcessingTimeTimer: (t) => op.timers.registerProcessingTimeTimer(t, op.backend.getCurrentKey(), op.window.start),
-      deleteEventTimeTimer: (t) => op.timers.deleteEventTimeTimer(t, op.backend.getCurrentKey(), op.window.start),
-      deleteProcessingTimeTimer: (t) => op.timers.deleteProcessingTimeTimer(t, op.backend.getCurrentKey(), op.window.start),
+      registerEventTimeTimer: (t) => op.timers.registerEventTimeTimer(t, op.backend.getCurrentKey(), op.ns),
+      registerProcessingTimeTimer: (t) => op.timers.registerProcessingTimeTimer(t, op.backend.getCurrentKey(), op.ns),
+      deleteEventTimeTimer: (t) => op.timers.deleteEventTimeTimer(t, op.backend.getCurrentKey(), op.ns),
+      deleteProcessingTimeTimer: (t) => op.timers.deleteProcessingTimeTimer(t, op.backend.getCurrentKey(), op.ns),
       getPartitionedState: <D extends KeyedStateDescriptor>(d: D): StateOf<D> => op.triggerState(d) as unknown as StateOf<D>,
     };
+    this.mergeCtx = { ...this.triggerCtx, mergePartitionedState: (d) => op.mergeTriggerState(d) };
     this.windowCtx = {
       window: { start: 0, end: 0 },
       currentWatermark: () => op.currentWatermark,
@@ -82,10 +104,11 @@ export class TriggerWindowOperator extends KeyedOperator<unknown> {
 
   protected override openKeyed(): void | Promise<void> {
     const { fn, assigner } = this.o;
-    const name = contentsName(assigner.sizeMs);
+    const session = assigner.kind === 'session';
+    const name = session ? SESSION_CONTENTS : contentsName(assigner.sizeMs);
     const descriptor =
       this.o.evictor !== undefined
-        ? listState<Stored>(evictingContentsName(assigner.sizeMs))
+        ? listState<Stored>(session ? EVICTING_SESSION_CONTENTS : evictingContentsName(assigner.sizeMs))
         : fn.kind === 'reduce'
           ? reducingState(name, fn.reduce)
           : fn.kind === 'aggregate'
@@ -98,6 +121,16 @@ export class TriggerWindowOperator extends KeyedOperator<unknown> {
           '(one accumulator per window) cannot take: restore without the trigger, or stop the old job with `sluice stop --drain` first',
       );
     }
+    if (session && this.backend.stateNames().includes(PLAIN_SESSIONS)) {
+      throw new Error(
+        `window operator '${this.runtime.name}': the restored state holds session windows kept without a trigger, which a session window with a trigger ` +
+          'keeps another way: restore without the trigger, or stop the old job with `sluice stop --drain` first',
+      );
+    }
+    if (session && this.o.trigger.onMerge === undefined) {
+      throw new Error(`window operator '${this.runtime.name}': trigger ${this.o.trigger.name ?? ''} cannot merge, and session windows merge: give it an onMerge(window, ctx)`);
+    }
+    if (session) this.sessions = this.backend.getOrCreateState(valueState<number[]>(SESSIONS), false) as ValueState<number[]>;
     this.contents = this.backend.getOrCreateState(descriptor, true) as unknown as Contents;
     this.collector = new TimestampedCollector(this.output);
     return fn.process?.open?.(keyedRuntimeContext(this.runtime));
@@ -109,8 +142,27 @@ export class TriggerWindowOperator extends KeyedOperator<unknown> {
       s = this.backend.getOrCreateState({ ...d, name: TRIGGER_STATE_PREFIX + d.name }, true) as Namespaced;
       this.triggerStates.set(d.name, s);
     }
-    s.setCurrentNamespace(this.window.start);
+    s.setCurrentNamespace(this.ns);
     return s;
+  }
+
+  /** OnMergeContext.mergePartitionedState: this trigger state of the merged windows, combined into the new window's. */
+  private mergeTriggerState(d: KeyedStateDescriptor): void {
+    const target = this.triggerState(d);
+    let acc = target.getInternal();
+    for (const from of this.mergedNamespaces) {
+      target.setCurrentNamespace(from);
+      const v = target.getInternal();
+      if (v === undefined) continue;
+      acc = acc === undefined ? v : mergeStored(d, acc, v);
+    }
+    target.setCurrentNamespace(this.ns);
+    if (acc !== undefined) target.updateInternal(acc);
+  }
+
+  private setWindow(start: number, end: number, ns: number): void {
+    this.window = { start, end };
+    this.ns = ns;
   }
 
   processElement(value: unknown, timestampMs: number): void {
@@ -123,21 +175,134 @@ export class TriggerWindowOperator extends KeyedOperator<unknown> {
           'assignTimestampsAndWatermarks(...) before an event-time window, or use a processing-time window',
       );
     }
+    if (a.kind === 'session') {
+      this.addToSession(value, timestampMs, t, a.gapMs);
+      return;
+    }
     let assigned = false;
     for (let start = windowStartWithOffset(t, a.offsetMs, a.slideMs); start > t - a.sizeMs; start -= a.slideMs) {
       const end = start + a.sizeMs;
       if (this.isLate(end)) continue;
       assigned = true;
-      this.window = { start, end };
-      this.contents.setCurrentNamespace(start);
-      (this.contents as unknown as AddingInternalState).add(this.o.evictor === undefined ? value : ([timestampMs, value] satisfies Stored));
-      this.act(this.o.trigger.onElement(value, timestampMs, this.window, this.triggerCtx));
-      this.registerCleanupTimer();
+      this.setWindow(start, end, start);
+      this.addToCurrentWindow(value, timestampMs);
     }
-    if (!assigned && this.isLate(t + 1)) {
-      if (this.o.lateDataTag !== undefined) this.output.collectSide(this.o.lateDataTag, value, timestampMs);
-      else this.numLateRecordsDropped++;
+    if (!assigned && this.isLate(t + 1)) this.late(value, timestampMs);
+  }
+
+  private late(value: unknown, timestampMs: number): void {
+    if (this.o.lateDataTag !== undefined) this.output.collectSide(this.o.lateDataTag, value, timestampMs);
+    else this.numLateRecordsDropped++;
+  }
+
+  /** Adds the record to the current window, asks the trigger, and makes sure the window is cleaned up in time. */
+  private addToCurrentWindow(value: unknown, timestampMs: number): void {
+    this.contents.setCurrentNamespace(this.ns);
+    (this.contents as unknown as AddingInternalState).add(this.o.evictor === undefined ? value : ([timestampMs, value] satisfies Stored));
+    this.act(this.o.trigger.onElement(value, timestampMs, this.window, this.triggerCtx));
+    this.registerCleanupTimer();
+  }
+
+  /** The key's session windows, and the next id to give one. */
+  private readSessions(): { nextId: number; sessions: Session[] } {
+    const flat = this.sessions!.value() ?? [0];
+    const sessions: Session[] = [];
+    for (let i = 1; i < flat.length; i += 3) sessions.push({ start: flat[i]!, end: flat[i + 1]!, id: flat[i + 2]! });
+    return { nextId: flat[0]!, sessions };
+  }
+
+  private writeSessions(nextId: number, sessions: readonly Session[]): void {
+    if (sessions.length === 0) {
+      this.sessions!.clear();
+      return;
     }
+    const flat = [nextId];
+    for (const w of sessions) flat.push(w.start, w.end, w.id);
+    this.sessions!.update(flat);
+  }
+
+  /**
+   * Session windows (Flink's MergingWindowSet): the record's window [t, t + gap) merges with
+   * every session it touches; the merged window gets a new id, the merged windows' contents
+   * and trigger state move into it (`onMerge`), and the trigger clears what it kept for them.
+   */
+  private addToSession(value: unknown, timestampMs: number, t: number, gapMs: number): void {
+    const { nextId, sessions } = this.readSessions();
+    let start = t;
+    let end = t + gapMs;
+    const merged: Session[] = [];
+    const kept: Session[] = [];
+    for (const w of sessions) {
+      if (w.start <= end && w.end >= start) {
+        merged.push(w);
+        start = Math.min(start, w.start);
+        end = Math.max(end, w.end);
+      } else {
+        kept.push(w);
+      }
+    }
+    if (this.isLate(end)) {
+      this.late(value, timestampMs);
+      return;
+    }
+    let id = nextId;
+    let next = nextId;
+    const same = merged.length === 1 && merged[0]!.start === start && merged[0]!.end === end;
+    if (same) id = merged[0]!.id;
+    else next++;
+    kept.push({ start, end, id });
+    this.writeSessions(next, kept);
+    if (!same && merged.length > 0) this.merge({ start, end, id }, merged);
+    this.setWindow(start, end, id);
+    this.addToCurrentWindow(value, timestampMs);
+  }
+
+  private merge(into: Session, merged: readonly Session[]): void {
+    // Contents: the merged windows' into the new window's.
+    const c = this.contents;
+    let acc: unknown = undefined;
+    for (const m of merged) {
+      c.setCurrentNamespace(m.id);
+      const v = c.getInternal();
+      c.clear();
+      if (v !== undefined) acc = acc === undefined ? v : this.mergeContents(acc, v);
+    }
+    c.setCurrentNamespace(into.id);
+    if (acc !== undefined) c.updateInternal(acc);
+    // The trigger: onMerge for the new window, then clear for each merged one (as Flink).
+    this.setWindow(into.start, into.end, into.id);
+    this.mergedNamespaces = merged.map((m) => m.id);
+    try {
+      this.o.trigger.onMerge!(this.window, this.mergeCtx);
+    } finally {
+      this.mergedNamespaces = [];
+    }
+    for (const m of merged) {
+      this.setWindow(m.start, m.end, m.id);
+      this.clearTriggerOf(true);
+    }
+  }
+
+  private mergeContents(a: unknown, b: unknown): unknown {
+    const fn = this.o.fn;
+    if (this.o.evictor !== undefined || fn.kind === 'process') return [...(a as unknown[]), ...(b as unknown[])];
+    if (fn.kind === 'reduce') return fn.reduce(a, b);
+    const merge = fn.aggregate.merge;
+    if (merge === undefined) throw new Error(`window operator '${this.runtime.name}': session windows need an AggregateFunction with merge(a, b)`);
+    return merge(a, b);
+  }
+
+  /** The trigger's clear for the current window and whatever trigger state it left there; `merged`: also the window's cleanup timer. */
+  private clearTriggerOf(merged: boolean): void {
+    this.o.trigger.clear(this.window, this.triggerCtx);
+    for (const st of this.triggerStates.values()) {
+      st.setCurrentNamespace(this.ns);
+      st.clear();
+    }
+    if (!merged) return;
+    const key = this.backend.getCurrentKey();
+    if (this.eventTime) this.timers.deleteEventTimeTimer(this.cleanupTime(), key, this.ns);
+    else this.timers.deleteProcessingTimeTimer(this.cleanupTime(), key, this.ns);
   }
 
   private isLate(end: number): boolean {
@@ -150,31 +315,38 @@ export class TriggerWindowOperator extends KeyedOperator<unknown> {
 
   private registerCleanupTimer(): void {
     const key = this.backend.getCurrentKey();
-    if (this.eventTime) this.timers.registerEventTimeTimer(this.cleanupTime(), key, this.window.start);
-    else this.timers.registerProcessingTimeTimer(this.cleanupTime(), key, this.window.start);
+    if (this.eventTime) this.timers.registerEventTimeTimer(this.cleanupTime(), key, this.ns);
+    else this.timers.registerProcessingTimeTimer(this.cleanupTime(), key, this.ns);
   }
 
-  override onEventTime(timestampMs: number, _key: KeyType, start: number): void {
-    this.onTimer(timestampMs, start, true);
+  override onEventTime(timestampMs: number, _key: KeyType, ns: number): void {
+    this.onTimer(timestampMs, ns, true);
   }
 
-  override onProcessingTime(timestampMs: number, _key: KeyType, start: number): void {
-    this.onTimer(timestampMs, start, false);
+  override onProcessingTime(timestampMs: number, _key: KeyType, ns: number): void {
+    this.onTimer(timestampMs, ns, false);
   }
 
-  private onTimer(timestampMs: number, start: number, eventTimer: boolean): void {
-    this.window = { start, end: start + this.o.assigner.sizeMs };
-    this.contents.setCurrentNamespace(start);
+  private onTimer(timestampMs: number, ns: number, eventTimer: boolean): void {
+    const a = this.o.assigner;
+    let session: Session | undefined;
+    if (a.kind === 'session') {
+      // A timer of a window merged away or over that its trigger did not delete: nothing to do (as Flink).
+      session = this.readSessions().sessions.find((w) => w.id === ns);
+      if (session === undefined) return;
+      this.setWindow(session.start, session.end, ns);
+    } else {
+      this.setWindow(ns, ns + a.sizeMs, ns);
+    }
     const trigger = this.o.trigger;
     this.act(eventTimer ? trigger.onEventTime(timestampMs, this.window, this.triggerCtx) : trigger.onProcessingTime(timestampMs, this.window, this.triggerCtx));
     if (eventTimer === this.eventTime && timestampMs === this.cleanupTime()) {
-      this.contents.setCurrentNamespace(start);
+      this.contents.setCurrentNamespace(ns);
       this.contents.clear();
-      trigger.clear(this.window, this.triggerCtx);
-      for (const s of this.triggerStates.values()) {
-        // State the trigger left behind in a window that is over is dropped with it.
-        s.setCurrentNamespace(start);
-        s.clear();
+      this.clearTriggerOf(false);
+      if (session !== undefined) {
+        const { nextId, sessions } = this.readSessions();
+        this.writeSessions(nextId, sessions.filter((w) => w.id !== ns));
       }
     }
   }
@@ -182,10 +354,10 @@ export class TriggerWindowOperator extends KeyedOperator<unknown> {
   /** Fires and/or purges the current window as the trigger said. */
   private act(result: TriggerResult): void {
     if (result === 'CONTINUE') return;
-    this.contents.setCurrentNamespace(this.window.start);
+    this.contents.setCurrentNamespace(this.ns);
     if (result === 'FIRE' || result === 'FIRE_AND_PURGE') this.emit();
     if (result === 'PURGE' || result === 'FIRE_AND_PURGE') {
-      this.contents.setCurrentNamespace(this.window.start);
+      this.contents.setCurrentNamespace(this.ns);
       this.contents.clear();
     }
   }
@@ -241,12 +413,29 @@ export class TriggerWindowOperator extends KeyedOperator<unknown> {
     }
     if (evictor.evictAfter !== undefined) elements = evictor.evictAfter(elements, this.window, ctx);
     if (elements.length !== stored.length) {
-      this.contents.setCurrentNamespace(this.window.start);
+      this.contents.setCurrentNamespace(this.ns);
       list.update(elements.map((e): Stored => [e.timestampMs ?? NO_TIMESTAMP, e.value]));
     }
   }
 
   override close(): void | Promise<void> {
     return this.o.fn.process?.close?.();
+  }
+}
+
+/** Two stored values of a mergeable trigger state, combined (OnMergeContext.mergePartitionedState). */
+function mergeStored(d: KeyedStateDescriptor, a: unknown, b: unknown): unknown {
+  switch (d.kind) {
+    case 'reducing':
+      return d.reduce(a, b);
+    case 'aggregating': {
+      const merge = d.aggregate.merge;
+      if (merge === undefined) throw new Error(`mergePartitionedState('${d.name}'): the AggregateFunction has no merge(a, b)`);
+      return merge(a, b);
+    }
+    case 'list':
+      return [...(a as unknown[]), ...(b as unknown[])];
+    default:
+      throw new Error(`mergePartitionedState('${d.name}'): ${d.kind} state cannot be merged; keep what must merge in reducing, aggregating or list state`);
   }
 }
