@@ -6,6 +6,10 @@ import {
   RetryPredicates,
   broadcastState,
   BroadcastStream,
+  CountEvictor,
+  CountTrigger,
+  DeltaEvictor,
+  type Trigger,
   DataStream,
   KeyedStream,
   listState,
@@ -474,5 +478,24 @@ describe('joins', () => {
     expectTypeOf(groups).toEqualTypeOf<SingleOutputStream<number>>();
     // @ts-expect-error key types differ (number vs string)
     bids.join(persons).where((b) => b.auction).equalTo((p) => p.name);
+  });
+});
+
+describe('triggers and evictors', () => {
+  it('built-in triggers and evictors fit any window; a trigger of your own sees the record type', () => {
+    const windowed = bids.keyBy((b) => b.auction).window(TumblingEventTimeWindows.of(1_000));
+    windowed.trigger(CountTrigger.of(10)).evictor(CountEvictor.of(5));
+    windowed.evictor(DeltaEvictor.of<Bid>(100, (b, last) => last.price - b.price));
+    const own: Trigger<Bid> = {
+      onElement: (b) => (b.price > 100 ? 'FIRE' : 'CONTINUE'),
+      onEventTime: () => 'CONTINUE',
+      onProcessingTime: () => 'CONTINUE',
+      clear: () => {},
+    };
+    windowed.trigger(own);
+    // @ts-expect-error a trigger of strings does not fit a window of bids
+    windowed.trigger({} as Trigger<string>);
+    // @ts-expect-error a delta evictor of strings does not fit a window of bids
+    windowed.evictor(DeltaEvictor.of<string>(1, (a, b) => a.length - b.length));
   });
 });

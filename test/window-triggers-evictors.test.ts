@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import {
   ContinuousEventTimeTrigger,
+  ContinuousProcessingTimeTrigger,
+  TumblingProcessingTimeWindows,
   CountEvictor,
   DeltaEvictor,
   TimeEvictor,
@@ -19,6 +21,7 @@ import { CollectSink } from '../src/connectors/collect-sink.js';
 import { GeneratorSource } from '../src/connectors/generator/generator-source.js';
 import { FaultPlan } from '../src/testing/fault-plan.js';
 import { compareMultisets, TxnStore, TxnStoreSink } from './support/txn-store-sink.js';
+import { PacedSource } from './support/paced-source.js';
 
 // A stream of data records and ticks. Data records come at 10 j + 3 and 10 j + 7 ms of event
 // time; a tick at 10 j ms carries the only watermarks (at its own timestamp) and is dropped
@@ -130,6 +133,28 @@ describe('window triggers', () => {
       want.push(`${w}:${recs.length}`);
     }
     expect(compareMultisets(sink.values, want)).toEqual({ duplicates: 0, missing: 0, unexpected: 0 });
+  });
+
+  it('ContinuousProcessingTimeTrigger gives running results of a long processing-time window while records come', async () => {
+    // 12 bursts of 10 records, 150 ms apart, into a 10-minute window: firings every 100 ms of
+    // processing time show the count growing; the window itself does not end during the job.
+    const items = Array.from({ length: 120 }, (_, i) => i);
+    const env = StreamExecutionEnvironment.create({ 'parallelism.default': 1 });
+    const sink = new CollectSink<number>();
+    env
+      .fromSource(new PacedSource(items, 10, 150, 300), 'paced')
+      .keyBy(() => 'all')
+      .window(TumblingProcessingTimeWindows.of(600_000))
+      .trigger(ContinuousProcessingTimeTrigger.of(100))
+      .aggregate({ createAccumulator: () => 0, add: (_x: number, c: number) => c + 1, getResult: (c: number) => c, merge: (a: number, b: number) => a + b })
+      .sinkTo(sink);
+    await env.execute();
+    const counts = sink.values;
+    console.log(`continuous processing-time firings: ${counts.join(" ")}`);
+    expect(counts.length).toBeGreaterThanOrEqual(5);
+    expect(counts.every((c, i) => i === 0 || c >= counts[i - 1]!)).toBe(true);
+    expect(counts.at(-1)!).toBeLessThanOrEqual(120);
+    expect(counts.at(-1)!).toBeGreaterThan(counts[0]!);
   });
 
   it('a trigger of your own: its state and timers per key and window, cleared when the window is over', async () => {
