@@ -14,6 +14,7 @@ import {
   SlidingEventTimeWindows,
   WatermarkStrategy,
   valueState,
+  type DataStream,
   type Trigger,
   type WatermarkGenerator,
 } from '../src/index.js';
@@ -56,6 +57,36 @@ function records(env: StreamExecutionEnvironment, n: number, eventsPerSecond?: n
     .setParallelism(1);
 }
 
+/** What `build` makes of the records, collected, on an environment of `parallelism`. */
+async function collect<T>(n: number, parallelism: number, build: (recs: DataStream<Rec>) => DataStream<T>): Promise<CollectSink<T>> {
+  const env = StreamExecutionEnvironment.create({ 'parallelism.default': parallelism });
+  const sink = new CollectSink<T>();
+  build(records(env, n)).sinkTo(sink);
+  await env.execute();
+  return sink;
+}
+
+/**
+ * `build` over the records with 5 failures injected at seeded records (one producer before the
+ * keyBy keeps each key's order), checkpoints every 20 ms, into a transactional sink: what it committed.
+ */
+async function underFailures(seed: number, n: number, build: (recs: DataStream<Rec>) => DataStream<string>) {
+  const plan = FaultPlan.seeded({ seed, recordFaults: 5, recordRange: (n * 2) / 3 });
+  const store = new TxnStore<string>();
+  const env = StreamExecutionEnvironment.create({
+    'parallelism.default': 2,
+    'execution.checkpointing.interval': 20,
+    'restart-strategy.type': 'fixed-delay',
+    'restart-strategy.fixed-delay.attempts': 50,
+    'restart-strategy.fixed-delay.delay': 5,
+  });
+  build(records(env, n, 30_000).process(plan.failingProcess<Rec>()).setParallelism(1)).sinkTo(new TxnStoreSink(store));
+  const result = await env.execute();
+  return { result, committed: store.committed, plan };
+}
+
+const ids = (rs: readonly { id: number }[]): string => rs.map((e) => e.id).join(',');
+
 const groupBy = <T, K>(xs: readonly T[], key: (x: T) => K): Map<K, T[]> => {
   const m = new Map<K, T[]>();
   for (const x of xs) m.set(key(x), [...(m.get(key(x)) ?? []), x]);
@@ -65,20 +96,18 @@ const groupBy = <T, K>(xs: readonly T[], key: (x: T) => K): Map<K, T[]> => {
 describe('window triggers', () => {
   it('CountTrigger fires a window with every 3rd record of its key, with all its records so far (no purge); the window end does not fire', async () => {
     const n = 3000;
-    const env = StreamExecutionEnvironment.create({ 'parallelism.default': 2 });
-    const sink = new CollectSink<string>();
-    records(env, n)
-      .keyBy((e) => e.k)
-      .window(TumblingEventTimeWindows.of(100))
-      .trigger(CountTrigger.of(3))
-      .process<string>({
-        process: (k, ctx, elements, out) => out.collect(`${k}@${ctx.window.start}:${elements.map((e) => e.id).join(',')}`),
-      })
-      .sinkTo(sink);
-    await env.execute();
+    const sink = await collect<string>(n, 2, (recs) =>
+      recs
+        .keyBy((e) => e.k)
+        .window(TumblingEventTimeWindows.of(100))
+        .trigger(CountTrigger.of(3))
+        .process<string>({
+          process: (k, ctx, elements, out) => out.collect(`${k}@${ctx.window.start}:${ids(elements)}`),
+        }),
+    );
     const want: string[] = [];
     for (const [w, recs] of groupBy(dataUpTo(n), (e) => `${e.k}@${e.ts - (e.ts % 100)}`)) {
-      for (let c = 3; c <= recs.length; c += 3) want.push(`${w}:${recs.slice(0, c).map((e) => e.id).join(',')}`);
+      for (let c = 3; c <= recs.length; c += 3) want.push(`${w}:${ids(recs.slice(0, c))}`);
     }
     expect(want.length).toBeGreaterThan(300);
     expect(compareMultisets(sink.values, want)).toEqual({ duplicates: 0, missing: 0, unexpected: 0 });
@@ -88,20 +117,18 @@ describe('window triggers', () => {
 
   it('PurgingTrigger.of(CountTrigger) sums each run of 4 records of a key in a sliding window, then starts over', async () => {
     const n = 3000;
-    const env = StreamExecutionEnvironment.create({ 'parallelism.default': 3 });
-    const sink = new CollectSink<string>();
-    records(env, n)
-      .map((e) => ({ ...e, n: 1 }))
-      .setParallelism(1) // one producer before the keyBy keeps each key's order
-      .keyBy((e) => e.k)
-      .window(SlidingEventTimeWindows.of(200, 100))
-      .trigger(PurgingTrigger.of(CountTrigger.of(4)))
-      .reduce<string>(
-        (a, b) => ({ ...a, id: Math.max(a.id, b.id), n: a.n + b.n }),
-        { process: (k, ctx, [r], out) => out.collect(`${k}@${ctx.window.start}:${r!.n}:${r!.id}`) },
-      )
-      .sinkTo(sink);
-    await env.execute();
+    const sink = await collect<string>(n, 3, (recs) =>
+      recs
+        .map((e) => ({ ...e, n: 1 }))
+        .setParallelism(1) // one producer before the keyBy keeps each key's order
+        .keyBy((e) => e.k)
+        .window(SlidingEventTimeWindows.of(200, 100))
+        .trigger(PurgingTrigger.of(CountTrigger.of(4)))
+        .reduce<string>(
+          (a, b) => ({ ...a, id: Math.max(a.id, b.id), n: a.n + b.n }),
+          { process: (k, ctx, [r], out) => out.collect(`${k}@${ctx.window.start}:${r!.n}:${r!.id}`) },
+        ),
+    );
     const want: string[] = [];
     const windowsOf = (ts: number): number[] => [ts - (ts % 100), ts - (ts % 100) - 100];
     const perWindow = new Map<string, Rec[]>();
@@ -113,18 +140,16 @@ describe('window triggers', () => {
 
   it('ContinuousEventTimeTrigger gives early results every 20 ms of event time after a window\'s first record, and the final one at its end', async () => {
     const n = 3000;
-    const env = StreamExecutionEnvironment.create({ 'parallelism.default': 2 });
-    const sink = new CollectSink<string>();
-    records(env, n)
-      .keyBy((e) => e.k)
-      .window(TumblingEventTimeWindows.of(100))
-      .trigger(ContinuousEventTimeTrigger.of(20))
-      .aggregate<number, number, string>(
-        { createAccumulator: () => 0, add: (_e: Rec, c: number) => c + 1, getResult: (c: number) => c, merge: (a: number, b: number) => a + b },
-        { process: (k, ctx, [c], out) => out.collect(`${k}@${ctx.window.start}:${c}`) },
-      )
-      .sinkTo(sink);
-    await env.execute();
+    const sink = await collect<string>(n, 2, (recs) =>
+      recs
+        .keyBy((e) => e.k)
+        .window(TumblingEventTimeWindows.of(100))
+        .trigger(ContinuousEventTimeTrigger.of(20))
+        .aggregate<number, number, string>(
+          { createAccumulator: () => 0, add: (_e: Rec, c: number) => c + 1, getResult: (c: number) => c, merge: (a: number, b: number) => a + b },
+          { process: (k, ctx, [c], out) => out.collect(`${k}@${ctx.window.start}:${c}`) },
+        ),
+    );
     const want: string[] = [];
     for (const [w, recs] of groupBy(dataUpTo(n), (e) => `${e.k}@${e.ts - (e.ts % 100)}`)) {
       const start = Number(w.split('@')[1]);
@@ -150,7 +175,7 @@ describe('window triggers', () => {
       .sinkTo(sink);
     await env.execute();
     const counts = sink.values;
-    console.log(`continuous processing-time firings: ${counts.join(" ")}`);
+    console.log(`continuous processing-time firings: ${counts.join(' ')}`);
     expect(counts.length).toBeGreaterThanOrEqual(5);
     expect(counts.every((c, i) => i === 0 || c >= counts[i - 1]!)).toBe(true);
     expect(counts.at(-1)!).toBeLessThanOrEqual(120);
@@ -179,15 +204,13 @@ describe('window triggers', () => {
       },
     };
     const n = 1500;
-    const env = StreamExecutionEnvironment.create({ 'parallelism.default': 1 });
-    const sink = new CollectSink<string>();
-    records(env, n)
-      .keyBy((e) => e.k)
-      .window(TumblingEventTimeWindows.of(100))
-      .trigger(everyFifth)
-      .process<string>({ process: (k, ctx, els, out) => out.collect(`${k}@${ctx.window.start}:${els.map((e) => e.id).join(',')}`) })
-      .sinkTo(sink);
-    await env.execute();
+    const sink = await collect<string>(n, 1, (recs) =>
+      recs
+        .keyBy((e) => e.k)
+        .window(TumblingEventTimeWindows.of(100))
+        .trigger(everyFifth)
+        .process<string>({ process: (k, ctx, els, out) => out.collect(`${k}@${ctx.window.start}:${els.map((e) => e.id).join(',')}`) }),
+    );
     // Reference: the timer after a window's 5th, 10th, ... record fires at the next tick (the
     // first watermark at or past it), with the records since the last firing that came before it.
     const want: string[] = [];
@@ -208,31 +231,20 @@ describe('window triggers', () => {
 
   it('trigger state is in checkpoints: PurgingTrigger.of(CountTrigger) is exactly-once under >= 5 injected failures', async () => {
     const n = 9000;
-    const plan = FaultPlan.seeded({ seed: 5150, recordFaults: 5, recordRange: (n * 2) / 3 });
-    const store = new TxnStore<string>();
-    const env = StreamExecutionEnvironment.create({
-      'parallelism.default': 2,
-      'execution.checkpointing.interval': 20,
-      'restart-strategy.type': 'fixed-delay',
-      'restart-strategy.fixed-delay.attempts': 50,
-      'restart-strategy.fixed-delay.delay': 5,
-    });
-    records(env, n, 30_000)
-      .process(plan.failingProcess<Rec>())
-      .setParallelism(1) // one producer before the keyBy keeps each key's order
-      .keyBy((e) => e.k)
-      .window(TumblingEventTimeWindows.of(1_000_000))
-      .trigger(PurgingTrigger.of(CountTrigger.of(5)))
-      .process<string>({ process: (k, _ctx, els, out) => out.collect(`${k}:${els.map((e) => e.id).join(',')}`) })
-      .uid('windows')
-      .sinkTo(new TxnStoreSink(store));
-    const result = await env.execute();
+    const { result, committed, plan } = await underFailures(5150, n, (recs) =>
+      recs
+        .keyBy((e) => e.k)
+        .window(TumblingEventTimeWindows.of(1_000_000))
+        .trigger(PurgingTrigger.of(CountTrigger.of(5)))
+        .process<string>({ process: (k, _ctx, els, out) => out.collect(`${k}:${els.map((e) => e.id).join(',')}`) })
+        .uid('windows'),
+    );
     const want: string[] = [];
     for (const [k, recs] of groupBy(dataUpTo(n), (e) => e.k)) {
       for (let c = 5; c <= recs.length; c += 5) want.push(`${k}:${recs.slice(c - 5, c).map((e) => e.id).join(',')}`);
     }
     expect(result.numRestarts, plan.describe()).toBeGreaterThanOrEqual(5);
-    expect(compareMultisets(store.committed, want), plan.describe()).toEqual({ duplicates: 0, missing: 0, unexpected: 0 });
+    expect(compareMultisets(committed, want), plan.describe()).toEqual({ duplicates: 0, missing: 0, unexpected: 0 });
   });
 
   it('rejects a trigger that cannot merge on session windows and a value that is not a trigger, naming the fix', () => {
@@ -247,20 +259,17 @@ describe('window triggers', () => {
 
 describe('window evictors', () => {
   const windowsOf100 = (n: number) => groupBy(dataUpTo(n), (e) => `${e.k}@${e.ts - (e.ts % 100)}`);
-  const ids = (rs: readonly Rec[]): string => rs.map((e) => e.id).join(',');
 
   it('CountEvictor keeps the last records before the function: CountTrigger.of(2) + CountEvictor.of(3) sees the 3 latest', async () => {
     const n = 3000;
-    const env = StreamExecutionEnvironment.create({ 'parallelism.default': 2 });
-    const sink = new CollectSink<string>();
-    records(env, n)
-      .keyBy((e) => e.k)
-      .window(TumblingEventTimeWindows.of(100))
-      .trigger(CountTrigger.of(2))
-      .evictor(CountEvictor.of(3))
-      .process<string>({ process: (k, ctx, els, out) => out.collect(`${k}@${ctx.window.start}:${ids(els)}`) })
-      .sinkTo(sink);
-    await env.execute();
+    const sink = await collect<string>(n, 2, (recs) =>
+      recs
+        .keyBy((e) => e.k)
+        .window(TumblingEventTimeWindows.of(100))
+        .trigger(CountTrigger.of(2))
+        .evictor(CountEvictor.of(3))
+        .process<string>({ process: (k, ctx, els, out) => out.collect(`${k}@${ctx.window.start}:${ids(els)}`) }),
+    );
     const want: string[] = [];
     for (const [w, recs] of windowsOf100(n)) for (let c = 2; c <= recs.length; c += 2) want.push(`${w}:${ids(recs.slice(Math.max(0, c - 3), c))}`);
     expect(want.length).toBeGreaterThan(300);
@@ -269,16 +278,14 @@ describe('window evictors', () => {
 
   it('evicting after the function: CountTrigger.of(3) + CountEvictor.of(2, true) keeps two records for the next firing', async () => {
     const n = 3000;
-    const env = StreamExecutionEnvironment.create({ 'parallelism.default': 3 });
-    const sink = new CollectSink<string>();
-    records(env, n)
-      .keyBy((e) => e.k)
-      .window(TumblingEventTimeWindows.of(200))
-      .trigger(CountTrigger.of(3))
-      .evictor(CountEvictor.of(2, true))
-      .process<string>({ process: (k, ctx, els, out) => out.collect(`${k}@${ctx.window.start}:${ids(els)}`) })
-      .sinkTo(sink);
-    await env.execute();
+    const sink = await collect<string>(n, 3, (recs) =>
+      recs
+        .keyBy((e) => e.k)
+        .window(TumblingEventTimeWindows.of(200))
+        .trigger(CountTrigger.of(3))
+        .evictor(CountEvictor.of(2, true))
+        .process<string>({ process: (k, ctx, els, out) => out.collect(`${k}@${ctx.window.start}:${ids(els)}`) }),
+    );
     const want: string[] = [];
     for (const [w, recs] of groupBy(dataUpTo(n), (e) => `${e.k}@${e.ts - (e.ts % 200)}`)) {
       for (let c = 3; c <= recs.length; c += 3) want.push(`${w}:${ids(recs.slice(Math.max(0, c - 5), c))}`);
@@ -289,17 +296,15 @@ describe('window evictors', () => {
 
   it('TimeEvictor with the default trigger: a reduce at the window end over the records within 30 ms of the newest', async () => {
     const n = 3000;
-    const env = StreamExecutionEnvironment.create({ 'parallelism.default': 2 });
-    const sink = new CollectSink<string>();
-    records(env, n)
-      .map((e) => ({ k: e.k, ts: e.ts, ids: String(e.id) }))
-      .setParallelism(1)
-      .keyBy((e) => e.k)
-      .window(TumblingEventTimeWindows.of(100))
-      .evictor(TimeEvictor.of(30))
-      .reduce<string>((a, b) => ({ ...a, ids: `${a.ids},${b.ids}` }), { process: (k, ctx, [r], out) => out.collect(`${k}@${ctx.window.start}:${r!.ids}`) })
-      .sinkTo(sink);
-    await env.execute();
+    const sink = await collect<string>(n, 2, (recs) =>
+      recs
+        .map((e) => ({ k: e.k, ts: e.ts, ids: String(e.id) }))
+        .setParallelism(1)
+        .keyBy((e) => e.k)
+        .window(TumblingEventTimeWindows.of(100))
+        .evictor(TimeEvictor.of(30))
+        .reduce<string>((a, b) => ({ ...a, ids: `${a.ids},${b.ids}` }), { process: (k, ctx, [r], out) => out.collect(`${k}@${ctx.window.start}:${r!.ids}`) }),
+    );
     const want: string[] = [];
     for (const [w, recs] of windowsOf100(n)) {
       const newest = Math.max(...recs.map((e) => e.ts));
@@ -310,18 +315,16 @@ describe('window evictors', () => {
 
   it('DeltaEvictor drops the records too far from the last one; an aggregate runs over the rest', async () => {
     const n = 3000;
-    const env = StreamExecutionEnvironment.create({ 'parallelism.default': 2 });
-    const sink = new CollectSink<string>();
-    records(env, n)
-      .keyBy((e) => e.k)
-      .window(TumblingEventTimeWindows.of(100))
-      .evictor(DeltaEvictor.of<Rec>(10, (e, last) => last.id - e.id))
-      .aggregate<number[], number[], string>(
-        { createAccumulator: () => [], add: (e: Rec, acc: number[]) => [...acc, e.id], getResult: (acc: number[]) => acc, merge: (a: number[], b: number[]) => [...a, ...b] },
-        { process: (k, ctx, [got], out) => out.collect(`${k}@${ctx.window.start}:${got!.join(',')}`) },
-      )
-      .sinkTo(sink);
-    await env.execute();
+    const sink = await collect<string>(n, 2, (recs) =>
+      recs
+        .keyBy((e) => e.k)
+        .window(TumblingEventTimeWindows.of(100))
+        .evictor(DeltaEvictor.of<Rec>(10, (e, last) => last.id - e.id))
+        .aggregate<number[], number[], string>(
+          { createAccumulator: () => [], add: (e: Rec, acc: number[]) => [...acc, e.id], getResult: (acc: number[]) => acc, merge: (a: number[], b: number[]) => [...a, ...b] },
+          { process: (k, ctx, [got], out) => out.collect(`${k}@${ctx.window.start}:${got!.join(',')}`) },
+        ),
+    );
     const want: string[] = [];
     let evicted = 0;
     for (const [w, recs] of windowsOf100(n)) {
@@ -358,20 +361,17 @@ describe('triggers and evictors on session windows', () => {
     }
     return out;
   }
-  const ids = (rs: readonly Rec[]): string => rs.map((e) => e.id).join(',');
   const window = (recs: readonly Rec[]): string => `${recs[0]!.ts}-${recs.at(-1)!.ts + GAP}`;
 
   it('CountTrigger.of(3) on sessions: the count merges with the sessions; each firing sees the session so far', async () => {
     const n = 3000;
-    const env = StreamExecutionEnvironment.create({ 'parallelism.default': 2 });
-    const sink = new CollectSink<string>();
-    records(env, n)
-      .keyBy((e) => e.k)
-      .window(EventTimeSessionWindows.withGap(GAP))
-      .trigger(CountTrigger.of(3))
-      .process<string>({ process: (k, ctx, els, out) => out.collect(`${k}@${ctx.window.start}-${ctx.window.end}:${ids(els)}`) })
-      .sinkTo(sink);
-    await env.execute();
+    const sink = await collect<string>(n, 2, (recs) =>
+      recs
+        .keyBy((e) => e.k)
+        .window(EventTimeSessionWindows.withGap(GAP))
+        .trigger(CountTrigger.of(3))
+        .process<string>({ process: (k, ctx, els, out) => out.collect(`${k}@${ctx.window.start}-${ctx.window.end}:${ids(els)}`) }),
+    );
     const want: string[] = [];
     for (const { k, recs } of sessionsOf(n)) for (let c = 3; c <= recs.length; c += 3) want.push(`${k}@${window(recs.slice(0, c))}:${ids(recs.slice(0, c))}`);
     expect(want.length).toBeGreaterThan(100);
@@ -382,15 +382,13 @@ describe('triggers and evictors on session windows', () => {
 
   it('an evictor on sessions with the default trigger: each session once at its end, with its last 2 records', async () => {
     const n = 3000;
-    const env = StreamExecutionEnvironment.create({ 'parallelism.default': 3 });
-    const sink = new CollectSink<string>();
-    records(env, n)
-      .keyBy((e) => e.k)
-      .window(EventTimeSessionWindows.withGap(GAP))
-      .evictor(CountEvictor.of(2))
-      .process<string>({ process: (k, ctx, els, out) => out.collect(`${k}@${ctx.window.start}-${ctx.window.end}:${ids(els)}`) })
-      .sinkTo(sink);
-    await env.execute();
+    const sink = await collect<string>(n, 3, (recs) =>
+      recs
+        .keyBy((e) => e.k)
+        .window(EventTimeSessionWindows.withGap(GAP))
+        .evictor(CountEvictor.of(2))
+        .process<string>({ process: (k, ctx, els, out) => out.collect(`${k}@${ctx.window.start}-${ctx.window.end}:${ids(els)}`) }),
+    );
     const all = sessionsOf(n);
     expect(all.some((x) => x.recs.length > 2)).toBe(true);
     const want = all.map(({ k, recs }) => `${k}@${window(recs)}:${ids(recs.slice(-2))}`);
@@ -399,29 +397,18 @@ describe('triggers and evictors on session windows', () => {
 
   it('session windows with a trigger are exactly-once under >= 5 injected failures (sessions, counts and contents in checkpoints)', async () => {
     const n = 9000;
-    const plan = FaultPlan.seeded({ seed: 5151, recordFaults: 5, recordRange: (n * 2) / 3 });
-    const store = new TxnStore<string>();
-    const env = StreamExecutionEnvironment.create({
-      'parallelism.default': 2,
-      'execution.checkpointing.interval': 20,
-      'restart-strategy.type': 'fixed-delay',
-      'restart-strategy.fixed-delay.attempts': 50,
-      'restart-strategy.fixed-delay.delay': 5,
-    });
-    records(env, n, 30_000)
-      .process(plan.failingProcess<Rec>())
-      .setParallelism(1)
-      .keyBy((e) => e.k)
-      .window(EventTimeSessionWindows.withGap(GAP))
-      .trigger(PurgingTrigger.of(CountTrigger.of(3)))
-      .process<string>({ process: (k, ctx, els, out) => out.collect(`${k}@${ctx.window.start}:${ids(els)}`) })
-      .uid('sessions')
-      .sinkTo(new TxnStoreSink(store));
-    const result = await env.execute();
+    const { result, committed, plan } = await underFailures(5151, n, (recs) =>
+      recs
+        .keyBy((e) => e.k)
+        .window(EventTimeSessionWindows.withGap(GAP))
+        .trigger(PurgingTrigger.of(CountTrigger.of(3)))
+        .process<string>({ process: (k, ctx, els, out) => out.collect(`${k}@${ctx.window.start}:${ids(els)}`) })
+        .uid('sessions'),
+    );
     // Purged at each firing: each result holds the 3 records since the last; the window keeps its start.
     const want: string[] = [];
     for (const { k, recs } of sessionsOf(n)) for (let c = 3; c <= recs.length; c += 3) want.push(`${k}@${recs[0]!.ts}:${ids(recs.slice(c - 3, c))}`);
     expect(result.numRestarts, plan.describe()).toBeGreaterThanOrEqual(5);
-    expect(compareMultisets(store.committed, want), plan.describe()).toEqual({ duplicates: 0, missing: 0, unexpected: 0 });
+    expect(compareMultisets(committed, want), plan.describe()).toEqual({ duplicates: 0, missing: 0, unexpected: 0 });
   });
 });
