@@ -13,6 +13,8 @@ import type { WindowedStream } from './windowed-stream.js';
 export interface ProcessAllWindowFunction<IN, OUT> {
   open?(ctx: RuntimeContext): void | Promise<void>;
   process(ctx: WindowContext, elements: readonly IN[], out: Collector<OUT>): void;
+  /** The window's time is over: clear its `windowState()` here. */
+  clear?(ctx: WindowContext): void;
   close?(): void | Promise<void>;
 }
 
@@ -38,6 +40,10 @@ class AllWindowFunction<IN, OUT> implements ProcessWindowFunction<IN, OUT, numbe
 
   process(_key: number, ctx: WindowContext, elements: readonly IN[], out: Collector<OUT>): void {
     this.f.process(ctx, elements, out);
+  }
+
+  clear(ctx: WindowContext): void {
+    this.f.clear?.(ctx);
   }
 
   close(): void | Promise<void> {

@@ -43,13 +43,17 @@ export interface RuntimeContext {
 }
 
 /** The runtime context of functions on keyed streams: keyed state lives here only. */
-export interface KeyedRuntimeContext<K extends KeyType> extends RuntimeContext {
-  readonly keyType?: K;
+/** Keyed state of the current key (Flink's KeyedStateStore). */
+export interface KeyedStateStore {
   getState<T>(descriptor: ValueStateDescriptor<T>): ValueState<T>;
   getListState<T>(descriptor: ListStateDescriptor<T>): ListState<T>;
   getMapState<UK, UV>(descriptor: MapStateDescriptor<UK, UV>): MapState<UK, UV>;
   getReducingState<T>(descriptor: ReducingStateDescriptor<T>): ReducingState<T>;
   getAggregatingState<IN, ACC, OUT>(descriptor: AggregatingStateDescriptor<IN, ACC, OUT>): AggregatingState<IN, OUT>;
+}
+
+export interface KeyedRuntimeContext<K extends KeyType> extends RuntimeContext, KeyedStateStore {
+  readonly keyType?: K;
 }
 
 export interface TimerService {

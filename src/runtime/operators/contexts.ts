@@ -2,6 +2,7 @@ import type {
   Collector,
   KeyedProcessContext,
   KeyedRuntimeContext,
+  KeyedStateStore,
   KeyedTimerService,
   OnTimerContext,
   ProcessContext,
@@ -31,17 +32,45 @@ export function runtimeContext(rt: OperatorRuntime): RuntimeContext {
 }
 
 export function keyedRuntimeContext<K extends KeyType>(rt: OperatorRuntime): KeyedRuntimeContext<K> {
+  const backend = keyedBackendOf(rt);
+  return { ...runtimeContext(rt), ...keyedStateStore((d) => backend.getOrCreateState(d, false)) };
+}
+
+function keyedBackendOf(rt: OperatorRuntime): NonNullable<OperatorRuntime['keyedBackend']> {
   const backend = rt.keyedBackend;
   if (backend === undefined) throw new Error(`operator '${rt.name}' is not on a keyed stream`);
-  const get = (d: KeyedStateDescriptor): never => backend.getOrCreateState(d, false) as never;
-  return {
-    ...runtimeContext(rt),
-    getState: get,
-    getListState: get,
-    getMapState: get,
-    getReducingState: get,
-    getAggregatingState: get,
-  };
+  return backend;
+}
+
+/** A KeyedStateStore whose handles `get` gives. */
+function keyedStateStore(get: (d: KeyedStateDescriptor) => unknown): KeyedStateStore {
+  const g = get as (d: KeyedStateDescriptor) => never;
+  return { getState: g, getListState: g, getMapState: g, getReducingState: g, getAggregatingState: g };
+}
+
+/** Why a session window has no per-window state (as in Flink). */
+export const SESSION_WINDOW_STATE = 'windowState(): per-window state is not allowed on session windows, which merge (as in Flink); use globalState(), or state in a KeyedProcessFunction';
+
+/** Per-window state is kept apart from the function's keyed state of the same name. */
+const WINDOW_STATE_PREFIX = '_window-state:';
+
+/**
+ * A ProcessWindowFunction's `windowState()`: each descriptor's state under its own name, in
+ * the namespace `namespace()` gives when the handle is asked for (the window's).
+ */
+export function windowStateStore(rt: OperatorRuntime, namespace: () => number): KeyedStateStore {
+  const backend = keyedBackendOf(rt);
+  return keyedStateStore((d) => {
+    const s = backend.getOrCreateState({ ...d, name: WINDOW_STATE_PREFIX + d.name }, true);
+    s.setCurrentNamespace(namespace());
+    return s;
+  });
+}
+
+/** A ProcessWindowFunction's `globalState()`: the key's state across windows. */
+export function globalStateStore(rt: OperatorRuntime): KeyedStateStore {
+  const backend = keyedBackendOf(rt);
+  return keyedStateStore((d) => backend.getOrCreateState(d, false));
 }
 
 /**

@@ -3,7 +3,7 @@ import { listState, valueState, type ListState, type ValueState } from '../../ap
 import type { WindowContext, WindowFunctionSpec } from '../../api/window-functions.js';
 import { maxTimestamp, type TimeWindow } from '../../api/windows.js';
 import { MAX_WATERMARK, MIN_WATERMARK } from '../channel/stream-element.js';
-import { keyedRuntimeContext } from './contexts.js';
+import { globalStateStore, keyedRuntimeContext, windowStateStore } from './contexts.js';
 import { KeyedOperator, perSubtask } from './keyed-operator.js';
 import { TimestampedCollector } from './timestamped-collector.js';
 
@@ -54,6 +54,8 @@ export class CountWindowOperator extends KeyedOperator<unknown> {
       output<X>(tag: OutputTag<X>, value: X): void {
         op.output.collectSide(tag as OutputTag<unknown>, value, maxTimestamp(GLOBAL_WINDOW));
       },
+      windowState: () => windowStateStore(op.runtime, () => GLOBAL_WINDOW.start),
+      globalState: () => globalStateStore(op.runtime),
     };
   }
 

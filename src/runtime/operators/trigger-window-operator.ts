@@ -9,7 +9,7 @@ import { windowStartWithOffset, type SessionWindowAssigner, type SlidingWindowAs
 import type { KeyType } from '../state/key-group.js';
 import type { InternalState } from '../state/keyed-state-backend.js';
 import type { AddingInternalState } from '../state/state-handles.js';
-import { keyedRuntimeContext } from './contexts.js';
+import { globalStateStore, keyedRuntimeContext, SESSION_WINDOW_STATE, windowStateStore } from './contexts.js';
 import { KeyedOperator, perSubtask } from './keyed-operator.js';
 import { TimestampedCollector } from './timestamped-collector.js';
 
@@ -99,6 +99,11 @@ export class TriggerWindowOperator extends KeyedOperator<unknown> {
       output<X>(tag: OutputTag<X>, value: X): void {
         op.output.collectSide(tag as OutputTag<unknown>, value, this.window.end - 1);
       },
+      windowState: () => {
+        if (op.o.assigner.kind === 'session') throw new Error(SESSION_WINDOW_STATE);
+        return windowStateStore(op.runtime, () => op.ns);
+      },
+      globalState: () => globalStateStore(op.runtime),
     };
   }
 
@@ -344,6 +349,11 @@ export class TriggerWindowOperator extends KeyedOperator<unknown> {
       this.contents.setCurrentNamespace(ns);
       this.contents.clear();
       this.clearTriggerOf(false);
+      const clear = this.o.fn.process?.clear;
+      if (clear !== undefined) {
+        this.windowCtx.window = this.window;
+        clear.call(this.o.fn.process, this.windowCtx);
+      }
       if (session !== undefined) {
         const { nextId, sessions } = this.readSessions();
         this.writeSessions(nextId, sessions.filter((w) => w.id !== ns));

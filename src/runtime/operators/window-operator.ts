@@ -9,12 +9,13 @@ import {
   type ReducingState,
   type ValueState,
 } from '../../api/state-descriptors.js';
+import type { KeyedStateStore } from '../../api/functions.js';
 import type { WindowContext, WindowFunctionSpec } from '../../api/window-functions.js';
 import { windowStartWithOffset, type TimeWindow, type WindowAssigner } from '../../api/windows.js';
 import type { KeyType } from '../state/key-group.js';
 import type { InternalState } from '../state/keyed-state-backend.js';
 import type { AddingInternalState } from '../state/state-handles.js';
-import { keyedRuntimeContext } from './contexts.js';
+import { globalStateStore, keyedRuntimeContext, SESSION_WINDOW_STATE, windowStateStore } from './contexts.js';
 import { KeyedOperator, perSubtask } from './keyed-operator.js';
 import { TimestampedCollector } from './timestamped-collector.js';
 import { slicingPlan, type SlicingPlan } from './window-slicing.js';
@@ -457,6 +458,14 @@ export class WindowOperator extends KeyedOperator<unknown> {
   }
 
   private clearWindow(start: number): void {
+    const clear = this.o.fn.process?.clear;
+    if (clear !== undefined) {
+      const end = this.windowEnd(start);
+      if (end !== undefined) {
+        this.windowCtx.window = { start, end };
+        clear.call(this.o.fn.process, this.windowCtx);
+      }
+    }
     // Sliced: the window starting at a slice is the last one that holds it.
     this.contents.setCurrentNamespace(start);
     this.contents.clear();
@@ -544,6 +553,10 @@ export class WindowOperator extends KeyedOperator<unknown> {
     return this.currentWatermark;
   }
 
+  get isSessionWindow(): boolean {
+    return this.o.assigner.kind === 'session';
+  }
+
   override close(): void | Promise<void> {
     return this.o.fn.process?.close?.();
   }
@@ -567,5 +580,12 @@ class MutableWindowContext implements WindowContext {
   }
   output<X>(tag: OutputTag<X>, value: X): void {
     this.op.output.collectSide(tag as OutputTag<unknown>, value, this.window.end - 1);
+  }
+  windowState(): KeyedStateStore {
+    if (this.op.isSessionWindow) throw new Error(SESSION_WINDOW_STATE);
+    return windowStateStore(this.op.runtime, () => this.window.start);
+  }
+  globalState(): KeyedStateStore {
+    return globalStateStore(this.op.runtime);
   }
 }
