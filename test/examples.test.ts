@@ -362,6 +362,45 @@ describe('examples/nexmark-new-sellers.ts', () => {
 
 // ---------------------------------------------------------------------------------------------
 
+describe('examples/socket-word-count.ts', () => {
+  TESTED.add('socket-word-count.ts');
+
+  it('counts the words typed into a connection per window; the counts of each word add up to its total', async () => {
+    const { createServer } = await import('node:net');
+    const text = ['to be or not to be', 'that is the question', 'to be', ''];
+    // Everything is written at once and the connection closed a second later: every window
+    // holding words has fired by then (300 ms windows).
+    const server = createServer((socket) => {
+      socket.write(text.join('\n'));
+      setTimeout(() => socket.end(), 1_000);
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const port = (server.address() as { port: number }).port;
+    try {
+      const { spawn } = await import('node:child_process');
+      const child = spawn(process.execPath, ['bin/sluice.js', 'run', '--no-progress', 'examples/socket-word-count.ts', String(port), '127.0.0.1', '300'], { stdio: ['ignore', 'pipe', 'pipe'] });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+      child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+      const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+      expectFinished({ code, stdout, stderr });
+      const got = new Map<string, number>();
+      for (const l of lines(stdout)) {
+        const [word, count] = l.split(' : ');
+        got.set(word!, (got.get(word!) ?? 0) + Number(count));
+      }
+      const want = new Map<string, number>();
+      for (const w of text.join(' ').split(/\s+/)) if (w !== '') want.set(w, (want.get(w) ?? 0) + 1);
+      expect(got).toEqual(want);
+    } finally {
+      server.close();
+    }
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+
 describe('examples/async-lookup.ts', () => {
   TESTED.add('async-lookup.ts');
   let server: PostgresServer;

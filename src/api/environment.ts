@@ -10,6 +10,7 @@ import { DataStream, SingleOutputStream } from './data-stream.js';
 import type { KeySelector } from './functions.js';
 import type { Source } from './source.js';
 import type { CheckpointStatsEntry } from '../runtime/checkpoint/checkpoint-stats.js';
+import { SocketTextSource } from '../connectors/socket/socket-text-source.js';
 import { CollectionSource } from '../connectors/collection-source.js';
 import { GeneratorSource } from '../connectors/generator/generator-source.js';
 
@@ -163,6 +164,18 @@ export class StreamExecutionEnvironment {
       throw new RangeError(`fromSequence(${from}, ${to}): from and to must be whole numbers with from <= to`);
     }
     return this.fromSource(new GeneratorSource<number>({ generate: (i) => from + i, count: to - from + 1 }), 'Sequence Source');
+  }
+
+  /**
+   * Lines of text from a TCP server (Flink's socketTextStream), for trying things out: `nc -lk
+   * 9999` in one terminal, a job reading `env.socketTextStream('localhost', 9999)` in another.
+   * Read by one subtask. Not replayable: after a failure the job goes on with what the server
+   * sends next, so results are at most once; read from Kafka or files for anything that counts.
+   */
+  socketTextStream(host: string, port: number, delimiter = '\n', maxRetry = 0): SingleOutputStream<string> {
+    const s = this.fromSource(new SocketTextSource({ host, port, delimiter, maxRetry }), 'Socket Stream').setParallelism(1);
+    s.transformation.fixedParallelism = 'socketTextStream reads one connection, so its parallelism is 1';
+    return s;
   }
 
   addTransformation(spec: NewTransformation): Transformation {

@@ -15,6 +15,7 @@ export { CollectSink } from './collect-sink.js';
 export { DiscardingSink } from './discarding-sink.js';
 export { PrintSink, type PrintSinkOptions } from './print-sink.js';
 export { CollectionSource, type CollectionSplit } from './collection-source.js';
+export { SocketTextSource, type SocketTextSourceOptions, type SocketSplit } from './socket/socket-text-source.js';
 export {
   KafkaSource,
   KafkaSink,
