@@ -119,18 +119,29 @@ export class TriggerWindowOperator extends KeyedOperator<unknown> {
           : fn.kind === 'aggregate'
             ? aggregatingState(name, fn.aggregate)
             : listState<unknown>(name);
-    const sliced = this.backend.stateNames().find((n) => n.startsWith('_window-slices'));
-    if (sliced !== undefined) {
-      throw new Error(
-        `window operator '${this.runtime.name}': the restored state keeps sliding windows as slices (${sliced}), which a window with a trigger ` +
-          '(one accumulator per window) cannot take: restore without the trigger, or stop the old job with `sluice stop --drain` first',
-      );
+    const refuse = (held: string, fix: string): never => {
+      throw new Error(`window operator '${this.runtime.name}': the restored state holds open windows kept as ${held}, which this window cannot take: ${fix}, or stop the old job with \`sluice stop --drain\` first`);
+    };
+    for (const n of this.backend.stateNames()) {
+      if (!n.startsWith('_window-slices')) continue;
+      if (fn.kind !== 'aggregate' || this.restoredEntries(aggregatingState(n, fn.aggregate), true) > 0) {
+        refuse('slices of sliding windows (a window without a trigger or evictor)', 'restore without the trigger and evictor');
+      }
     }
-    if (session && this.backend.stateNames().includes(PLAIN_SESSIONS)) {
-      throw new Error(
-        `window operator '${this.runtime.name}': the restored state holds session windows kept without a trigger, which a session window with a trigger ` +
-          'keeps another way: restore without the trigger, or stop the old job with `sluice stop --drain` first',
-      );
+    if (session && this.restoredEntries(valueState<number[]>(PLAIN_SESSIONS), false) > 0) {
+      refuse('session windows without a trigger or evictor', 'restore without them');
+    }
+    // Records (with an evictor) and accumulators (without) are not interchangeable.
+    const other =
+      this.o.evictor === undefined
+        ? listState<Stored>(session ? EVICTING_SESSION_CONTENTS : evictingContentsName(assigner.sizeMs))
+        : fn.kind === 'reduce'
+          ? reducingState(name, fn.reduce)
+          : fn.kind === 'aggregate'
+            ? aggregatingState(name, fn.aggregate)
+            : listState<unknown>(name);
+    if (this.restoredEntries(other, true) > 0) {
+      refuse(this.o.evictor === undefined ? 'records for an evictor' : 'accumulators (a window without an evictor)', this.o.evictor === undefined ? 'restore with the evictor' : 'restore without the evictor');
     }
     if (session && this.o.trigger.onMerge === undefined) {
       throw new Error(`window operator '${this.runtime.name}': trigger ${this.o.trigger.name ?? ''} cannot merge, and session windows merge: give it an onMerge(window, ctx)`);
@@ -139,6 +150,13 @@ export class TriggerWindowOperator extends KeyedOperator<unknown> {
     this.contents = this.backend.getOrCreateState(descriptor, true) as unknown as Contents;
     this.collector = new TimestampedCollector(this.output);
     return fn.process?.open?.(keyedRuntimeContext(this.runtime));
+  }
+
+  /** Entries of a restored state of another window layout (registering it loads them); 0 when there is none. */
+  private restoredEntries(d: KeyedStateDescriptor, namespaced: boolean): number {
+    if (!this.backend.stateNames().includes(d.name)) return 0;
+    this.backend.getOrCreateState(d, namespaced);
+    return this.backend.numEntries(d.name);
   }
 
   private triggerState(d: KeyedStateDescriptor): Namespaced {

@@ -10,6 +10,7 @@ import {
   type ValueState,
 } from '../../api/state-descriptors.js';
 import type { KeyedStateStore } from '../../api/functions.js';
+import type { KeyedStateDescriptor } from '../../api/state-descriptors.js';
 import type { WindowContext, WindowFunctionSpec } from '../../api/window-functions.js';
 import { windowStartWithOffset, type TimeWindow, type WindowAssigner } from '../../api/windows.js';
 import type { KeyType } from '../state/key-group.js';
@@ -33,6 +34,10 @@ const WINDOW_CONTENTS = '_window-contents';
 const WINDOW_SLICES = '_window-slices';
 /** Keyed state of session windows: the active windows of a key. */
 const WINDOW_SESSIONS = '_window-sessions';
+
+/** What a window with a trigger or evictor keeps (trigger-window-operator.ts): refused here when it holds windows. */
+const TRIGGER_SESSIONS = '_trigger-window-sessions';
+const evictingContentsName = (sizeMs: number): string => `_evicting-window-contents@size=${sizeMs}ms`;
 
 function contentsName(sizeMs: number): string {
   return `${WINDOW_CONTENTS}@size=${sizeMs}ms`;
@@ -114,6 +119,20 @@ export class WindowOperator extends KeyedOperator<unknown> {
       return this.backend.numEntries(name);
     };
     const describe = describeAssigner(assigner);
+    // Windows kept by a window with a trigger or evictor (trigger-window-operator.ts).
+    const held = (d: KeyedStateDescriptor, namespaced: boolean): boolean => {
+      if (!restoredNames.includes(d.name)) return false;
+      this.backend.getOrCreateState(d, namespaced);
+      return this.backend.numEntries(d.name) > 0;
+    };
+    const withTriggerOrEvictor =
+      held(valueState<number[]>(TRIGGER_SESSIONS), false) || (assigner.kind === 'sliding' && held(listState<unknown>(evictingContentsName(assigner.sizeMs)), true));
+    if (withTriggerOrEvictor) {
+      throw new Error(
+        `window operator '${this.runtime.name}': the restored state holds open windows of a window with a trigger or evictor, which this window ` +
+          '(without them) keeps another way: restore with the same trigger and evictor, or stop the old job with `sluice stop --drain` first',
+      );
+    }
     for (const name of restoredNames) {
       if (!name.startsWith(WINDOW_SLICES) || restoredEntries(name) === 0) continue;
       const own = assigner.kind === 'sliding' && (name === WINDOW_SLICES || name === slicesName(assigner.sizeMs, assigner.slideMs));
