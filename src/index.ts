@@ -13,6 +13,7 @@ export {
   ContinuousProcessingTimeTrigger,
   CountTrigger,
   EventTimeTrigger,
+  NeverTrigger,
   ProcessingTimeTrigger,
   PurgingTrigger,
   type Trigger,
@@ -45,8 +46,11 @@ export {
   SlidingProcessingTimeWindows,
   EventTimeSessionWindows,
   ProcessingTimeSessionWindows,
+  GlobalWindows,
   type TimeWindow,
   type WindowAssigner,
+  type TimeWindowAssigner,
+  type GlobalWindowAssigner,
 } from './api/windows.js';
 export type { ProcessWindowFunction, WindowContext } from './api/window-functions.js';
 export {

@@ -8,6 +8,7 @@ import {
   TimeEvictor,
   CountTrigger,
   EventTimeSessionWindows,
+  GlobalWindows,
   PurgingTrigger,
   StreamExecutionEnvironment,
   TumblingEventTimeWindows,
@@ -410,5 +411,44 @@ describe('triggers and evictors on session windows', () => {
     for (const { k, recs } of sessionsOf(n)) for (let c = 3; c <= recs.length; c += 3) want.push(`${k}@${recs[0]!.ts}:${ids(recs.slice(c - 3, c))}`);
     expect(result.numRestarts, plan.describe()).toBeGreaterThanOrEqual(5);
     expect(compareMultisets(committed, want), plan.describe()).toEqual({ duplicates: 0, missing: 0, unexpected: 0 });
+  });
+});
+
+describe('GlobalWindows', () => {
+  it('with CountTrigger.of(2) and CountEvictor.of(5): every 2nd record of a key, its last 5 records (Flink\'s countWindow(5, 2)); as countWindow(5, 2) here', async () => {
+    const n = 3000;
+    const fmt = (k: number, els: readonly Rec[]): string => `${k}:${ids(els)}`;
+    const viaGlobal = await collect<string>(n, 2, (recs) =>
+      recs
+        .keyBy((e) => e.k)
+        .window(GlobalWindows.create())
+        .trigger(CountTrigger.of(2))
+        .evictor(CountEvictor.of(5))
+        .process<string>({ process: (k, ctx, els, out) => {
+          expect(ctx.window.end).toBe(Number.MAX_SAFE_INTEGER);
+          out.collect(fmt(k, els));
+        } }),
+    );
+    const viaCountWindow = await collect<string>(n, 2, (recs) =>
+      recs
+        .keyBy((e) => e.k)
+        .countWindow(5, 2)
+        .process<string>({ process: (k, _ctx, els, out) => out.collect(fmt(k, els)) }),
+    );
+    const want: string[] = [];
+    for (const [k, recs] of groupBy(dataUpTo(n), (e) => e.k)) for (let c = 2; c <= recs.length; c += 2) want.push(fmt(k, recs.slice(Math.max(0, c - 5), c)));
+    expect(compareMultisets(viaGlobal.values, want)).toEqual({ duplicates: 0, missing: 0, unexpected: 0 });
+    expect(compareMultisets(viaCountWindow.values, want)).toEqual({ duplicates: 0, missing: 0, unexpected: 0 });
+    expect(viaGlobal.timestamps.every((t) => t === Number.MAX_SAFE_INTEGER - 1)).toBe(true);
+  });
+
+  it('without a trigger they never fire (as in Flink)', async () => {
+    const sink = await collect<number>(600, 2, (recs) =>
+      recs
+        .keyBy((e) => e.k)
+        .window(GlobalWindows.create())
+        .aggregate({ createAccumulator: () => 0, add: (_e: Rec, c: number) => c + 1, getResult: (c: number) => c, merge: (a: number, b: number) => a + b }),
+    );
+    expect(sink.values).toEqual([]);
   });
 });

@@ -16,6 +16,7 @@ import {
   type ValueState,
   type WatermarkGenerator,
   type WindowAssigner,
+  type TimeWindowAssigner,
   type WindowContext,
   type Collector,
 } from '../src/index.js';
@@ -239,7 +240,7 @@ function expectedRow(fn: Fn, f: Firing): Row {
 }
 
 interface WindowJob {
-  assigner: WindowAssigner;
+  assigner: TimeWindowAssigner;
   fn: Fn;
   parallelism: number;
   events: readonly Ev[];
@@ -332,11 +333,11 @@ async function runWindowJob(job: WindowJob): Promise<{ rows: Row[]; late: Ev[]; 
   return { rows: sink.values.map((r, i) => [...r, sink.timestamps[i]]), late: lateSink.values, lateTimestamps: lateSink.timestamps, dropped, sliced };
 }
 
-function specOf(a: WindowAssigner): Spec {
+function specOf(a: TimeWindowAssigner): Spec {
   return a.kind === 'sliding' ? { kind: 'sliding', size: a.sizeMs, slide: a.slideMs, offset: a.offsetMs } : { kind: 'session', gap: a.gapMs };
 }
 
-function describeAssigner(a: WindowAssigner): string {
+function describeAssigner(a: TimeWindowAssigner): string {
   if (a.kind === 'session') return `session(gap ${a.gapMs})`;
   if (a.sizeMs === a.slideMs) return `tumbling(${a.sizeMs}${a.offsetMs ? `, offset ${a.offsetMs}` : ''})`;
   return `sliding(${a.sizeMs}, ${a.slideMs}${a.offsetMs ? `, offset ${a.offsetMs}` : ''})`;
@@ -363,7 +364,7 @@ describe('the reference itself', () => {
 });
 
 describe('event-time windows against the reference (on-time input, several watermark channels)', () => {
-  const assigners: WindowAssigner[] = [
+  const assigners: TimeWindowAssigner[] = [
     TumblingEventTimeWindows.of(100),
     TumblingEventTimeWindows.of(100, 30),
     SlidingEventTimeWindows.of(100, 50),
@@ -490,7 +491,7 @@ describe('late data', () => {
   }
   const events = withLateEvents(3);
   const bound = 5;
-  const assigners: WindowAssigner[] = [TumblingEventTimeWindows.of(50), SlidingEventTimeWindows.of(60, 25), SlidingEventTimeWindows.of(75, 25), EventTimeSessionWindows.withGap(15)];
+  const assigners: TimeWindowAssigner[] = [TumblingEventTimeWindows.of(50), SlidingEventTimeWindows.of(60, 25), SlidingEventTimeWindows.of(75, 25), EventTimeSessionWindows.withGap(15)];
 
   for (const assigner of assigners) {
     const ref = simulate(events, specOf(assigner), bound, 0);
@@ -958,7 +959,7 @@ import { BoundedOutOfOrdernessWatermarks, WatermarksWithIdleness } from '../src/
 describe('periodic watermarks', () => {
   it('forBoundedOutOfOrderness with a 1 ms interval: on-time input gives the reference result whatever the timing', async () => {
     const { events, maxLag } = makeEvents(21, 3000, 7, 4, 60, 100);
-    const assigners: WindowAssigner[] = [TumblingEventTimeWindows.of(80), SlidingEventTimeWindows.of(90, 40), EventTimeSessionWindows.withGap(25)];
+    const assigners: TimeWindowAssigner[] = [TumblingEventTimeWindows.of(80), SlidingEventTimeWindows.of(90, 40), EventTimeSessionWindows.withGap(25)];
     for (const assigner of assigners) {
       const ref = simulate(events, specOf(assigner), maxLag + 1, 0);
       expect(ref.late).toEqual([]);

@@ -93,7 +93,7 @@ export class KeyedStream<T, K extends KeyType> extends FieldAggregations<T> {
 
   window(assigner: WindowAssigner): WindowedStream<T, K> {
     const kind = (assigner as WindowAssigner | undefined)?.kind;
-    if (kind !== 'sliding' && kind !== 'session') {
+    if (kind !== 'sliding' && kind !== 'session' && kind !== 'global') {
       throw new TypeError(
         `window(...) needs a window assigner, such as TumblingEventTimeWindows.of(60_000) or EventTimeSessionWindows.withGap(30_000); got ${String(assigner)}`,
       );

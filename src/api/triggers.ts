@@ -66,6 +66,16 @@ export const EventTimeTrigger = {
   },
 };
 
+/** Never fires: the default of GlobalWindows, which fire only by a trigger of the job's (as Flink's GlobalWindows.NeverTrigger). */
+export const NeverTrigger: Trigger<unknown> = {
+  name: 'NeverTrigger',
+  onElement: () => 'CONTINUE',
+  onEventTime: () => 'CONTINUE',
+  onProcessingTime: () => 'CONTINUE',
+  clear: () => {},
+  onMerge: () => {},
+};
+
 /** Fires when the clock passes the window's end (the default of processing-time windows). */
 export const ProcessingTimeTrigger = {
   create(): Trigger<unknown> {

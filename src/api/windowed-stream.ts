@@ -9,7 +9,7 @@ import type { OutputTag } from './output-tag.js';
 import type { AggregateFunction } from './state-descriptors.js';
 import type { ProcessWindowFunction, WindowFunctionSpec } from './window-functions.js';
 import type { Evictor } from './evictors.js';
-import { EventTimeTrigger, ProcessingTimeTrigger, type Trigger } from './triggers.js';
+import { EventTimeTrigger, NeverTrigger, ProcessingTimeTrigger, type Trigger } from './triggers.js';
 import type { WindowAssigner } from './windows.js';
 
 /** Windows over a keyed stream; finish with reduce, aggregate or process. */
@@ -99,8 +99,10 @@ export class WindowedStream<T, K extends KeyType> extends FieldAggregations<T> {
 
   private build<R>(name: string, fn: WindowFunctionSpec): SingleOutputStream<R> {
     const assigner = this.assigner;
-    if (this.customTrigger !== undefined || this.customEvictor !== undefined) {
-      const trigger = (this.customTrigger as Trigger<unknown> | undefined) ?? (assigner.time === 'event-time' ? EventTimeTrigger.create() : ProcessingTimeTrigger.create());
+    if (this.customTrigger !== undefined || this.customEvictor !== undefined || assigner.kind === 'global') {
+      const trigger =
+        (this.customTrigger as Trigger<unknown> | undefined) ??
+        (assigner.kind === 'global' ? NeverTrigger : assigner.time === 'event-time' ? EventTimeTrigger.create() : ProcessingTimeTrigger.create());
       const options = {
         assigner,
         trigger,
@@ -112,7 +114,7 @@ export class WindowedStream<T, K extends KeyType> extends FieldAggregations<T> {
       return this.keyed.transformKeyed<R>(name, () => new TriggerWindowOperator(options));
     }
     const options = {
-      assigner: this.assigner,
+      assigner,
       fn,
       allowedLatenessMs: this.allowedLatenessMs,
       lateDataTag: this.lateDataTag as OutputTag<unknown> | undefined,

@@ -32,7 +32,21 @@ export interface SessionWindowAssigner {
   readonly gapMs: number;
 }
 
-export type WindowAssigner = SlidingWindowAssigner | SessionWindowAssigner;
+/**
+ * Flink's GlobalWindows: one window per key holding all its records, which never ends. It
+ * fires only when a trigger says so (`.trigger(CountTrigger.of(100))`; without one it never
+ * does, as in Flink); results carry the window's last timestamp (Number.MAX_SAFE_INTEGER - 1).
+ * Not an event-time window: nothing is late.
+ */
+export interface GlobalWindowAssigner {
+  readonly kind: 'global';
+  readonly time: 'processing-time';
+}
+
+/** The assigners of windows that end: the window operator's. */
+export type TimeWindowAssigner = SlidingWindowAssigner | SessionWindowAssigner;
+
+export type WindowAssigner = TimeWindowAssigner | GlobalWindowAssigner;
 
 function positive(name: string, v: number): number {
   if (!Number.isSafeInteger(v) || v <= 0) throw new RangeError(`${name} must be a positive whole number of milliseconds, got ${v}`);
@@ -64,4 +78,7 @@ export const EventTimeSessionWindows = {
 };
 export const ProcessingTimeSessionWindows = {
   withGap: (gapMs: number): SessionWindowAssigner => ({ kind: 'session', time: 'processing-time', gapMs: positive('session gap', gapMs) }),
+};
+export const GlobalWindows = {
+  create: (): GlobalWindowAssigner => ({ kind: 'global', time: 'processing-time' }),
 };

@@ -5,7 +5,8 @@ import type { Evictor, EvictorContext, TimestampedValue } from '../../api/evicto
 import type { OnMergeContext, Trigger, TriggerContext, TriggerResult } from '../../api/triggers.js';
 import { NO_TIMESTAMP } from '../channel/stream-element.js';
 import type { WindowContext, WindowFunctionSpec } from '../../api/window-functions.js';
-import { windowStartWithOffset, type SessionWindowAssigner, type SlidingWindowAssigner, type TimeWindow } from '../../api/windows.js';
+import { windowStartWithOffset, type TimeWindow, type WindowAssigner } from '../../api/windows.js';
+import { MAX_WATERMARK, MIN_WATERMARK } from '../channel/stream-element.js';
 import type { KeyType } from '../state/key-group.js';
 import type { InternalState } from '../state/keyed-state-backend.js';
 import type { AddingInternalState } from '../state/state-handles.js';
@@ -14,7 +15,7 @@ import { KeyedOperator, perSubtask } from './keyed-operator.js';
 import { TimestampedCollector } from './timestamped-collector.js';
 
 export interface TriggerWindowOperatorOptions {
-  readonly assigner: SlidingWindowAssigner | SessionWindowAssigner;
+  readonly assigner: WindowAssigner;
   readonly trigger: Trigger<unknown>;
   /** Set: the window keeps its records (with timestamps) and the evictor removes some at each firing. */
   readonly evictor?: Evictor<unknown> | undefined;
@@ -38,6 +39,10 @@ type Stored = [number, unknown];
  * the windows merged away and the new window's never share a namespace.
  */
 const SESSIONS = '_trigger-window-sessions';
+/** GlobalWindows: the one window of a key, in namespace 0; it never ends (no cleanup). */
+const GLOBAL_CONTENTS = '_global-window-contents';
+const EVICTING_GLOBAL_CONTENTS = '_evicting-global-window-contents';
+const GLOBAL_WINDOW: TimeWindow = Object.freeze({ start: MIN_WATERMARK, end: MAX_WATERMARK });
 const SESSION_CONTENTS = '_trigger-window-contents';
 const EVICTING_SESSION_CONTENTS = '_evicting-trigger-window-contents';
 /** The window operator's session state (without a trigger): a different layout. */
@@ -110,10 +115,11 @@ export class TriggerWindowOperator extends KeyedOperator<unknown> {
   protected override openKeyed(): void | Promise<void> {
     const { fn, assigner } = this.o;
     const session = assigner.kind === 'session';
-    const name = session ? SESSION_CONTENTS : contentsName(assigner.sizeMs);
+    const name = session ? SESSION_CONTENTS : assigner.kind === 'global' ? GLOBAL_CONTENTS : contentsName(assigner.sizeMs);
+    const evictingName = session ? EVICTING_SESSION_CONTENTS : assigner.kind === 'global' ? EVICTING_GLOBAL_CONTENTS : evictingContentsName(assigner.sizeMs);
     const descriptor =
       this.o.evictor !== undefined
-        ? listState<Stored>(session ? EVICTING_SESSION_CONTENTS : evictingContentsName(assigner.sizeMs))
+        ? listState<Stored>(evictingName)
         : fn.kind === 'reduce'
           ? reducingState(name, fn.reduce)
           : fn.kind === 'aggregate'
@@ -134,7 +140,7 @@ export class TriggerWindowOperator extends KeyedOperator<unknown> {
     // Records (with an evictor) and accumulators (without) are not interchangeable.
     const other =
       this.o.evictor === undefined
-        ? listState<Stored>(session ? EVICTING_SESSION_CONTENTS : evictingContentsName(assigner.sizeMs))
+        ? listState<Stored>(evictingName)
         : fn.kind === 'reduce'
           ? reducingState(name, fn.reduce)
           : fn.kind === 'aggregate'
@@ -200,6 +206,11 @@ export class TriggerWindowOperator extends KeyedOperator<unknown> {
     }
     if (a.kind === 'session') {
       this.addToSession(value, timestampMs, t, a.gapMs);
+      return;
+    }
+    if (a.kind === 'global') {
+      this.setWindow(GLOBAL_WINDOW.start, GLOBAL_WINDOW.end, 0);
+      this.addToCurrentWindow(value, timestampMs);
       return;
     }
     let assigned = false;
@@ -337,6 +348,7 @@ export class TriggerWindowOperator extends KeyedOperator<unknown> {
   }
 
   private registerCleanupTimer(): void {
+    if (this.o.assigner.kind === 'global') return; // never over
     const key = this.backend.getCurrentKey();
     if (this.eventTime) this.timers.registerEventTimeTimer(this.cleanupTime(), key, this.ns);
     else this.timers.registerProcessingTimeTimer(this.cleanupTime(), key, this.ns);
@@ -358,6 +370,8 @@ export class TriggerWindowOperator extends KeyedOperator<unknown> {
       session = this.readSessions().sessions.find((w) => w.id === ns);
       if (session === undefined) return;
       this.setWindow(session.start, session.end, ns);
+    } else if (a.kind === 'global') {
+      this.setWindow(GLOBAL_WINDOW.start, GLOBAL_WINDOW.end, 0);
     } else {
       this.setWindow(ns, ns + a.sizeMs, ns);
     }

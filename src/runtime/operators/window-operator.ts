@@ -12,7 +12,7 @@ import {
 import type { KeyedStateStore } from '../../api/functions.js';
 import type { KeyedStateDescriptor } from '../../api/state-descriptors.js';
 import type { WindowContext, WindowFunctionSpec } from '../../api/window-functions.js';
-import { windowStartWithOffset, type TimeWindow, type WindowAssigner } from '../../api/windows.js';
+import { windowStartWithOffset, type TimeWindow, type TimeWindowAssigner } from '../../api/windows.js';
 import type { KeyType } from '../state/key-group.js';
 import type { InternalState } from '../state/keyed-state-backend.js';
 import type { AddingInternalState } from '../state/state-handles.js';
@@ -56,7 +56,7 @@ interface RestoredWindows {
 }
 
 export interface WindowOperatorOptions {
-  readonly assigner: WindowAssigner;
+  readonly assigner: TimeWindowAssigner;
   readonly fn: WindowFunctionSpec;
   readonly allowedLatenessMs: number;
   readonly lateDataTag: OutputTag<unknown> | undefined;
@@ -581,7 +581,7 @@ export class WindowOperator extends KeyedOperator<unknown> {
   }
 }
 
-function describeAssigner(a: WindowAssigner): string {
+function describeAssigner(a: TimeWindowAssigner): string {
   const time = a.time === 'event-time' ? 'event time' : 'processing time';
   if (a.kind === 'session') return `session windows with a gap of ${a.gapMs} ms (${time})`;
   if (a.sizeMs === a.slideMs) return `tumbling windows of ${a.sizeMs} ms (${time})`;
