@@ -8,6 +8,7 @@ import {
   listState,
 } from '../dist/index.js';
 import { DiscardingSink, GeneratorSource, nexmarkSource } from '../dist/connectors/index.js';
+import { lineAt } from './jobs/word-lines.js';
 
 const bidsOnly = (e) => e.kind === 'bid';
 const watermarks = () => WatermarkStrategy.forBoundedOutOfOrderness(0);
@@ -89,11 +90,7 @@ export const queries = {
   wordcount: {
     events: 4_000_000,
     build: (env, events) => {
-      const words = ['the', 'quick', 'brown', 'fox', 'jumps', 'over', 'lazy', 'dog', 'stream', 'state', 'barrier', 'checkpoint'];
-      const lines = new GeneratorSource({
-        count: events,
-        generate: (i) => `${words[i % 12]} ${words[(i * 7) % 12]} ${words[(i * 13 + 5) % 12]}-${i % 1000}`,
-      });
+      const lines = new GeneratorSource({ count: events, generate: lineAt });
       return sink(
         env
           .fromSource(lines, 'lines')

@@ -9,6 +9,7 @@
 import { appendFileSync } from 'node:fs';
 import { defineJob, SlidingEventTimeWindows, WatermarkStrategy } from 'sluice';
 import { DiscardingSink, GeneratorSource, nexmarkSource, numberSource } from 'sluice/connectors';
+import { lineAt } from './word-lines.js';
 
 const keyOf = (e) => (e.kind === 'bid' ? e.auction : e.kind === 'auction' ? e.id : e.id);
 
@@ -55,8 +56,7 @@ export default defineJob((env, args) => {
       return;
     }
     case 'tcp-wordcount': {
-      const words = ['the', 'quick', 'brown', 'fox', 'jumps', 'over', 'lazy', 'dog', 'stream', 'state', 'barrier', 'checkpoint'];
-      const lines = new GeneratorSource({ count: events, generate: (i) => `${words[i % 12]} ${words[(i * 7) % 12]} ${words[(i * 13 + 5) % 12]}-${i % 1000}` });
+      const lines = new GeneratorSource({ count: events, generate: lineAt });
       env
         .fromSource(lines, 'lines')
         .flatMap((line, out) => {
