@@ -117,14 +117,10 @@ export class TriggerWindowOperator extends KeyedOperator<unknown> {
     const session = assigner.kind === 'session';
     const name = session ? SESSION_CONTENTS : assigner.kind === 'global' ? GLOBAL_CONTENTS : contentsName(assigner.sizeMs);
     const evictingName = session ? EVICTING_SESSION_CONTENTS : assigner.kind === 'global' ? EVICTING_GLOBAL_CONTENTS : evictingContentsName(assigner.sizeMs);
-    const descriptor =
-      this.o.evictor !== undefined
-        ? listState<Stored>(evictingName)
-        : fn.kind === 'reduce'
-          ? reducingState(name, fn.reduce)
-          : fn.kind === 'aggregate'
-            ? aggregatingState(name, fn.aggregate)
-            : listState<unknown>(name);
+    // With an evictor, the records; without, what the window function keeps (accumulators, or records for process).
+    const records = listState<Stored>(evictingName);
+    const accumulators = fn.kind === 'reduce' ? reducingState(name, fn.reduce) : fn.kind === 'aggregate' ? aggregatingState(name, fn.aggregate) : listState<unknown>(name);
+    const [descriptor, other] = this.o.evictor !== undefined ? [records, accumulators] : [accumulators, records];
     const refuse = (held: string, fix: string): never => {
       throw new Error(`window operator '${this.runtime.name}': the restored state holds open windows kept as ${held}, which this window cannot take: ${fix}, or stop the old job with \`sluice stop --drain\` first`);
     };
@@ -138,14 +134,6 @@ export class TriggerWindowOperator extends KeyedOperator<unknown> {
       refuse('session windows without a trigger or evictor', 'restore without them');
     }
     // Records (with an evictor) and accumulators (without) are not interchangeable.
-    const other =
-      this.o.evictor === undefined
-        ? listState<Stored>(evictingName)
-        : fn.kind === 'reduce'
-          ? reducingState(name, fn.reduce)
-          : fn.kind === 'aggregate'
-            ? aggregatingState(name, fn.aggregate)
-            : listState<unknown>(name);
     if (this.restoredEntries(other, true) > 0) {
       refuse(this.o.evictor === undefined ? 'records for an evictor' : 'accumulators (a window without an evictor)', this.o.evictor === undefined ? 'restore with the evictor' : 'restore without the evictor');
     }
