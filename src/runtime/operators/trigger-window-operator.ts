@@ -30,7 +30,7 @@ type Contents = (ReducingState<unknown> | ListState<unknown>) & Namespaced;
 /** The same keyed state as the window operator without slices, so windows restore across the two. */
 const contentsName = (sizeMs: number): string => `_window-contents@size=${sizeMs}ms`;
 /** With an evictor: every record of a window with its timestamp, `[timestampMs, value]` (Flink's EvictingWindowOperator). */
-const evictingContentsName = (sizeMs: number): string => `_evicting-window-contents@size=${sizeMs}ms`;
+export const evictingContentsName = (sizeMs: number): string => `_evicting-window-contents@size=${sizeMs}ms`;
 type Stored = [number, unknown];
 /**
  * Session windows with a trigger: per key, `[nextId, start, end, id, start, end, id, ...]`. A
@@ -38,7 +38,7 @@ type Stored = [number, unknown];
  * gives the merged window a new id (Flink's namespace is the window itself), so the state of
  * the windows merged away and the new window's never share a namespace.
  */
-const SESSIONS = '_trigger-window-sessions';
+export const SESSIONS = '_trigger-window-sessions';
 /** GlobalWindows: the one window of a key, in namespace 0; it never ends (no cleanup). */
 const GLOBAL_CONTENTS = '_global-window-contents';
 const EVICTING_GLOBAL_CONTENTS = '_evicting-global-window-contents';

@@ -6,11 +6,11 @@ import {
   valueState,
   type AggregatingState,
   type ListState,
+  type KeyedStateDescriptor,
   type ReducingState,
   type ValueState,
 } from '../../api/state-descriptors.js';
 import type { KeyedStateStore } from '../../api/functions.js';
-import type { KeyedStateDescriptor } from '../../api/state-descriptors.js';
 import type { WindowContext, WindowFunctionSpec } from '../../api/window-functions.js';
 import { windowStartWithOffset, type TimeWindow, type TimeWindowAssigner } from '../../api/windows.js';
 import type { KeyType } from '../state/key-group.js';
@@ -20,6 +20,8 @@ import { globalStateStore, keyedRuntimeContext, SESSION_WINDOW_STATE, windowStat
 import { KeyedOperator, perSubtask } from './keyed-operator.js';
 import { TimestampedCollector } from './timestamped-collector.js';
 import { slicingPlan, type SlicingPlan } from './window-slicing.js';
+// What a window with a trigger or evictor keeps: refused here when it holds windows.
+import { evictingContentsName, SESSIONS as TRIGGER_SESSIONS } from './trigger-window-operator.js';
 
 /**
  * Keyed state of window contents: one entry per (key, window start). Session windows keep
@@ -34,10 +36,6 @@ const WINDOW_CONTENTS = '_window-contents';
 const WINDOW_SLICES = '_window-slices';
 /** Keyed state of session windows: the active windows of a key. */
 const WINDOW_SESSIONS = '_window-sessions';
-
-/** What a window with a trigger or evictor keeps (trigger-window-operator.ts): refused here when it holds windows. */
-const TRIGGER_SESSIONS = '_trigger-window-sessions';
-const evictingContentsName = (sizeMs: number): string => `_evicting-window-contents@size=${sizeMs}ms`;
 
 function contentsName(sizeMs: number): string {
   return `${WINDOW_CONTENTS}@size=${sizeMs}ms`;
