@@ -23,7 +23,8 @@ export const RIGHT_BUFFER = '_interval-join-right';
 const CLEANUP_LEFT = 0;
 const CLEANUP_RIGHT = 1;
 
-type Buffer = MapState<number, unknown[]>;
+/** A side's records that may still join, by event timestamp. */
+type Buckets = MapState<number, unknown[]>;
 
 /**
  * Flink's IntervalJoinOperator: joins the records of two keyed streams with equal keys whose
@@ -34,8 +35,8 @@ type Buffer = MapState<number, unknown[]>;
  * Results carry the larger of the two timestamps.
  */
 export class IntervalJoinOperator<K extends KeyType, IN1, IN2, OUT> extends KeyedOperator<OUT> {
-  private left!: Buffer;
-  private right!: Buffer;
+  private left!: Buckets;
+  private right!: Buckets;
   private collector!: TimestampedCollector<OUT>;
   private leftTimestampMs = NO_TIMESTAMP;
   private rightTimestampMs = NO_TIMESTAMP;
@@ -62,8 +63,8 @@ export class IntervalJoinOperator<K extends KeyType, IN1, IN2, OUT> extends Keye
   }
 
   protected override openKeyed(): void | Promise<void> {
-    this.left = this.backend.getOrCreateState(mapState<number, unknown[]>(LEFT_BUFFER), false) as Buffer;
-    this.right = this.backend.getOrCreateState(mapState<number, unknown[]>(RIGHT_BUFFER), false) as Buffer;
+    this.left = this.backend.getOrCreateState(mapState<number, unknown[]>(LEFT_BUFFER), false) as Buckets;
+    this.right = this.backend.getOrCreateState(mapState<number, unknown[]>(RIGHT_BUFFER), false) as Buckets;
     this.collector = new TimestampedCollector(this.output);
     return this.fn.open?.(keyedRuntimeContext<K>(this.runtime) as never);
   }
