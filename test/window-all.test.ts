@@ -85,6 +85,26 @@ describe('windowAll', () => {
     expect(compareMultisets(await readCommittedLines(out), reference(records)), plan.describe()).toEqual({ duplicates: 0, missing: 0, unexpected: 0 });
   });
 
+  it('countWindowAll(size) and countWindowAll(size, slide): windows of the whole stream by count, on one subtask', async () => {
+    const env = StreamExecutionEnvironment.create({ 'parallelism.default': 3 });
+    const tumbling = new CollectSink<string>();
+    const sliding = new CollectSink<string>();
+    // One producer, so the one window subtask sees the records in order.
+    const numbers = env.fromSequence(0, 99).setParallelism(1);
+    numbers.countWindowAll(10).process<string>({ process: (_ctx, xs, out) => out.collect(xs.join(',')) }).sinkTo(tumbling).setParallelism(1);
+    numbers.countWindowAll(4, 3).reduce((a, b) => a + b).map(String).setParallelism(1).sinkTo(sliding).setParallelism(1);
+    await env.execute();
+    expect(tumbling.values).toEqual(Array.from({ length: 10 }, (_, w) => Array.from({ length: 10 }, (_, i) => 10 * w + i).join(',')));
+    // Every 3rd record, the sum of the last 4 (fewer at first): 0+1+2, then 2+3+4+5, ...
+    const want: string[] = [];
+    for (let c = 3; c <= 100; c += 3) {
+      let sum = 0;
+      for (let n = Math.max(0, c - 4); n < c; n++) sum += n;
+      want.push(String(sum));
+    }
+    expect(sliding.values).toEqual(want);
+  });
+
   it('its parallelism stays 1, with a reason', () => {
     const env = StreamExecutionEnvironment.create();
     const windowed = env.fromElements(1, 2).windowAll(TumblingEventTimeWindows.of(10)).reduce((a, b) => a + b);

@@ -19,7 +19,9 @@ import { KeyedStream } from './keyed-stream.js';
 import type { OutputTag } from './output-tag.js';
 import type { Sink } from './sink.js';
 import type { WatermarkStrategy } from './watermark-strategy.js';
-import type { WindowAssigner } from './windows.js';
+import { GlobalWindows, type WindowAssigner } from './windows.js';
+import { CountTrigger, PurgingTrigger } from './triggers.js';
+import { CountEvictor } from './evictors.js';
 
 /** A stream of records of type T. Every method adds to the job graph and returns a new stream. */
 export class DataStream<T> {
@@ -53,6 +55,16 @@ export class DataStream<T> {
   windowAll(assigner: WindowAssigner): AllWindowedStream<T> {
     // Flink's all-window operator: the keyed window operator under one constant key, on one subtask.
     return new AllWindowedStream<T>(this.keyBy(() => 0).window(assigner));
+  }
+
+  /**
+   * Count windows over the whole stream, on one subtask (Flink's countWindowAll): a window per
+   * `size` records, or every `slide` records the last `size`. GlobalWindows with a count
+   * trigger (and a count evictor when sliding), as Flink builds them.
+   */
+  countWindowAll(size: number, slide?: number): AllWindowedStream<T> {
+    const all = this.windowAll(GlobalWindows.create());
+    return slide === undefined ? all.trigger(PurgingTrigger.of(CountTrigger.of(size))) : all.evictor(CountEvictor.of<T>(size)).trigger(CountTrigger.of(slide));
   }
 
   /** Partitions by key: keyed state, timers and windows exist only on the result. */
