@@ -28,7 +28,12 @@ export const WINDOW_ALL_PARALLELISM = 'windowAll runs on one subtask (every reco
 class AllWindowFunction<IN, OUT> implements ProcessWindowFunction<IN, OUT, number> {
   private own: ProcessAllWindowFunction<IN, OUT> | undefined;
 
-  constructor(private readonly fn: ProcessAllWindowFunction<IN, OUT>) {}
+  /** Only when the user's function has one: the window operator skips the call (and the window's lookup) otherwise. */
+  readonly clear: ((ctx: WindowContext) => void) | undefined;
+
+  constructor(private readonly fn: ProcessAllWindowFunction<IN, OUT>) {
+    this.clear = fn.clear === undefined ? undefined : (ctx) => this.f.clear?.(ctx);
+  }
 
   private get f(): ProcessAllWindowFunction<IN, OUT> {
     return (this.own ??= perSubtask(this.fn));
@@ -42,9 +47,7 @@ class AllWindowFunction<IN, OUT> implements ProcessWindowFunction<IN, OUT, numbe
     this.f.process(ctx, elements, out);
   }
 
-  clear(ctx: WindowContext): void {
-    this.f.clear?.(ctx);
-  }
+
 
   close(): void | Promise<void> {
     return this.own?.close?.();

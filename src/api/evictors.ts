@@ -1,3 +1,4 @@
+import { positiveWhole } from './triggers.js';
 import type { TimeWindow } from './windows.js';
 
 /** A window's record with its timestamp, as an evictor sees it (Flink's TimestampedValue). */
@@ -24,11 +25,6 @@ export interface Evictor<T> {
   evictAfter?(elements: readonly TimestampedValue<T>[], window: TimeWindow, ctx: EvictorContext): readonly TimestampedValue<T>[];
   /** Shown in errors. */
   readonly name?: string;
-}
-
-function positiveWhole(what: string, v: number): number {
-  if (!Number.isSafeInteger(v) || v <= 0) throw new RangeError(`${what} must be a positive whole number, got ${v}`);
-  return v;
 }
 
 /** Evicts before (or, with `doEvictAfter`, after) the window function, as Flink's evictors: the option picks the hook. */

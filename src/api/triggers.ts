@@ -95,7 +95,8 @@ export const ProcessingTimeTrigger = {
   },
 };
 
-function positiveWhole(what: string, v: number): number {
+/** `v` when it is a whole number above 0; a RangeError naming `what` otherwise. */
+export function positiveWhole(what: string, v: number): number {
   if (!Number.isSafeInteger(v) || v <= 0) throw new RangeError(`${what} must be a positive whole number, got ${v}`);
   return v;
 }
