@@ -82,5 +82,6 @@ export type { JobClient } from './api/environment.js';
 export { CollectionSource } from './connectors/collection-source.js';
 export { TwoPhaseCommitSink, type TwoPhaseCommitState, type TwoPhaseCommitContext } from './api/two-phase-commit-sink.js';
 export { WriteAheadSink, InMemoryCheckpointCommitter, END_OF_INPUT_CHECKPOINT_ID, type CheckpointCommitter, type PendingCheckpointValues } from './api/write-ahead-sink.js';
+export { CollectResultIterator } from './api/collect-result-iterator.js';
 export { FaultPlan, InjectedFault, type Fault, type FaultPlanOptions } from './testing/fault-plan.js';
 export type { CheckpointStatsEntry } from './runtime/checkpoint/checkpoint-stats.js';

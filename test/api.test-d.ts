@@ -35,6 +35,7 @@ import {
   type ValueState,
 } from '../src/index.js';
 import { CollectSink } from '../src/connectors/collect-sink.js';
+import type { CollectResultIterator } from '../src/api/collect-result-iterator.js';
 
 interface Bid {
   auction: number;
@@ -192,6 +193,15 @@ describe('record types flow through the graph', () => {
     bids.map((b) => b.price).sinkTo(new CollectSink<number>());
     // @ts-expect-error records are Bids, not numbers
     bids.sinkTo(new CollectSink<number>());
+  });
+  it('executeAndCollect yields the stream\'s records: an iterator, or a list with a limit', () => {
+    const prices = bids.map((b) => b.price);
+    expectTypeOf(prices.executeAndCollect()).toEqualTypeOf<CollectResultIterator<number>>();
+    expectTypeOf(prices.executeAndCollect('job')).toEqualTypeOf<CollectResultIterator<number>>();
+    expectTypeOf(prices.executeAndCollect(10)).toEqualTypeOf<Promise<number[]>>();
+    expectTypeOf(prices.executeAndCollect('job', 10)).toEqualTypeOf<Promise<number[]>>();
+    // @ts-expect-error the limit comes after the job name
+    prices.executeAndCollect(10, 'job');
   });
 
   it('filter keeps the type; flatMap, process and rolling aggregations produce their declared types', () => {

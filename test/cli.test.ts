@@ -112,6 +112,13 @@ describe('sluice run', () => {
     expect(r.stderr).not.toMatch(/cli\/(run-command|main)\.js/);
   });
 
+  it('a job module that executes its own environment: an error naming the fix, and the job does not run inside the definition', () => {
+    const r = sluice('run', `${jobs}/executes-itself.ts`);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/the job executes its own environment \(env\.execute\(\), executeAsync\(\) or executeAndCollect\(\) inside a defineJob function\).*Remove the call/s);
+    expect(r.stdout).not.toMatch(/collected/);
+  });
+
   it('the note knows every option of the usage line', () => {
     const options = [...new Set(RUN_USAGE.match(/(?<=[[ |])--?[a-zA-Z][\w-]*/g))];
     expect(options.length).toBeGreaterThan(10);

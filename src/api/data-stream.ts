@@ -18,6 +18,7 @@ import { JoinedStreams } from './joined-streams.js';
 import { KeyedStream } from './keyed-stream.js';
 import type { OutputTag } from './output-tag.js';
 import type { Sink } from './sink.js';
+import { CollectResultIterator, CollectResultSink } from './collect-result-iterator.js';
 import type { WatermarkStrategy } from './watermark-strategy.js';
 import { GlobalWindows, type WindowAssigner } from './windows.js';
 import { CountTrigger, PurgingTrigger } from './triggers.js';
@@ -154,6 +155,29 @@ export class DataStream<T> {
     return this.sinkTo(new PrintSink<T>({ stderr: true, ...(sinkIdentifier === undefined ? {} : { prefix: sinkIdentifier }) }), 'Print to Std. Err');
   }
 
+  /**
+   * Flink's executeAndCollect: adds a collect sink (parallelism 1), runs the job in this
+   * process, and hands back its records. Without a limit, an async iterator that yields records
+   * as they are committed (leaving the loop cancels the job); with one, a promise of the first
+   * `limit` records (the job is canceled once they are in), or of all of them if the job ends
+   * first. With checkpointing, records come once their checkpoint completed and exactly once
+   * across restarts; without, as they arrive, and a restart fails the iterator.
+   */
+  executeAndCollect(jobName?: string): CollectResultIterator<T>;
+  executeAndCollect(limit: number): Promise<T[]>;
+  executeAndCollect(jobName: string, limit: number): Promise<T[]>;
+  executeAndCollect(nameOrLimit?: string | number, limitArg?: number): CollectResultIterator<T> | Promise<T[]> {
+    const jobName = typeof nameOrLimit === 'string' ? nameOrLimit : undefined;
+    const limit = typeof nameOrLimit === 'number' ? nameOrLimit : limitArg;
+    if (limit !== undefined && (!Number.isInteger(limit) || limit <= 0)) {
+      throw new RangeError(`executeAndCollect: the limit must be a positive whole number of records, not ${String(limit)}`);
+    }
+    const results = new CollectResultIterator<T>();
+    this.sinkTo(new CollectResultSink<T>(results), 'Collect Stream Sink').setParallelism(1);
+    results.attach(this.env.executeAsync(jobName));
+    return limit === undefined ? results : takeThenClose(results, limit);
+  }
+
   protected partition(partitioning: Partitioning): DataStream<T> {
     const t = this.env.addTransformation({ kind: 'partition', name: partitioning.kind, input: this.transformation, partitioning });
     return new DataStream<T>(this.env, t);
@@ -240,4 +264,17 @@ export class DataStreamSink {
     this.stream.disableChaining();
     return this;
   }
+}
+
+async function takeThenClose<T>(results: CollectResultIterator<T>, limit: number): Promise<T[]> {
+  const values: T[] = [];
+  try {
+    for (let r = await results.next(); !r.done; r = await results.next()) {
+      values.push(r.value);
+      if (values.length === limit) break;
+    }
+  } finally {
+    await results.close();
+  }
+  return values;
 }

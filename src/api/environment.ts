@@ -79,6 +79,7 @@ export class StreamExecutionEnvironment {
   readonly config: Configuration;
   private readonly transformations: Transformation[] = [];
   private nextId = 1;
+  private definesJob = false;
 
   constructor(config: Configuration | Record<string, ConfigValue> = new Configuration()) {
     this.config = config instanceof Configuration ? config : new Configuration(Object.entries(config));
@@ -86,6 +87,16 @@ export class StreamExecutionEnvironment {
 
   static create(config: Configuration | Record<string, ConfigValue> = {}): StreamExecutionEnvironment {
     return new StreamExecutionEnvironment(config);
+  }
+
+  /**
+   * The environment a `defineJob` function builds into (`sluice run`, the cluster): the
+   * runtime executes what it built, so executing it from inside the function is an error.
+   */
+  static forJobDefinition(config: Configuration): StreamExecutionEnvironment {
+    const env = new StreamExecutionEnvironment(config);
+    env.definesJob = true;
+    return env;
   }
 
   setParallelism(parallelism: number): this {
@@ -220,6 +231,13 @@ export class StreamExecutionEnvironment {
 
   /** Starts the job in this process; the client reports progress and can cancel it. */
   executeAsync(jobName?: string, options: LocalExecutorOptions = {}): JobClient {
+    if (this.definesJob) {
+      throw new Error(
+        'the job executes its own environment (env.execute(), executeAsync() or executeAndCollect() inside a defineJob function): ' +
+          'a job module only builds the dataflow, and `sluice run` or the cluster runs it. Remove the call; ' +
+          'to run a dataflow from your own code and read its results, create the environment yourself with StreamExecutionEnvironment.create()',
+      );
+    }
     const executor = new LocalExecutor(this.getJobGraph(jobName), this.config, options);
     const result = executor.run();
     result.catch(() => {});

@@ -184,7 +184,7 @@ export async function runCommand(argv: readonly string[]): Promise<number> {
   if (args.jobManager !== undefined) return submitToCluster(args);
   const prepared = await prepareJob(args.jobPath, { typeCheck: args.typeCheck });
   const job = prepared.definition;
-  const env = new StreamExecutionEnvironment(args.config);
+  const env = StreamExecutionEnvironment.forJobDefinition(args.config);
   try {
     await job.build(env, args.jobArgs);
   } catch (e) {

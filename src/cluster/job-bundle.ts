@@ -48,7 +48,7 @@ export async function buildJob(file: string, config: readonly (readonly [string,
   }
   const job = mod.default;
   if (!isJobDefinition(job)) throw new Error(`the job bundle ${file} has no defineJob(...) default export`);
-  const env = new StreamExecutionEnvironment(new Configuration(config));
+  const env = StreamExecutionEnvironment.forJobDefinition(new Configuration(config));
   await job.build(env, args);
   if (env.isEmpty) throw new Error(`the job '${jobName}' built no dataflow: add a source (env.fromSource) and a sink (sinkTo)`);
   return { graph: env.getJobGraph(jobName), env };
