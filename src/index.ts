@@ -30,7 +30,7 @@ export { AsyncTimeoutError } from './runtime/operators/async-wait-operator.js';
 export { broadcastState, type BroadcastStateDescriptor, type BroadcastState, type ReadOnlyBroadcastState } from './api/broadcast-state.js';
 export { OutputTag } from './api/output-tag.js';
 export type * from './api/functions.js';
-export type { Source, SourceReader, ReaderOutput, SourceReaderContext, InputStatus, Boundedness } from './api/source.js';
+export type { Source, SourceReader, ReaderOutput, SourceOutput, SourceReaderContext, InputStatus, Boundedness } from './api/source.js';
 export type { Sink, SinkWriter, SinkWriterContext } from './api/sink.js';
 export {
   WatermarkStrategy,

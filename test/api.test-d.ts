@@ -20,6 +20,7 @@ import {
   StreamExecutionEnvironment,
   TumblingEventTimeWindows,
   valueState,
+  WatermarkStrategy,
   WindowedStream,
   type AggregatingState,
   type KeyedProcessFunction,
@@ -35,6 +36,7 @@ import {
   type ValueState,
 } from '../src/index.js';
 import { CollectSink } from '../src/connectors/collect-sink.js';
+import { CollectionSource } from '../src/connectors/collection-source.js';
 import type { CollectResultIterator } from '../src/api/collect-result-iterator.js';
 
 interface Bid {
@@ -194,6 +196,14 @@ describe('record types flow through the graph', () => {
     // @ts-expect-error records are Bids, not numbers
     bids.sinkTo(new CollectSink<number>());
   });
+  it('fromSource takes a watermark strategy of the source\'s record type', () => {
+    const source = new CollectionSource<Bid>([]);
+    expectTypeOf(env.fromSource(source, 'bids')).toEqualTypeOf<SingleOutputStream<Bid>>();
+    expectTypeOf(env.fromSource(source, WatermarkStrategy.forMonotonousTimestamps<Bid>().withTimestampAssigner((b) => b.price), 'bids')).toEqualTypeOf<SingleOutputStream<Bid>>();
+    // @ts-expect-error a strategy for strings cannot time Bids
+    env.fromSource(source, WatermarkStrategy.forMonotonousTimestamps<string>().withTimestampAssigner((s) => s.length), 'bids');
+  });
+
   it('executeAndCollect yields the stream\'s records: an iterator, or a list with a limit', () => {
     const prices = bids.map((b) => b.price);
     expectTypeOf(prices.executeAndCollect()).toEqualTypeOf<CollectResultIterator<number>>();

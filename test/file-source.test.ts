@@ -9,6 +9,7 @@ import { LocalExecutor } from '../src/runtime/local-executor.js';
 import { seededRandom } from '../src/testing/seeded-random.js';
 import { latestCheckpoint, tempDirs } from './support/temp-dirs.js';
 import { compareMultisets } from './support/txn-store-sink.js';
+import { collectingReaderOutput } from '../src/testing/reader-output.js';
 
 const tempDir = tempDirs('sluice-file-source-');
 
@@ -73,7 +74,7 @@ describe('FileSource split assignment', () => {
     let requests = 0;
     const reader = source.createReader({ subtaskIndex: 0, parallelism: 2, attemptNumber: 0, nowMs: () => 0, sendSplitRequest: () => void requests++ });
     const lines: string[] = [];
-    const output = { collect: (l: string) => void lines.push(l) };
+    const output = collectingReaderOutput((l: string) => void lines.push(l));
     reader.pollNext(output);
     expect(requests).toBe(1);
     reader.addSplits([first!]);

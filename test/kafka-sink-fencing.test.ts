@@ -8,6 +8,7 @@ import { CountPerKey, countReference } from './support/counting-job.js';
 import { compareMultisets } from './support/txn-store-sink.js';
 import { readTopicWithJavaConsumer } from './services/kafka-broker.js';
 import { createTopics, uniqueTopic } from './services/kafka-test-client.js';
+import { collectingReaderOutput } from '../src/testing/reader-output.js';
 
 /**
  * The interleaving behind a job that could never recover: a failed attempt's sink writer was
@@ -106,12 +107,12 @@ function holdingUntilTheSinkOpens<T, S>(inner: Source<T, S>, holdAfter: number):
         noMoreSplits: () => r.noMoreSplits(),
         pollNext: (out) => {
           if (holding()) return 'nothing';
-          return r.pollNext({
-            collect: (v, t) => {
+          return r.pollNext(
+            collectingReaderOutput((v, t) => {
               emitted++;
               out.collect(v, t);
-            },
-          });
+            }),
+          );
         },
         isAvailable: () => (holding() ? new Promise<void>((resolve) => setTimeout(resolve, 5)) : r.isAvailable()),
         snapshotState: (id) => r.snapshotState(id),

@@ -1,6 +1,6 @@
 import { describe, expect, inject, it } from 'vitest';
 import { createPartitionsV3 } from '@platformatic/kafka';
-import { StreamExecutionEnvironment } from '../src/index.js';
+import { OutputTag, StreamExecutionEnvironment, TumblingEventTimeWindows, WatermarkStrategy } from '../src/index.js';
 import type { ReaderOutput, SourceReader } from '../src/api/source.js';
 import { CollectSink } from '../src/connectors/collect-sink.js';
 import { KafkaCluster } from '../src/connectors/kafka/kafka-cluster.js';
@@ -12,6 +12,7 @@ import { compareMultisets } from './support/txn-store-sink.js';
 import { MetricRegistry } from '../src/metrics/metric-registry.js';
 import { readTopicWithJavaConsumer } from './services/kafka-broker.js';
 import { createTopics, leaveOpenTransaction, produce, uniqueTopic } from './services/kafka-test-client.js';
+import { collectingReaderOutput } from '../src/testing/reader-output.js';
 
 const KEYS = 13;
 const brokers = inject('kafka');
@@ -28,7 +29,7 @@ async function collect<T>(source: KafkaSource<T>, parallelism = 1): Promise<T[]>
 /** Polls a reader until `n` records came (or `timeoutMs` passed). */
 async function pollReader<T>(reader: SourceReader<T, KafkaSplit>, n: number, timeoutMs = 10_000): Promise<T[]> {
   const out: T[] = [];
-  const output: ReaderOutput<T> = { collect: (v) => out.push(v) };
+  const output: ReaderOutput<T> = collectingReaderOutput((v) => out.push(v));
   const deadline = Date.now() + timeoutMs;
   while (out.length < n && Date.now() < deadline) {
     if (reader.pollNext(output) === 'nothing') await reader.isAvailable();
@@ -163,6 +164,55 @@ describe('Kafka source against a real broker', () => {
       expect(reader.snapshotState(1).map((s) => `${s.topic}:${s.partition}@${s.offset}`).sort()).toEqual([`${base}-a:0@1`, `${base}-a:1@1`, `${base}-b:0@1`]);
     } finally {
       await reader.close?.();
+    }
+  });
+
+  it('fromSource with a watermark strategy: watermarks per partition, so a partition that lags behind loses no record to lateness', { timeout: 60_000 }, async () => {
+    const topic = uniqueTopic('wm');
+    await createTopics(brokers.bootstrap, [{ name: topic, partitions: 2 }]);
+    // Partition 0 has 300 s of events; partition 1 gets its first 30 s only after the job read
+    // all of partition 0 (a partition that lags, e.g. its producer was down). Each partition's
+    // timestamps only grow.
+    const n = 3000;
+    const t0 = Math.floor((Date.now() - 3_600_000) / 1000) * 1000;
+    const fast = Array.from({ length: n }, (_, i) => ({ partition: 0, value: '0', timestampMs: t0 + i * 100 }));
+    const slow = Array.from({ length: n }, (_, i) => ({ partition: 1, value: '1', timestampMs: t0 + i * 10 }));
+    await produce(brokers.bootstrap, topic, fast);
+    const env = StreamExecutionEnvironment.create({ 'parallelism.default': 1, 'pipeline.auto-watermark-interval': 5 });
+    const lateTag = new OutputTag<string>('late');
+    const counts = env
+      .fromSource(new KafkaSource<string>({ bootstrapServers: brokers.bootstrap, topics: topic, startingOffsets: 'earliest', log: () => {} }), WatermarkStrategy.forMonotonousTimestamps<string>(), 'kafka')
+      .keyBy((p) => p)
+      .window(TumblingEventTimeWindows.of(1000))
+      .sideOutputLateData(lateTag)
+      .aggregate<number, number, string>(
+        { createAccumulator: () => 0, add: (_v: string, c: number) => c + 1, getResult: (c: number) => c, merge: (a: number, b: number) => a + b },
+        { process: (p, ctx, c, out) => out.collect(`${p}@${ctx.window.start}=${c[0]}`) },
+      );
+    const sink = new CollectSink<string>();
+    const late = new CollectSink<string>();
+    counts.sinkTo(sink);
+    counts.getSideOutput(lateTag).sinkTo(late);
+    const job = env.executeAsync(undefined, { log: () => {} });
+    try {
+      await expect.poll(() => job.progress().sourceRecords, { timeout: 20_000 }).toBe(n);
+      await new Promise((r) => setTimeout(r, 100)); // periodic watermarks while partition 1 has nothing
+      await produce(brokers.bootstrap, topic, slow);
+      // The watermark can now reach 29.99 s (partition 1's last record): windows up to [28 s, 29 s) fire.
+      const windowOf = (t: number): number => t - (t % 1000);
+      const lastFired = windowOf(t0 + 29_989) - 1000;
+      const expected = new Map<string, number>();
+      for (const r of [...fast, ...slow]) {
+        const w = windowOf(r.timestampMs);
+        if (w + 1000 <= lastFired + 1000) expected.set(`${r.partition}@${w}`, (expected.get(`${r.partition}@${w}`) ?? 0) + 1);
+      }
+      await expect.poll(() => sink.values.length + late.values.length, { timeout: 20_000 }).toBeGreaterThanOrEqual(expected.size);
+      await new Promise((r) => setTimeout(r, 100));
+      expect(late.values.length).toBe(0);
+      expect([...sink.values].sort()).toEqual([...expected].map(([k, c]) => `${k}=${c}`).sort());
+    } finally {
+      job.cancel();
+      await job.result.catch(() => {});
     }
   });
 

@@ -9,6 +9,8 @@ import { LocalExecutor, type JobProgress, type JobResult, type LocalExecutorOpti
 import { DataStream, SingleOutputStream } from './data-stream.js';
 import type { KeySelector } from './functions.js';
 import type { Source } from './source.js';
+import type { WatermarkStrategy } from './watermark-strategy.js';
+import type { SourceWatermarksSpec } from '../runtime/task/source-watermarks.js';
 import type { CheckpointStatsEntry } from '../runtime/checkpoint/checkpoint-stats.js';
 import { SocketTextSource } from '../connectors/socket/socket-text-source.js';
 import { CollectionSource } from '../connectors/collection-source.js';
@@ -147,11 +149,28 @@ export class StreamExecutionEnvironment {
     return this;
   }
 
-  fromSource<T>(source: Source<T, unknown>, name: string): SingleOutputStream<T> {
+  fromSource<T>(source: Source<T, unknown>, name: string): SingleOutputStream<T>;
+  /**
+   * A source whose records get timestamps and watermarks in the source itself (Flink's
+   * `fromSource(source, watermarkStrategy, name)`): each split the reader emits separately
+   * (each Kafka partition) has watermarks of its own, and the subtask's watermark is the least
+   * of them; `withIdleness` lets a split that went quiet stop holding it back.
+   */
+  fromSource<T>(source: Source<T, unknown>, watermarkStrategy: WatermarkStrategy<T>, name: string): SingleOutputStream<T>;
+  fromSource<T>(source: Source<T, unknown>, strategyOrName: WatermarkStrategy<T> | string, maybeName?: string): SingleOutputStream<T> {
+    const name = typeof strategyOrName === 'string' ? strategyOrName : (maybeName ?? 'Source');
     if (source === null || typeof source !== 'object' || typeof source.createReader !== 'function') {
       throw new TypeError(`fromSource('${name}'): not a Source (it needs createSplits and createReader)`);
     }
-    const t = this.addTransformation({ kind: 'source', name, source: source as Source<unknown, unknown> });
+    let watermarks: SourceWatermarksSpec | undefined;
+    if (typeof strategyOrName !== 'string') {
+      if (typeof (strategyOrName as Partial<WatermarkStrategy<T>> | null)?.generator !== 'function') {
+        throw new TypeError(`fromSource('${name}'): the second argument must be a WatermarkStrategy (e.g. WatermarkStrategy.forBoundedOutOfOrderness(5_000)) or the source's name`);
+      }
+      const config = this.config;
+      watermarks = { strategy: strategyOrName as WatermarkStrategy<unknown>, autoWatermarkIntervalMs: () => config.getNumber('pipeline.auto-watermark-interval') };
+    }
+    const t = this.addTransformation({ kind: 'source', name, source: source as Source<unknown, unknown>, watermarks });
     return new SingleOutputStream<T>(this, t);
   }
 

@@ -5,9 +5,25 @@ export type Boundedness = 'bounded' | 'unbounded';
 /** What a poll of a source reader found: records emitted and maybe more, nothing now, or the end. */
 export type InputStatus = 'more' | 'nothing' | 'end';
 
-export interface ReaderOutput<T> {
+/** Where a source reader emits the records of one split (Flink's SourceOutput). */
+export interface SourceOutput<T> {
   /** Emits a record; `timestampMs` is its event time when the source knows it. */
   collect(value: T, timestampMs?: number): void;
+}
+
+/**
+ * Where a source reader emits (Flink's ReaderOutput). A reader that reads several splits at
+ * once (Kafka partitions) emits each split's records through the split's own output: with a
+ * watermark strategy on `env.fromSource(source, strategy, name)`, each split then gets
+ * watermarks of its own and the subtask's watermark is the least of them, so a split that lags
+ * behind holds the watermark back instead of its records arriving late. Without a strategy
+ * the split outputs are this output.
+ */
+export interface ReaderOutput<T> extends SourceOutput<T> {
+  /** The output of a split (created on first use; the same one until released). */
+  createOutputForSplit(splitId: string): SourceOutput<T>;
+  /** The split is done (read to its end, or taken away): its watermark no longer counts. */
+  releaseOutputForSplit(splitId: string): void;
 }
 
 export interface SourceReaderContext {

@@ -1,5 +1,6 @@
 import type { KeySelector } from '../api/functions.js';
 import type { Source } from '../api/source.js';
+import type { SourceWatermarksSpec } from '../runtime/task/source-watermarks.js';
 import type { Partitioning } from '../runtime/channel/partitioner.js';
 import { checkParallelism, computeDefaultMaxParallelism, type KeyType } from '../runtime/state/key-group.js';
 import type { StateBackendSpec } from '../runtime/state/state-backend-factory.js';
@@ -17,6 +18,8 @@ export interface StreamNode {
   readonly maxParallelism: number;
   readonly chaining: 'always' | 'head' | 'never';
   readonly source: Source<unknown, unknown> | undefined;
+  /** Watermarks the source generates itself (fromSource with a WatermarkStrategy), per split. */
+  readonly sourceWatermarks?: SourceWatermarksSpec | undefined;
   readonly operator: (() => StreamOperator) | undefined;
   readonly keySelector1: KeySelector<unknown, KeyType> | undefined;
   readonly keySelector2: KeySelector<unknown, KeyType> | undefined;
@@ -87,6 +90,7 @@ export function buildStreamGraph(jobName: string, transformations: readonly Tran
       maxParallelism,
       chaining: t.chaining,
       source: t.kind === 'source' ? t.source : undefined,
+      sourceWatermarks: t.kind === 'source' ? t.watermarks : undefined,
       operator: t.kind === 'source' ? undefined : t.operator,
       keySelector1: t.kind === 'one-input' ? t.keySelector : t.kind === 'two-input' ? t.keySelector1 : undefined,
       keySelector2: t.kind === 'two-input' ? t.keySelector2 : undefined,

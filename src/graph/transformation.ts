@@ -1,6 +1,7 @@
 import type { KeySelector } from '../api/functions.js';
 import type { OutputTag } from '../api/output-tag.js';
 import type { Source } from '../api/source.js';
+import type { SourceWatermarksSpec } from '../runtime/task/source-watermarks.js';
 import type { Partitioning } from '../runtime/channel/partitioner.js';
 import type { KeyType } from '../runtime/state/key-group.js';
 import type { StreamOperator } from '../runtime/task/stream-operator.js';
@@ -24,6 +25,8 @@ interface Base extends TransformationSettings {
 export interface SourceTransformation extends Base {
   readonly kind: 'source';
   readonly source: Source<unknown, unknown>;
+  /** fromSource(source, watermarkStrategy, name): watermarks generated in the source, per split. */
+  readonly watermarks?: SourceWatermarksSpec | undefined;
 }
 
 export interface OneInputTransformation extends Base {

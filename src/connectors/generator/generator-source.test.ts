@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { GeneratorSource, type GeneratorSplit } from './generator-source.js';
 import type { SourceReader } from '../../api/source.js';
+import { collectingReaderOutput } from '../../testing/reader-output.js';
 
 const ctx = { subtaskIndex: 0, parallelism: 1, attemptNumber: 0, nowMs: () => 0, sendSplitRequest: () => {} };
 
@@ -9,7 +10,7 @@ function drain(source: GeneratorSource<number>, splits: readonly GeneratorSplit[
   reader.addSplits(splits);
   reader.noMoreSplits?.();
   const out: number[] = [];
-  const output = { collect: (v: number) => void out.push(v) };
+  const output = collectingReaderOutput((v: number) => void out.push(v));
   for (let guard = 0; guard < 10_000; guard++) {
     const status = reader.pollNext(output);
     if (status === 'end') return out;
@@ -55,7 +56,7 @@ describe('GeneratorSource with on-request splits', () => {
     if (restored.length > 0) reader.addSplits(restored);
     const out: number[] = [];
     let maxHeld = 0;
-    const output = { collect: (v: number) => void out.push(v) };
+    const output = collectingReaderOutput((v: number) => void out.push(v));
     for (let guard = 0; guard < 100_000; guard++) {
       const status = reader.pollNext(output);
       maxHeld = Math.max(maxHeld, reader.snapshotState(0).length);
@@ -106,17 +107,17 @@ describe('GeneratorSource with on-request splits', () => {
     };
     const outA: number[] = [];
     const outB: number[] = [];
-    a.pollNext({ collect: (v) => void outA.push(v) });
+    a.pollNext(collectingReaderOutput((v) => void outA.push(v)));
     expect(requests).toEqual(['a']);
     answer(a);
     // a reads the first quarter of its range before b's first request arrives.
-    for (let k = 0; k < 500; k++) a.pollNext({ collect: (v) => void outA.push(v) });
+    for (let k = 0; k < 500; k++) a.pollNext(collectingReaderOutput((v) => void outA.push(v)));
     expect(requests).toEqual(['a']);
-    b.pollNext({ collect: (v) => void outB.push(v) });
+    b.pollNext(collectingReaderOutput((v) => void outB.push(v)));
     answer(b);
     for (let k = 0; k < 10_000 && outA.length + outB.length < 4_000; k++) {
-      a.pollNext({ collect: (v) => void outA.push(v) });
-      b.pollNext({ collect: (v) => void outB.push(v) });
+      a.pollNext(collectingReaderOutput((v) => void outA.push(v)));
+      b.pollNext(collectingReaderOutput((v) => void outB.push(v)));
       while (requests.length > 2) answer(requests.pop() === 'a' ? a : b);
     }
     expect(outA).toEqual(range(0, 2_000));

@@ -1,4 +1,4 @@
-import type { InputStatus, ReaderOutput, Source, SourceReader, SourceReaderContext } from '../../api/source.js';
+import type { InputStatus, ReaderOutput, Source, SourceOutput, SourceReader, SourceReaderContext } from '../../api/source.js';
 import { stringHashCode } from '../../runtime/state/key-group.js';
 import { KafkaCluster, sleep, type KafkaConnectionOptions, type TopicInfo } from './kafka-cluster.js';
 import { deadLetterHeaders } from './dead-letter.js';
@@ -203,6 +203,11 @@ const RETRIABLE_FETCH_ERRORS = new Set([3, 5, 6, 74, 75]);
 
 class KafkaSourceReader<T> implements SourceReader<T, KafkaSplit> {
   private readonly splits = new Map<string, KafkaSplit>();
+  /** Each partition's output, for the reader output they came from (see outputOf). */
+  private readonly splitOutputs = new Map<KafkaSplit, SourceOutput<T>>();
+  private splitOutputsOf: ReaderOutput<T> | undefined;
+  /** Splits were added: their outputs are created at the next poll, before any record. */
+  private outputsToRegister = false;
   /** The partition's high watermark at the last fetch, for the lag metric. */
   private readonly highWatermarks = new Map<string, bigint>();
   /** Next offset to fetch per split (ahead of `split.offset` by what is queued). */
@@ -252,6 +257,7 @@ class KafkaSourceReader<T> implements SourceReader<T, KafkaSplit> {
       const key = `${s.topic}:${s.partition}`;
       const known = this.splits.has(key);
       this.splits.set(key, split);
+      this.outputsToRegister = true;
       this.fetchPositions.set(key, BigInt(s.offset));
       // Consumer lag per partition (Flink's KafkaSourceReader.topic.<t>.partition.<p> group):
       // records in the partition the job has not read yet.
@@ -277,14 +283,52 @@ class KafkaSourceReader<T> implements SourceReader<T, KafkaSplit> {
     });
   }
 
+  /**
+   * The output of a partition (Flink's per-partition watermarks: with a watermark strategy on
+   * fromSource, each partition's records make watermarks of their own). Cached per split for
+   * the output polls hand in.
+   */
+  private outputOf(output: ReaderOutput<T>, split: KafkaSplit): SourceOutput<T> {
+    if (output !== this.splitOutputsOf) {
+      this.splitOutputs.clear();
+      this.splitOutputsOf = output;
+    }
+    let out = this.splitOutputs.get(split);
+    if (out === undefined) {
+      out = output.createOutputForSplit(`${split.topic}:${split.partition}`);
+      this.splitOutputs.set(split, out);
+    }
+    return out;
+  }
+
+  /**
+   * Every partition of the reader has its output from the start, as in Flink: a partition
+   * whose first records are not in yet holds the watermark back (one with no records at all
+   * does until the strategy's idleness timeout, as Flink's documentation says of idle partitions).
+   */
+  private registerOutputs(output: ReaderOutput<T>): void {
+    this.outputsToRegister = false;
+    for (const split of this.splits.values()) {
+      if (split.stopAt === undefined || BigInt(split.offset) < BigInt(split.stopAt)) this.outputOf(output, split);
+    }
+  }
+
+  /** A bounded partition read to its end: its watermark no longer holds the others back. */
+  private releaseOutput(output: ReaderOutput<T>, split: KafkaSplit): void {
+    output.releaseOutputForSplit(`${split.topic}:${split.partition}`);
+    this.splitOutputs.delete(split);
+  }
+
   pollNext(output: ReaderOutput<T>): InputStatus {
     if (this.failure !== undefined) throw this.failure;
+    if (this.outputsToRegister || output !== this.splitOutputsOf) this.registerOutputs(output);
     let emitted = 0;
     while (this.queueHead < this.queue.length && emitted < RECORDS_PER_POLL) {
       const f = this.queue[this.queueHead]!;
       if (f.record === undefined) {
         this.queueHead++;
         if (BigInt(f.split.offset) < f.advanceTo) f.split.offset = f.advanceTo.toString();
+        if (f.split.stopAt !== undefined && f.advanceTo >= BigInt(f.split.stopAt) && this.splitOutputs.has(f.split)) this.releaseOutput(output, f.split);
         continue;
       }
       const dl = this.deadLettering;
@@ -309,8 +353,9 @@ class KafkaSourceReader<T> implements SourceReader<T, KafkaSplit> {
       }
       this.queueHead++;
       f.split.offset = (f.offset + 1n).toString();
-      output.collect(value, f.record.timestampMs);
+      this.outputOf(output, f.split).collect(value, f.record.timestampMs);
       emitted++;
+      if (f.split.stopAt !== undefined && f.offset + 1n >= BigInt(f.split.stopAt)) this.releaseOutput(output, f.split);
     }
     if (this.queueHead >= this.queue.length) {
       this.queue.length = 0;

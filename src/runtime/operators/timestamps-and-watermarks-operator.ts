@@ -2,6 +2,17 @@ import type { WatermarkGenerator, WatermarkOutput, WatermarkStrategy } from '../
 import { MAX_WATERMARK, NO_TIMESTAMP } from '../channel/stream-element.js';
 import { StreamOperator } from '../task/stream-operator.js';
 
+/** What a timestamp assigner returned, checked: a whole number of epoch milliseconds. */
+export function checkedTimestamp(operatorName: string, t: number): number {
+  if (!Number.isSafeInteger(t)) {
+    throw new Error(
+      `operator '${operatorName}': the timestamp assigner returned ${t} (a whole number of epoch milliseconds is needed` +
+        (Number.isFinite(t) ? ': round it, e.g. Math.floor(...))' : ')'),
+    );
+  }
+  return t;
+}
+
 /**
  * Assigns event timestamps and generates watermarks: per event and every
  * `autoWatermarkIntervalMs` of processing time. Upstream watermarks are dropped except
@@ -29,13 +40,7 @@ export class TimestampsAndWatermarksOperator<T> extends StreamOperator<T> implem
 
   processElement(value: unknown, timestampMs: number): void {
     const assigner = this.strategy.timestampAssigner;
-    const t = assigner === undefined ? timestampMs : assigner(value as T, timestampMs === NO_TIMESTAMP ? undefined : timestampMs);
-    if (assigner !== undefined && !Number.isSafeInteger(t)) {
-      throw new Error(
-        `operator '${this.runtime.name}': the timestamp assigner returned ${t} (a whole number of epoch milliseconds is needed` +
-          (Number.isFinite(t) ? ': round it, e.g. Math.floor(...))' : ')'),
-      );
-    }
+    const t = assigner === undefined ? timestampMs : checkedTimestamp(this.runtime.name, assigner(value as T, timestampMs === NO_TIMESTAMP ? undefined : timestampMs));
     this.output.collect(value as T, t);
     this.generator.onEvent(value as T, t, this);
   }

@@ -1,25 +1,18 @@
-import type { ReaderOutput, Source, SourceReader } from '../../api/source.js';
-import { MAX_WATERMARK, NO_TIMESTAMP, type CheckpointBarrier } from '../channel/stream-element.js';
+import type { Source, SourceReader } from '../../api/source.js';
+import type { CheckpointBarrier } from '../channel/stream-element.js';
+import { PlainSourceOutput, SourceWatermarks, type SourceTaskOutput } from './source-watermarks.js';
 import { isTerminal } from './task-state.js';
 import type { SplitAnswer } from '../split-enumerator.js';
 import { MetricGroup } from '../../metrics/metric-group.js';
-import type { OperatorOutput } from './output.js';
 import { SOURCE_SLICE_RECORDS, StreamTask, type InputResult, type TaskDeployment } from './stream-task.js';
-
-class SourceOutput implements ReaderOutput<unknown> {
-  count = 0;
-  constructor(private readonly output: OperatorOutput<unknown>) {}
-  collect(value: unknown, timestampMs?: number): void {
-    this.count++;
-    this.output.collect(value, timestampMs === undefined ? NO_TIMESTAMP : timestampMs);
-  }
-}
 
 /** A subtask whose chain starts with a source: polls the source reader between mails. */
 export class SourceStreamTask extends StreamTask {
   protected readonly sliceBudgetRecords = SOURCE_SLICE_RECORDS;
   readonly reader: SourceReader<unknown, unknown>;
-  private readonly output: SourceOutput;
+  private readonly output: SourceTaskOutput;
+  /** fromSource with a watermark strategy: the periodic watermarks of its splits. */
+  private readonly watermarks: { readonly output: SourceWatermarks; readonly intervalMs: number } | undefined;
   private awaitingAvailability = false;
   private ended = false;
   /** A checkpoint taken after every source finished its data completed: the task may end. */
@@ -44,7 +37,14 @@ export class SourceStreamTask extends StreamTask {
     super(d);
     const head = this.chain.sourceOutput;
     if (head === undefined) throw new Error(`${this.name}: a source task needs a source at the head of its chain`);
-    this.output = new SourceOutput(head);
+    const spec = d.vertex.nodes[0]!.sourceWatermarks;
+    if (spec === undefined) {
+      this.output = new PlainSourceOutput(head);
+    } else {
+      const output = new SourceWatermarks(head, spec.strategy, () => d.clock.nowMs(), this.name);
+      this.output = output;
+      this.watermarks = { output, intervalMs: spec.autoWatermarkIntervalMs() };
+    }
     this.onRequest = source.splitAssignment === 'on-request';
     const name = this.name;
     this.reader = source.createReader({
@@ -61,6 +61,8 @@ export class SourceStreamTask extends StreamTask {
   }
 
   protected override async initializeInput(): Promise<void> {
+    const w = this.watermarks;
+    if (w !== undefined && w.intervalMs > 0) this.processingTime.scheduleAtFixedRate(w.intervalMs, () => w.output.onPeriodicEmit());
     await this.reader.start?.();
     if (this.onRequest) {
       // Only the splits it held at the checkpoint; the rest it asks the enumerator for.
@@ -142,7 +144,7 @@ export class SourceStreamTask extends StreamTask {
     }
     if (this.stopMode === 'drain' && !this.ended) {
       this.ended = true;
-      this.chain.sourceOutput!.emitWatermark(MAX_WATERMARK);
+      this.output.endOfInput();
       return 'end-of-data';
     }
     if (this.ended) {
@@ -157,7 +159,7 @@ export class SourceStreamTask extends StreamTask {
       if (status === 'end') {
         this.ended = true;
         this.recordsIn += output.count - start;
-        this.chain.sourceOutput!.emitWatermark(MAX_WATERMARK);
+        this.output.endOfInput();
         return 'end-of-data';
       }
       if (status === 'nothing') {
