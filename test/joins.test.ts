@@ -410,7 +410,9 @@ describe('interval join across a savepoint', () => {
         .uid('sink');
       return env;
     };
-    const first = job(2, 6_000);
+    // Slow enough (3 s of data) that the stop comes while the sources still read, also when the
+    // first checkpoints take most of a second on a loaded machine.
+    const first = job(2, 2_000);
     const running = new LocalExecutor(first.getJobGraph(), first.config, { log: () => {} });
     const done = running.run();
     while (running.checkpointStats.counts.completed < 3) await new Promise((r) => setTimeout(r, 5));

@@ -465,6 +465,13 @@ export class CheckpointCoordinator implements CheckpointResponder {
           reject(new Error('the job is already stopping'));
           return;
         }
+        if (this.finalFromId !== undefined || this.finishedSources.size >= this.sourceSubtasks.size) {
+          // Every source already ended its data: no source is left to stop, and the job ends
+          // on its own once its final checkpoint committed (Flink refuses the stop too: not all
+          // of its tasks are running).
+          reject(new Error('the job is finishing: its sources have ended their data and its final checkpoint commits the results, so there is nothing to stop with a savepoint'));
+          return;
+        }
         this.stopRequest = { requestId: randomBytes(8).toString('hex'), targetDirectory, formatType, resolve, reject };
         stopSources();
       });
