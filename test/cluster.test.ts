@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -62,6 +62,26 @@ describe('cluster runtime: JobManager and TaskManagers over TCP', () => {
     expect(compareMultisets(committed, countReference(20_000, 7))).toEqual({ duplicates: 0, missing: 0, unexpected: 0 });
     expect(executor.checkpointStats.counts.completed).toBeGreaterThan(0);
     if (unaligned) expect(executor.checkpointStats.entries().some((e) => e.checkpointType === 'UNALIGNED_CHECKPOINT')).toBe(true);
+  });
+
+  it('watermark alignment across TaskManagers: aligned, a source far ahead waits for the slow one of its group (reports and answers travel over the control connection)', { timeout: 60_000 }, async () => {
+    const { jm } = await cluster(2);
+    const bundle = await bundleJob(join(import.meta.dirname, 'fixtures', 'cluster', 'aligned-sources-job.ts'), join(tempDir(), 'job.mjs'));
+    const gapMs = async (aligned: boolean): Promise<number> => {
+      const file = join(tempDir(), 'ends.txt');
+      const executor = await jm.submit({ bundle, config: [['parallelism.default', 2]], args: [file, String(aligned), '2000'], name: `aligned-${aligned}` });
+      expect((await executor.run()).status).toBe('FINISHED');
+      const ends = new Map<string, number>();
+      for (const line of readFileSync(file, 'utf8').trim().split('\n')) {
+        const [name, at] = line.split(' ');
+        ends.set(name!, Math.max(ends.get(name!) ?? 0, Number(at)));
+      }
+      return ends.get('slow')! - ends.get('fast')!;
+    };
+    // The slow source takes 2 s (2,000 records at 1,000/s), the fast one 0.1 s alone: unaligned they end ~1.9 s apart.
+    expect(await gapMs(false)).toBeGreaterThan(600);
+    // Aligned with a drift of 100 ms of event time (the slow source's next 100 ms), they end ~0.1 s apart.
+    expect(await gapMs(true)).toBeLessThan(400);
   });
 
   it('a record holding a function fails the job with a message that says so, instead of losing the function on the way', async () => {

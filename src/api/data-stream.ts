@@ -96,6 +96,12 @@ export class DataStream<T> {
   }
 
   assignTimestampsAndWatermarks(strategy: WatermarkStrategy<T>, name = 'Timestamps/Watermarks'): SingleOutputStream<T> {
+    if (strategy.alignment !== undefined) {
+      throw new Error(
+        `assignTimestampsAndWatermarks: watermark alignment (group '${strategy.alignment.group}') pauses sources, so it works on a source only: ` +
+          'give the strategy to env.fromSource(source, strategy, name)',
+      );
+    }
     // Read when the job runs, so a later env.configure(...) still applies.
     const config = this.env.config;
     return this.transform<T>(name, () => new TimestampsAndWatermarksOperator(strategy, config.getNumber('pipeline.auto-watermark-interval')));

@@ -62,12 +62,20 @@ export class WatermarksWithIdleness<T> implements WatermarkGenerator<T> {
   }
 }
 
+/** `withWatermarkAlignment`: sources of one group keep their watermarks within a drift of each other. */
+export interface WatermarkAlignment {
+  readonly group: string;
+  readonly maxAllowedDriftMs: number;
+  readonly updateIntervalMs: number;
+}
+
 /** How a stream gets event timestamps and watermarks (Flink's WatermarkStrategy). */
 export class WatermarkStrategy<T> {
   private constructor(
     readonly createGenerator: (nowMs: () => number) => WatermarkGenerator<T>,
     readonly timestampAssigner: TimestampAssigner<T> | undefined,
     readonly idleTimeoutMs: number | undefined,
+    readonly alignment: WatermarkAlignment | undefined = undefined,
   ) {}
 
   static forBoundedOutOfOrderness<T>(maxOutOfOrdernessMs: number): WatermarkStrategy<T> {
@@ -88,12 +96,29 @@ export class WatermarkStrategy<T> {
   }
 
   withTimestampAssigner(assigner: TimestampAssigner<T>): WatermarkStrategy<T> {
-    return new WatermarkStrategy<T>(this.createGenerator, assigner, this.idleTimeoutMs);
+    return new WatermarkStrategy<T>(this.createGenerator, assigner, this.idleTimeoutMs, this.alignment);
   }
 
   withIdleness(idleTimeoutMs: number): WatermarkStrategy<T> {
     if (!(idleTimeoutMs > 0)) throw new RangeError(`idle timeout must be > 0 ms, got ${idleTimeoutMs}`);
-    return new WatermarkStrategy<T>(this.createGenerator, this.timestampAssigner, idleTimeoutMs);
+    return new WatermarkStrategy<T>(this.createGenerator, this.timestampAssigner, idleTimeoutMs, this.alignment);
+  }
+
+  /**
+   * Watermark alignment (Flink's `withWatermarkAlignment`, FLIP-182), for a strategy given to
+   * `env.fromSource`: every `updateIntervalMs` each source subtask of the `group` (of any
+   * source) reports its watermark to the JobManager, which answers with the least watermark of
+   * the group plus `maxAllowedDriftMs`; a subtask whose watermark is beyond that stops reading
+   * until the others caught up. So a source or subtask far ahead in event time (one reading a
+   * live topic next to one working through a backlog) does not fill windows and joins with
+   * records that wait for the slow one. A subtask that is idle, or whose data ended, does not
+   * hold the group back; one that has emitted no watermark yet does.
+   */
+  withWatermarkAlignment(group: string, maxAllowedDriftMs: number, updateIntervalMs = 1000): WatermarkStrategy<T> {
+    if (typeof group !== 'string' || group === '') throw new TypeError('withWatermarkAlignment: the group must be a non-empty name (sources of one group align with each other)');
+    if (!Number.isSafeInteger(maxAllowedDriftMs) || maxAllowedDriftMs < 0) throw new RangeError(`withWatermarkAlignment: the maximal drift must be a whole number of ms >= 0, got ${maxAllowedDriftMs}`);
+    if (!Number.isSafeInteger(updateIntervalMs) || updateIntervalMs <= 0) throw new RangeError(`withWatermarkAlignment: the update interval must be a whole number of ms > 0, got ${updateIntervalMs}`);
+    return new WatermarkStrategy<T>(this.createGenerator, this.timestampAssigner, this.idleTimeoutMs, { group, maxAllowedDriftMs, updateIntervalMs });
   }
 
   /** The generator for one subtask, wrapped for idleness when configured. */

@@ -20,7 +20,8 @@ function attempt(): { attempt: ClusterAttempt; tms: RegisteredTaskManager[]; fai
   const failures: Error[] = [];
   const a = new ClusterAttempt(
     'job',
-    { attemptNumber: 0, graph, restore: undefined, splits: new Map(), requestSplit: () => {}, checkpointing: undefined, fail: (e) => failures.push(e) },
+    { attemptNumber: 0, graph, restore: undefined, splits: new Map(), requestSplit: () => {},
+    reportWatermark: () => {}, checkpointing: undefined, fail: (e) => failures.push(e) },
     placement,
     tms,
     () => {},

@@ -215,6 +215,11 @@ export class ClusterAttempt implements DeployedAttempt {
     if (tm !== undefined && !tm.lost) tm.send({ t: 'assign-split', jobId: this.jobId, attempt: this.attemptNumber, subtask: [vertexId, subtaskIndex], answer });
   }
 
+  announceMaxWatermark(vertexId: number, subtaskIndex: number, maxWatermarkMs: number): void {
+    const tm = this.byKey.get(subtaskKey(vertexId, subtaskIndex))?.taskManager;
+    if (tm !== undefined && !tm.lost) tm.send({ t: 'max-watermark', jobId: this.jobId, attempt: this.attemptNumber, subtask: [vertexId, subtaskIndex], maxWatermarkMs });
+  }
+
   private broadcast(m: JobManagerMessage): void {
     for (const tm of this.involved) if (!tm.lost) tm.send(m);
   }
@@ -309,6 +314,9 @@ export class ClusterAttempt implements DeployedAttempt {
         return;
       case 'split-request':
         if (!this.over && this.byKey.get(subtaskKey(m.subtask[0], m.subtask[1]))?.taskManager === tm) this.spec.requestSplit(m.subtask[0], m.subtask[1]);
+        return;
+      case 'watermark-report':
+        if (!this.over && this.byKey.get(subtaskKey(m.subtask[0], m.subtask[1]))?.taskManager === tm) this.spec.reportWatermark(m.subtask[0], m.subtask[1], m.report);
         return;
       case 'canceled':
         this.settleViews(tm, 'canceled');

@@ -8,6 +8,7 @@ import type { SentSubtaskState } from './sent-subtask-state.js';
 import type { BarrierMode } from '../runtime/checkpoint/barrier-handler.js';
 import type { TaskState } from '../runtime/task/task-state.js';
 import type { SplitAnswer } from '../runtime/split-enumerator.js';
+import type { WatermarkReport } from '../runtime/watermark-alignment.js';
 import { TaskFailure } from '../runtime/task/task-failure.js';
 
 /** A subtask of a job: vertex id and subtask index. */
@@ -109,6 +110,8 @@ export type TaskManagerMessage =
   | { readonly t: 'data-finished'; readonly jobId: string; readonly attempt: number; readonly subtask: SubtaskRef }
   /** A source subtask asks its split enumerator for a split (on-request sources). */
   | { readonly t: 'split-request'; readonly jobId: string; readonly attempt: number; readonly subtask: SubtaskRef }
+  /** Watermark alignment: an aligned source subtask's watermark, every update interval. */
+  | { readonly t: 'watermark-report'; readonly jobId: string; readonly attempt: number; readonly subtask: SubtaskRef; readonly report: WatermarkReport }
   | { readonly t: 'canceled'; readonly jobId: string; readonly attempt: number }
   /** Live counters: [vertexId, subtaskIndex, state, recordsIn, recordsOut, inputWatermarkMs]. */
   | { readonly t: 'progress'; readonly jobId: string; readonly attempt: number; readonly tasks: readonly (readonly [number, number, TaskState, number, number, number])[] }
@@ -132,6 +135,8 @@ export type JobManagerMessage =
   | { readonly t: 'stop-sources'; readonly jobId: string; readonly attempt: number; readonly drain: boolean }
   /** The enumerator's answer to a split request: on this connection, in order with the triggers. */
   | { readonly t: 'assign-split'; readonly jobId: string; readonly attempt: number; readonly subtask: SubtaskRef; readonly answer: SplitAnswer }
+  /** Watermark alignment: the answer to a report, the watermark the subtask may reach. */
+  | { readonly t: 'max-watermark'; readonly jobId: string; readonly attempt: number; readonly subtask: SubtaskRef; readonly maxWatermarkMs: number }
   | { readonly t: 'cancel'; readonly jobId: string; readonly attempt: number }
   /** Flink's metric fetcher: the TaskManager answers with `metrics` of the same id. */
   | { readonly t: 'metrics-query'; readonly id: number; readonly jobId: string };

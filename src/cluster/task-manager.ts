@@ -274,6 +274,11 @@ export class TaskManager {
         a?.sources.find((t) => t.vertex.id === m.subtask[0] && t.subtaskIndex === m.subtask[1])?.assignSplit(m.answer);
         return;
       }
+      case 'max-watermark': {
+        const a = this.attempts.get(key(m.jobId, m.attempt));
+        a?.sources.find((t) => t.vertex.id === m.subtask[0] && t.subtaskIndex === m.subtask[1])?.announceMaxWatermark(m.maxWatermarkMs);
+        return;
+      }
       case 'cancel': {
         const a = this.attempts.get(key(m.jobId, m.attempt));
         if (a !== undefined) this.cancelAttempt(a);
@@ -351,6 +356,7 @@ export class TaskManager {
       restore: d.restore === undefined ? undefined : new Map(d.restore),
       splits: new Map(d.splits),
       requestSplit: (vertexId, subtaskIndex) => this.send({ t: 'split-request', jobId, attempt, subtask: [vertexId, subtaskIndex] }),
+      reportWatermark: (vertexId, subtaskIndex, report) => this.send({ t: 'watermark-report', jobId, attempt, subtask: [vertexId, subtaskIndex], report }),
     });
     const progressTimer = setInterval(() => this.reportProgress(local), 500);
     progressTimer.unref();

@@ -9,6 +9,7 @@ import { CheckpointStatsTracker } from './checkpoint/checkpoint-stats.js';
 import { checkpointCoordinatorConfig, type CheckpointCoordinatorConfig } from './checkpoint/coordinator-decisions.js';
 import { encodeSplitEnumeratorState, restoreAssignments, restoreSplitEnumerators, subtaskKey, type StateReader } from './checkpoint/state-persistence.js';
 import { SplitEnumerator } from './split-enumerator.js';
+import { WatermarkAlignmentCoordinator } from './watermark-alignment.js';
 import type { CheckpointMetadata, OperatorSnapshot } from './storage/snapshot-format.js';
 import type { SubtaskRestore } from './checkpoint/subtask-state.js';
 import { createRestartStrategy, maxRestartDelayMs } from './recovery/restart-strategy.js';
@@ -468,6 +469,8 @@ export class JobExecutor {
     const enumerators = new Map(
       [...splits.enumerators].map(([vertexId, initial]) => [vertexId, new SplitEnumerator(restored?.enumerators.get(vertexId) ?? initial)] as const),
     );
+    // Watermark alignment starts anew with every attempt (the restarted sources report again).
+    const alignment = new WatermarkAlignmentCoordinator();
     let failAttempt!: (e: Error) => void;
     const attemptFailed = new Promise<never>((_, reject) => (failAttempt = reject));
     attemptFailed.catch(() => {});
@@ -547,6 +550,9 @@ export class JobExecutor {
               const answer = enumerators.get(vertexId)?.handleSplitRequest();
               if (answer === undefined) failAttempt(new Error(`subtask ${subtaskIndex} of vertex ${vertexId} asked for a split, but its source assigns splits statically here`));
               else deployed?.assignSplit(vertexId, subtaskIndex, answer);
+            },
+            reportWatermark: (vertexId, subtaskIndex, report) => {
+              deployed?.announceMaxWatermark(vertexId, subtaskIndex, alignment.report(subtaskKey(vertexId, subtaskIndex), report));
             },
             checkpointing,
             fail: failAttempt,

@@ -4,6 +4,7 @@ import type { SubtaskRestore } from '../checkpoint/subtask-state.js';
 import type { TaskCheckpointing } from '../task/stream-task.js';
 import type { TaskState } from '../task/task-state.js';
 import type { SplitAnswer } from '../split-enumerator.js';
+import type { WatermarkReport } from '../watermark-alignment.js';
 
 /** What the job executor sees of a subtask, wherever it runs. */
 export interface TaskView {
@@ -30,6 +31,8 @@ export interface AttemptSpec {
   readonly splits: ReadonlyMap<string, unknown[]>;
   /** A source subtask asks its enumerator for a split; the answer goes back with `assignSplit`. */
   readonly requestSplit: (vertexId: number, subtaskIndex: number) => void;
+  /** A source subtask of an aligned group reports its watermark; the answer goes back with `announceMaxWatermark`. */
+  readonly reportWatermark: (vertexId: number, subtaskIndex: number, report: WatermarkReport) => void;
   /** Absent when checkpointing is off; its responder is the coordinator. */
   readonly checkpointing: TaskCheckpointing | undefined;
   /** A subtask failed (or its process died): the attempt is over. */
@@ -58,6 +61,8 @@ export interface DeployedAttempt {
   stopSources(drain: boolean): void;
   /** The enumerator's answer to a source subtask's split request, on the path the triggers take. */
   assignSplit(vertexId: number, subtaskIndex: number, answer: SplitAnswer): void;
+  /** Watermark alignment: the watermark a source subtask may reach (the answer to its report). */
+  announceMaxWatermark(vertexId: number, subtaskIndex: number, maxWatermarkMs: number): void;
 }
 
 /** Places the subtasks of an attempt and runs them. */

@@ -38,6 +38,7 @@ export class InProcessDeployer implements Deployer {
       restore: spec.restore,
       splits: spec.splits,
       requestSplit: spec.requestSplit,
+      reportWatermark: spec.reportWatermark,
     });
     return new InProcessAttempt(tasks, sourceTasks, spec.fail, this.config.getNumber('task.cancellation.timeout'));
   }
@@ -92,6 +93,10 @@ export class InProcessAttempt implements DeployedAttempt {
 
   assignSplit(vertexId: number, subtaskIndex: number, answer: SplitAnswer): void {
     this.sourceTasks.find((t) => t.vertex.id === vertexId && t.subtaskIndex === subtaskIndex)?.assignSplit(answer);
+  }
+
+  announceMaxWatermark(vertexId: number, subtaskIndex: number, maxWatermarkMs: number): void {
+    this.sourceTasks.find((t) => t.vertex.id === vertexId && t.subtaskIndex === subtaskIndex)?.announceMaxWatermark(maxWatermarkMs);
   }
 }
 

@@ -11,6 +11,7 @@ import { InputStreamTask } from '../task/input-stream-task.js';
 import { SourceStreamTask } from '../task/source-stream-task.js';
 import type { StreamTask, TaskCheckpointing, TaskDeployment } from '../task/stream-task.js';
 import type { TaskScheduler } from '../task/task-scheduler.js';
+import type { WatermarkReport } from '../watermark-alignment.js';
 
 /**
  * One channel of the job graph: from subtask `producer` of the edge's source vertex to
@@ -116,6 +117,8 @@ export interface WireTasksOptions {
   readonly splits: ReadonlyMap<string, unknown[]>;
   /** Sends a source subtask's split request to its enumerator (on-request sources). */
   readonly requestSplit?: (vertexId: number, subtaskIndex: number) => void;
+  /** Sends an aligned source subtask's watermark report to the JobManager. */
+  readonly reportWatermark?: (vertexId: number, subtaskIndex: number, report: WatermarkReport) => void;
 }
 
 /**
@@ -179,7 +182,11 @@ export function wireTasks(o: WireTasksOptions): { tasks: StreamTask[]; sourceTas
       };
       if (head.source !== undefined) {
         const request = o.requestSplit;
-        const t = new SourceStreamTask(d, head.source, o.splits.get(key) ?? [], request === undefined ? undefined : () => request(v.id, i));
+        const report = o.reportWatermark;
+        const t = new SourceStreamTask(d, head.source, o.splits.get(key) ?? [], {
+          ...(request === undefined ? {} : { requestSplit: () => request(v.id, i) }),
+          ...(report === undefined ? {} : { reportWatermark: (r: WatermarkReport) => report(v.id, i, r) }),
+        });
         sourceTasks.push(t);
         tasks.push(t);
       } else {

@@ -1,6 +1,17 @@
 import type { Source, SourceReader } from '../../api/source.js';
 import type { CheckpointBarrier } from '../channel/stream-element.js';
 import { PlainSourceOutput, SourceWatermarks, type SourceTaskOutput } from './source-watermarks.js';
+import { MAX_WATERMARK } from '../channel/stream-element.js';
+import type { WatermarkAlignment } from '../../api/watermark-strategy.js';
+import type { WatermarkReport } from '../watermark-alignment.js';
+
+/** How a source subtask reaches the JobManager's coordinators. */
+export interface SourceTaskLinks {
+  /** Split requests to the split enumerator (on-request sources). */
+  readonly requestSplit?: () => void;
+  /** Watermark reports to the watermark alignment (strategies with withWatermarkAlignment). */
+  readonly reportWatermark?: (report: WatermarkReport) => void;
+}
 import { isTerminal } from './task-state.js';
 import type { SplitAnswer } from '../split-enumerator.js';
 import { MetricGroup } from '../../metrics/metric-group.js';
@@ -24,15 +35,21 @@ export class SourceStreamTask extends StreamTask {
   /** Splits come from the JobManager's enumerator, one per request (splitAssignment 'on-request'). */
   private readonly onRequest: boolean;
 
+  /** Watermark alignment: the watermark this subtask may reach (the JobManager's answer to its last report). */
+  private maxAllowedWatermarkMs = MAX_WATERMARK;
+  private readonly alignment: { readonly spec: WatermarkAlignment; readonly report: (r: WatermarkReport) => void } | undefined;
+
   /**
-   * `requestSplit`: sends this subtask's split request to the enumerator (on-request sources);
-   * the answer (a split, or no more splits) comes back through `assignSplit`.
+   * `links.requestSplit`: sends this subtask's split request to the enumerator (on-request
+   * sources); the answer (a split, or no more splits) comes back through `assignSplit`.
+   * `links.reportWatermark`: sends its watermark report (watermark alignment); the answer comes
+   * back through `announceMaxWatermark`.
    */
   constructor(
     d: TaskDeployment,
     source: Source<unknown, unknown>,
     private readonly splits: readonly unknown[],
-    requestSplit: (() => void) | undefined = undefined,
+    links: SourceTaskLinks = {},
   ) {
     super(d);
     const head = this.chain.sourceOutput;
@@ -46,6 +63,13 @@ export class SourceStreamTask extends StreamTask {
       this.watermarks = { output, intervalMs: spec.autoWatermarkIntervalMs() };
     }
     this.onRequest = source.splitAssignment === 'on-request';
+    const requestSplit = links.requestSplit;
+    const aligned = spec?.strategy.alignment;
+    if (aligned !== undefined) {
+      const report = links.reportWatermark;
+      if (report === undefined) throw new Error(`${this.name}: watermark alignment needs a JobManager to report to, and this task has none`);
+      this.alignment = { spec: aligned, report };
+    }
     const name = this.name;
     this.reader = source.createReader({
       subtaskIndex: d.subtaskIndex,
@@ -63,6 +87,11 @@ export class SourceStreamTask extends StreamTask {
   protected override async initializeInput(): Promise<void> {
     const w = this.watermarks;
     if (w !== undefined && w.intervalMs > 0) this.processingTime.scheduleAtFixedRate(w.intervalMs, () => w.output.onPeriodicEmit());
+    const aligned = this.alignment;
+    if (aligned !== undefined) {
+      this.reportWatermark();
+      this.processingTime.scheduleAtFixedRate(aligned.spec.updateIntervalMs, () => this.reportWatermark());
+    }
     await this.reader.start?.();
     if (this.onRequest) {
       // Only the splits it held at the checkpoint; the rest it asks the enumerator for.
@@ -85,6 +114,23 @@ export class SourceStreamTask extends StreamTask {
       else this.reader.noMoreSplits();
       this.wake();
     });
+  }
+
+  /** Watermark alignment: the JobManager's answer to a report, in the mailbox. */
+  announceMaxWatermark(maxWatermarkMs: number): void {
+    this.enqueueMail(() => {
+      this.maxAllowedWatermarkMs = maxWatermarkMs;
+      this.wake();
+    });
+  }
+
+  /** Reports this subtask's watermark to its alignment group: MAX_WATERMARK once idle or done, so it holds nobody back. */
+  private reportWatermark(): void {
+    const aligned = this.alignment;
+    const output = this.watermarks?.output;
+    if (aligned === undefined || output === undefined) return;
+    const { group, maxAllowedDriftMs } = aligned.spec;
+    aligned.report({ group, maxAllowedDriftMs, watermarkMs: this.ended || output.isIdle ? MAX_WATERMARK : output.currentWatermarkMs });
   }
 
   /**
@@ -151,6 +197,10 @@ export class SourceStreamTask extends StreamTask {
       const waitForFinal = this.d.checkpointing?.finalCheckpoint === true || this.stopMode !== undefined;
       return !waitForFinal || this.finalCheckpointDone ? 'end' : 'wait';
     }
+    // Watermark alignment: ahead of what the group allows, the reader waits (mails still run:
+    // checkpoints, and the next answer, which wakes the task).
+    const aligned = this.alignment === undefined ? undefined : this.watermarks!.output;
+    if (aligned !== undefined && aligned.currentWatermarkMs > this.maxAllowedWatermarkMs) return 'wait';
     const reader = this.reader;
     const output = this.output;
     const start = output.count;
@@ -160,6 +210,7 @@ export class SourceStreamTask extends StreamTask {
         this.ended = true;
         this.recordsIn += output.count - start;
         this.output.endOfInput();
+        this.reportWatermark();
         return 'end-of-data';
       }
       if (status === 'nothing') {
@@ -177,6 +228,8 @@ export class SourceStreamTask extends StreamTask {
         return 'wait';
       }
       if (this.availability.blocked || this.inputStopped) break;
+      // A generator that emits per event may have moved the watermark past the allowed one.
+      if (aligned !== undefined && aligned.currentWatermarkMs > this.maxAllowedWatermarkMs) break;
     }
     this.recordsIn += output.count - start;
     return this.availability.blocked || this.inputStopped ? 'wait' : 'more';

@@ -109,6 +109,11 @@ export class SourceWatermarks implements SourceTaskOutput {
     if (!this.deferUpdates) this.update();
   }
 
+  /** Every split of the subtask is idle (and so is its output). */
+  get isIdle(): boolean {
+    return this.idle;
+  }
+
   /** The watermark the subtask emitted last (MIN_WATERMARK before the first). */
   get currentWatermarkMs(): number {
     return this.emittedMs;

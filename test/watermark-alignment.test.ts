@@ -1,0 +1,64 @@
+import { describe, expect, it } from 'vitest';
+import { StreamExecutionEnvironment, WatermarkStrategy } from '../src/index.js';
+import { numberSource } from '../src/connectors/generator/sources.js';
+
+const RECORDS = 3000;
+
+/**
+ * Two sources read at the same rate of records, one 100 times faster in event time (a backlog
+ * next to a live feed): how far the fast source's event time ran ahead of the slow one's while
+ * the slow one was still reading.
+ */
+async function leadOfFastSource(aligned: boolean): Promise<{ leadMs: number; records: number; slowDone: boolean }> {
+  const env = StreamExecutionEnvironment.create({ 'parallelism.default': 1, 'pipeline.auto-watermark-interval': 5 });
+  // Watermarks after every record, so the measure does not depend on how many records fall
+  // between two periodic watermarks on a busy machine.
+  const timed = (stepMs: number): WatermarkStrategy<number> => {
+    const s = WatermarkStrategy.forGenerator<number>(() => ({ onEvent: (_n, t, out) => out.emitWatermark(t - 1), onPeriodicEmit: () => {} })).withTimestampAssigner((n) => n * stepMs);
+    return aligned ? s.withWatermarkAlignment('feeds', 1_000, 10) : s;
+  };
+  // Measured where the sources emit (the maps are chained to them; both run in this process),
+  // not downstream, where the channels' buffers reorder the two streams.
+  let latestSlow = 0;
+  let slowSeen = 0;
+  let leadMs = 0;
+  let records = 0;
+  const fast = env.fromSource(numberSource({ count: RECORDS, eventsPerSecond: 3_000 }), timed(100), 'fast').map((n) => {
+    if (slowSeen < RECORDS) leadMs = Math.max(leadMs, n * 100 - latestSlow);
+    return n;
+  });
+  const slow = env.fromSource(numberSource({ count: RECORDS, eventsPerSecond: 3_000 }), timed(1), 'slow').map((n) => {
+    latestSlow = n;
+    slowSeen++;
+    return n;
+  });
+  fast.union(slow).sinkTo({ createWriter: () => ({ write: () => void records++ }) });
+  const result = await env.executeAsync(undefined, { log: () => {} }).result;
+  expect(result.status).toBe('FINISHED');
+  return { leadMs, records, slowDone: slowSeen === RECORDS };
+}
+
+describe('watermark alignment (withWatermarkAlignment on fromSource)', () => {
+  it('a source far ahead in event time waits for the slow one of its group: its lead stays near the allowed drift; every record arrives', { timeout: 30_000 }, async () => {
+    const unaligned = await leadOfFastSource(false);
+    const aligned = await leadOfFastSource(true);
+    // Without alignment the fast source reads its 300 s of event time while the slow one reads 3 s.
+    expect(unaligned.leadMs).toBeGreaterThan(100_000);
+    // With it: the drift (1 s), plus how far the slow source moved since its last report (10 ms
+    // of reading: 30 ms of its event time; more when the machine stalls).
+    expect(aligned.leadMs).toBeLessThan(10_000);
+    for (const r of [aligned, unaligned]) {
+      expect(r.records).toBe(2 * RECORDS);
+      expect(r.slowDone).toBe(true);
+    }
+  });
+
+  it('is refused where it cannot pause a source, and checks its arguments', () => {
+    const env = StreamExecutionEnvironment.create();
+    const s = WatermarkStrategy.forMonotonousTimestamps<number>().withWatermarkAlignment('g', 1_000);
+    expect(() => env.fromElements(1).assignTimestampsAndWatermarks(s)).toThrow(/watermark alignment \(group 'g'\) pauses sources.*env\.fromSource\(source, strategy, name\)/);
+    expect(() => WatermarkStrategy.forMonotonousTimestamps().withWatermarkAlignment('', 1)).toThrow(/non-empty name/);
+    expect(() => WatermarkStrategy.forMonotonousTimestamps().withWatermarkAlignment('g', -1)).toThrow(/drift/);
+    expect(() => WatermarkStrategy.forMonotonousTimestamps().withWatermarkAlignment('g', 1, 0)).toThrow(/update interval/);
+  });
+});
