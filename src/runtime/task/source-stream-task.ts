@@ -1,9 +1,12 @@
 import type { Source, SourceReader } from '../../api/source.js';
-import type { CheckpointBarrier } from '../channel/stream-element.js';
-import { PlainSourceOutput, SourceWatermarks, type SourceTaskOutput } from './source-watermarks.js';
-import { MAX_WATERMARK } from '../channel/stream-element.js';
 import type { WatermarkAlignment } from '../../api/watermark-strategy.js';
+import { MetricGroup } from '../../metrics/metric-group.js';
+import { MAX_WATERMARK, type CheckpointBarrier } from '../channel/stream-element.js';
+import type { SplitAnswer } from '../split-enumerator.js';
 import type { WatermarkReport } from '../watermark-alignment.js';
+import { PlainSourceOutput, SourceWatermarks, type SourceTaskOutput } from './source-watermarks.js';
+import { SOURCE_SLICE_RECORDS, StreamTask, type InputResult, type TaskDeployment } from './stream-task.js';
+import { isTerminal } from './task-state.js';
 
 /** How a source subtask reaches the JobManager's coordinators. */
 export interface SourceTaskLinks {
@@ -12,10 +15,6 @@ export interface SourceTaskLinks {
   /** Watermark reports to the watermark alignment (strategies with withWatermarkAlignment). */
   readonly reportWatermark?: (report: WatermarkReport) => void;
 }
-import { isTerminal } from './task-state.js';
-import type { SplitAnswer } from '../split-enumerator.js';
-import { MetricGroup } from '../../metrics/metric-group.js';
-import { SOURCE_SLICE_RECORDS, StreamTask, type InputResult, type TaskDeployment } from './stream-task.js';
 
 /** A subtask whose chain starts with a source: polls the source reader between mails. */
 export class SourceStreamTask extends StreamTask {
