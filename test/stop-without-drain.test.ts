@@ -28,11 +28,16 @@ const COUNT = 6000;
 const eventTime = (n: number): number => n * 10;
 
 /** Counts per 1 s window over a fast and a slow source; written at once (not transactional), as "end:count". */
-function job(out: string[], checkpoints: string, rates: { fast: number; slow: number }): StreamExecutionEnvironment {
+function job(out: string[], checkpoints: string, rates: { fast: number; slow: number }, inSource = false): StreamExecutionEnvironment {
   const env = StreamExecutionEnvironment.create({ 'parallelism.default': 1, 'execution.checkpointing.interval': 100, 'execution.checkpointing.dir': checkpoints });
   const timed = WatermarkStrategy.forBoundedOutOfOrderness<number>(0).withTimestampAssigner(eventTime);
-  const fast = env.fromSource(numberSource({ count: COUNT, eventsPerSecond: rates.fast }), 'fast').uid('fast').assignTimestampsAndWatermarks(timed).uid('fast-wm');
-  const slow = env.fromSource(numberSource({ count: COUNT, eventsPerSecond: rates.slow }), 'slow').uid('slow').assignTimestampsAndWatermarks(timed).uid('slow-wm');
+  // Watermarks made after the source by an operator, or in the source (fromSource with the strategy).
+  const source = (name: string, eventsPerSecond: number) =>
+    inSource
+      ? env.fromSource(numberSource({ count: COUNT, eventsPerSecond }), timed, name).uid(name)
+      : env.fromSource(numberSource({ count: COUNT, eventsPerSecond }), name).uid(name).assignTimestampsAndWatermarks(timed).uid(`${name}-wm`);
+  const fast = source('fast', rates.fast);
+  const slow = source('slow', rates.slow);
   fast
     .union(slow)
     .keyBy(() => 0)
@@ -51,18 +56,21 @@ function job(out: string[], checkpoints: string, rates: { fast: number; slow: nu
 const reference = (): string[] => Array.from({ length: COUNT / 100 }, (_, w) => `${(w + 1) * 1000}:200`);
 
 describe('stop-with-savepoint without drain', () => {
-  it('emits nothing after the savepoint: the stopped run and the resumed run together give each window once, complete', { timeout: 60_000 }, async () => {
+  it.each([
+    ['by an operator after each source', false],
+    ['in the sources (fromSource with the strategy)', true],
+  ])('emits nothing after the savepoint, watermarks made %s: the stopped run and the resumed run together give each window once, complete', { timeout: 60_000 }, async (_where, inSource) => {
     for (let round = 0; round < 3; round++) {
       const out: string[] = [];
       // The fast source has 3 s of data: the stop comes while both still read, also on a loaded machine.
-      const env = job(out, tempDir(), { fast: 2000, slow: 500 });
+      const env = job(out, tempDir(), { fast: 2000, slow: 500 }, inSource);
       const first = new LocalExecutor(env.getJobGraph(), env.config, { log: () => {} });
       const done = first.run();
       while (first.checkpointStats.counts.completed < 3) await new Promise((r) => setTimeout(r, 5));
       const savepoint = await first.stopWithSavepoint(tempDir(), false);
       expect((await done).status).toBe('FINISHED');
       const stoppedWith = out.length;
-      const resumedEnv = job(out, tempDir(), { fast: 100_000, slow: 100_000 });
+      const resumedEnv = job(out, tempDir(), { fast: 100_000, slow: 100_000 }, inSource);
       const second = new LocalExecutor(resumedEnv.getJobGraph(), resumedEnv.config, { log: () => {}, restoreFrom: { path: savepoint.pointer, allowNonRestoredState: false } });
       expect((await second.run()).status).toBe('FINISHED');
       expect(compareMultisets(out, reference()), `round ${round}; the stopped run wrote ${stoppedWith} window(s): ${out.slice(0, stoppedWith).join(' ')}; the resumed run began with ${out.slice(stoppedWith, stoppedWith + 3).join(' ')}`).toEqual({ duplicates: 0, missing: 0, unexpected: 0 });
