@@ -95,10 +95,9 @@ export default defineJob((env, args) => {
   const lateReadings = new OutputTag<Reading>('late-readings');
 
   const windows = env
-    .fromSource(new GeneratorSource<Reading>({ generate: reading, count }), 'sensor readings')
+    // Timestamps and watermarks made in the source (Flink's fromSource(source, strategy, name)).
+    .fromSource(new GeneratorSource<Reading>({ generate: reading, count }), perReadingWatermarks(), 'sensor readings')
     .setParallelism(1) // one watermark generator sees the readings in order: same output every run
-    .assignTimestampsAndWatermarks(perReadingWatermarks())
-    .setParallelism(1)
     .keyBy((r) => r.sensor)
     .window(TumblingEventTimeWindows.of(WINDOW_MS))
     .allowedLateness(ALLOWED_LATENESS_MS)
