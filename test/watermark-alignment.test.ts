@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { StreamExecutionEnvironment, WatermarkStrategy } from '../src/index.js';
 import { numberSource } from '../src/connectors/generator/sources.js';
+import type { MetricSample } from '../src/metrics/metric-group.js';
+import { SourceStreamTask } from '../src/runtime/task/source-stream-task.js';
 
 const RECORDS = 3000;
 
@@ -9,7 +11,7 @@ const RECORDS = 3000;
  * next to a live feed): how far the fast source's event time ran ahead of the slow one's while
  * the slow one was still reading.
  */
-async function leadOfFastSource(aligned: boolean): Promise<{ leadMs: number; records: number; slowDone: boolean }> {
+async function leadOfFastSource(aligned: boolean): Promise<{ leadMs: number; records: number; slowDone: boolean; driftMaxMs: number }> {
   const env = StreamExecutionEnvironment.create({ 'parallelism.default': 1, 'pipeline.auto-watermark-interval': 5 });
   // Watermarks after every record, so the measure does not depend on how many records fall
   // between two periodic watermarks on a busy machine.
@@ -33,9 +35,23 @@ async function leadOfFastSource(aligned: boolean): Promise<{ leadMs: number; rec
     return n;
   });
   fast.union(slow).sinkTo({ createWriter: () => ({ write: () => void records++ }) });
-  const result = await env.executeAsync(undefined, { log: () => {} }).result;
+  // The fast source's watermarkAlignmentDrift gauge (Flink's), sampled while the job runs.
+  let fastTask: SourceStreamTask | undefined;
+  let driftMaxMs = 0;
+  const sampler = setInterval(() => {
+    const samples: MetricSample[] = [];
+    fastTask?.readerMetrics.collect(samples);
+    for (const m of samples) if (m.name === 'watermarkAlignmentDrift') driftMaxMs = Math.max(driftMaxMs, m.value);
+  }, 2);
+  const client = env.executeAsync(undefined, {
+    log: () => {},
+    onAttemptStarted: (a) => {
+      fastTask = a.tasks.find((t): t is SourceStreamTask => t instanceof SourceStreamTask && t.name.startsWith('fast'));
+    },
+  });
+  const result = await client.result.finally(() => clearInterval(sampler));
   expect(result.status).toBe('FINISHED');
-  return { leadMs, records, slowDone: slowSeen === RECORDS };
+  return { leadMs, records, slowDone: slowSeen === RECORDS, driftMaxMs };
 }
 
 describe('watermark alignment (withWatermarkAlignment on fromSource)', () => {
@@ -47,6 +63,10 @@ describe('watermark alignment (withWatermarkAlignment on fromSource)', () => {
     // With it: the drift (1 s), plus how far the slow source moved since its last report (10 ms
     // of reading: 30 ms of its event time; more when the machine stalls).
     expect(aligned.leadMs).toBeLessThan(10_000);
+    // Its drift gauge showed it ahead of the group's least, by about the allowed drift; unaligned it has none.
+    expect(aligned.driftMaxMs).toBeGreaterThan(200);
+    expect(aligned.driftMaxMs).toBeLessThan(10_000);
+    expect(unaligned.driftMaxMs).toBe(0);
     for (const r of [aligned, unaligned]) {
       expect(r.records).toBe(2 * RECORDS);
       expect(r.slowDone).toBe(true);

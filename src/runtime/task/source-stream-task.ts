@@ -1,7 +1,7 @@
 import type { Source, SourceReader } from '../../api/source.js';
 import type { WatermarkAlignment } from '../../api/watermark-strategy.js';
 import { MetricGroup } from '../../metrics/metric-group.js';
-import { MAX_WATERMARK, type CheckpointBarrier } from '../channel/stream-element.js';
+import { MAX_WATERMARK, MIN_WATERMARK, type CheckpointBarrier } from '../channel/stream-element.js';
 import type { SplitAnswer } from '../split-enumerator.js';
 import type { WatermarkReport } from '../watermark-alignment.js';
 import { PlainSourceOutput, SourceWatermarks, type SourceTaskOutput } from './source-watermarks.js';
@@ -68,6 +68,15 @@ export class SourceStreamTask extends StreamTask {
       const report = links.reportWatermark;
       if (report === undefined) throw new Error(`${this.name}: watermark alignment needs a JobManager to report to, and this task has none`);
       this.alignment = { spec: aligned, report };
+      // Flink's source metric: how far this subtask's watermark is ahead of its group's least.
+      const output = this.watermarks!.output;
+      this.readerMetrics.gauge('watermarkAlignmentDrift', () => {
+        const groupLeast = this.maxAllowedWatermarkMs - aligned.maxAllowedDriftMs;
+        const current = output.currentWatermarkMs;
+        // Undefined (0) until this subtask and the group's least have watermarks, and once the group is unbounded (all idle or done).
+        const known = this.maxAllowedWatermarkMs !== MAX_WATERMARK && groupLeast > MIN_WATERMARK && current !== MIN_WATERMARK && current !== MAX_WATERMARK;
+        return known ? current - groupLeast : 0;
+      });
     }
     const name = this.name;
     this.reader = source.createReader({
