@@ -199,6 +199,7 @@ export class SourceStreamTask extends StreamTask {
     if (this.stopMode === 'drain' && !this.ended) {
       this.ended = true;
       this.output.endOfInput();
+      this.reportWatermark();
       return 'end-of-data';
     }
     if (this.ended) {
