@@ -100,6 +100,30 @@ describe('SourceWatermarks: watermarks per split, the subtask emits the least', 
     expect(h.watermarks().at(-1)).toBe(3_999);
   });
 
+  it('a subtask without any split (more subtasks than partitions) becomes idle after the idleness timeout, and active with its first record', () => {
+    const h = harness(WatermarkStrategy.forBoundedOutOfOrderness(0).withIdleness(1_000));
+    h.advance(500);
+    h.out.onPeriodicEmit();
+    expect(h.emitted).toEqual([]);
+    h.advance(500);
+    h.out.onPeriodicEmit();
+    expect(h.emitted).toEqual([['idle', true]]);
+    h.out.createOutputForSplit('p0').collect('x', 5_000);
+    h.out.onPeriodicEmit();
+    expect(h.emitted.slice(1)).toEqual([
+      ['record', 'x', 5_000],
+      ['idle', false],
+      ['watermark', 4_999],
+    ]);
+  });
+
+  it('without an idleness timeout, a subtask without splits never declares itself idle (Flink: lower the parallelism or add one)', () => {
+    const h = harness(WatermarkStrategy.forBoundedOutOfOrderness(0));
+    h.advance(60_000);
+    h.out.onPeriodicEmit();
+    expect(h.emitted).toEqual([]);
+  });
+
   it('a generator that emits on events moves the watermark at once', () => {
     const h = harness(
       WatermarkStrategy.forGenerator<unknown>(() => ({

@@ -54,6 +54,8 @@ export class SourceWatermarks implements SourceTaskOutput {
   private idle = false;
   /** During a periodic emit the combined watermark is updated once, after every split's. */
   private deferUpdates = false;
+  /** Since when the subtask has had no split (a Kafka subtask without partitions): idle after the strategy's idleness timeout. */
+  private emptySinceMs: number;
 
   constructor(
     readonly head: OperatorOutput<unknown>,
@@ -61,7 +63,9 @@ export class SourceWatermarks implements SourceTaskOutput {
     readonly nowMs: () => number,
     /** The source's name, for errors about timestamps. */
     readonly name: string,
-  ) {}
+  ) {
+    this.emptySinceMs = nowMs();
+  }
 
   collect(value: unknown, timestampMs?: number): void {
     (this.main ??= this.register()).collect(value, timestampMs);
@@ -81,6 +85,7 @@ export class SourceWatermarks implements SourceTaskOutput {
     if (o === undefined) return;
     this.bySplit.delete(splitId);
     this.outputs.splice(this.outputs.indexOf(o), 1);
+    if (this.outputs.length === 0) this.emptySinceMs = this.nowMs();
     this.update();
   }
 
@@ -91,6 +96,13 @@ export class SourceWatermarks implements SourceTaskOutput {
       for (const o of this.outputs) o.generator.onPeriodicEmit(o);
     } finally {
       this.deferUpdates = false;
+    }
+    // A subtask with nothing to read (more subtasks than Kafka partitions) holds the watermark
+    // back until the strategy's idleness timeout says it is idle, as in Flink.
+    const timeout = this.strategy.idleTimeoutMs;
+    if (this.outputs.length === 0 && timeout !== undefined && !this.idle && this.emittedMs !== MAX_WATERMARK && this.nowMs() - this.emptySinceMs >= timeout) {
+      this.idle = true;
+      this.head.emitWatermarkStatus(true);
     }
     this.update();
   }
