@@ -216,6 +216,58 @@ describe('Kafka source against a real broker', () => {
     }
   });
 
+  it('watermark alignment per partition: one subtask reading a partition far ahead in event time pauses fetching it until the other caught up', { timeout: 60_000 }, async () => {
+    const topic = uniqueTopic('align');
+    await createTopics(brokers.bootstrap, [{ name: topic, partitions: 2 }]);
+    // Partition 0 moves 100 ms of event time a record, partition 1 10 ms; small record batches
+    // and small fetches, so that fetching one partition can be paused while the other goes on.
+    const n = 2000;
+    const t0 = Math.floor((Date.now() - 3_600_000) / 1000) * 1000;
+    await produce(
+      brokers.bootstrap,
+      topic,
+      Array.from({ length: 2 * n }, (_, k) => ({ partition: k % 2, value: String(k % 2), timestampMs: t0 + Math.floor(k / 2) * (k % 2 === 0 ? 100 : 10) })),
+      20,
+    );
+    const lead = async (aligned: boolean): Promise<{ leadMs: number; records: number }> => {
+      const env = StreamExecutionEnvironment.create({ 'parallelism.default': 1, 'pipeline.auto-watermark-interval': 5 });
+      let strategy = WatermarkStrategy.forMonotonousTimestamps<string>();
+      if (aligned) strategy = strategy.withWatermarkAlignment('partitions', 1_000, 10);
+      let latestSlow = t0;
+      let slowSeen = 0;
+      let leadMs = 0;
+      let records = 0;
+      env
+        .fromSource(
+          new KafkaSource<string>({ bootstrapServers: brokers.bootstrap, topics: topic, startingOffsets: 'earliest', stoppingOffsets: 'latest', fetchPartitionMaxBytes: 256, fetchMaxWaitMs: 10, queueRecordsMax: 20, log: () => {} }),
+          strategy,
+          'kafka',
+        )
+        .process<string>({
+          processElement: (p, ctx, out) => {
+            const t = ctx.timestamp()!;
+            if (p === '1') {
+              latestSlow = t;
+              slowSeen++;
+            } else if (slowSeen < n) leadMs = Math.max(leadMs, t - latestSlow);
+            out.collect(p);
+          },
+        })
+        .sinkTo({ createWriter: () => ({ write: () => void records++ }) });
+      expect((await env.executeAsync(undefined, { log: () => {} }).result).status).toBe('FINISHED');
+      return { leadMs, records };
+    };
+    const unaligned = await lead(false);
+    const aligned = await lead(true);
+    // Unaligned, both partitions are fetched as fast as they come: partition 0 runs minutes ahead.
+    expect(unaligned.leadMs).toBeGreaterThan(60_000);
+    // Aligned (the subtask's watermark is partition 1's, so only pausing partition 0 helps): the
+    // drift, plus the records of partition 0 fetched or queued before the pause took effect.
+    expect(aligned.leadMs).toBeLessThan(30_000);
+    expect(unaligned.records).toBe(2 * n);
+    expect(aligned.records).toBe(2 * n);
+  });
+
   it('reports the consumer lag of every partition (records-lag) to the metric group it is given', async () => {
     const topic = uniqueTopic('lag');
     await createTopics(brokers.bootstrap, [{ name: topic, partitions: 2 }]);

@@ -59,6 +59,13 @@ export interface SourceReader<T, Split> {
   pollNext(output: ReaderOutput<T>): InputStatus;
   isAvailable(): Promise<void>;
   snapshotState(checkpointId: number): Split[];
+  /**
+   * Watermark alignment per split (Flink's `pauseOrResumeSplits`): stop reading the splits in
+   * `pause` (ids as given to `createOutputForSplit`), whose watermarks ran ahead of what their
+   * group allows, and read on in those of `resume`. Optional: without it, alignment pauses the
+   * whole subtask only when the least watermark of its splits is ahead.
+   */
+  pauseOrResumeSplits?(pause: readonly string[], resume: readonly string[]): void;
   notifyCheckpointComplete?(checkpointId: number): void | Promise<void>;
   close?(): void | Promise<void>;
 }

@@ -32,12 +32,12 @@ export interface InputRecord {
   readonly timestampMs?: number;
 }
 
-/** Writes records to a topic (acks=all), optionally inside one transaction left open (for lingering-transaction tests). */
-export async function produce(bootstrap: string, topic: string, records: readonly InputRecord[]): Promise<void> {
+/** Writes records to a topic (acks=all), in record batches of at most `batchRecordsMax` records (default 5,000). */
+export async function produce(bootstrap: string, topic: string, records: readonly InputRecord[], batchRecordsMax = 5000): Promise<void> {
   const cluster = new KafkaCluster({ bootstrapServers: bootstrap });
   try {
     await cluster.topic(topic);
-    const sender = new RecordSender(cluster, { batchRecordsMax: 5000, compression: 'none', produceTimeoutMs: 30_000 });
+    const sender = new RecordSender(cluster, { batchRecordsMax, compression: 'none', produceTimeoutMs: 30_000 });
     for (const r of records) {
       await sender.add({
         topic,

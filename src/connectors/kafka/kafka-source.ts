@@ -62,6 +62,8 @@ export interface KafkaSourceOptions<T> extends KafkaConnectionOptions {
   readonly queueRecordsMax?: number;
   /** Kafka's fetch.max.wait.ms (default 200). */
   readonly fetchMaxWaitMs?: number;
+  /** Kafka's max.partition.fetch.bytes: bytes of one partition a fetch asks for (default 1 MiB; a larger first batch still comes whole). */
+  readonly fetchPartitionMaxBytes?: number;
   readonly log?: (message: string) => void;
 }
 
@@ -208,6 +210,8 @@ class KafkaSourceReader<T> implements SourceReader<T, KafkaSplit> {
   private splitOutputsOf: ReaderOutput<T> | undefined;
   /** Splits were added: their outputs are created at the next poll, before any record. */
   private outputsToRegister = false;
+  /** Partitions (`topic:partition`) paused by watermark alignment: not fetched. */
+  private readonly pausedSplits = new Set<string>();
   /** The partition's high watermark at the last fetch, for the lag metric. */
   private readonly highWatermarks = new Map<string, bigint>();
   /** Next offset to fetch per split (ahead of `split.offset` by what is queued). */
@@ -273,6 +277,12 @@ class KafkaSourceReader<T> implements SourceReader<T, KafkaSplit> {
           });
       }
     }
+  }
+
+  /** Watermark alignment per partition (Flink's pauseOrResumeSplits): a paused partition is not fetched; what was fetched is still emitted. */
+  pauseOrResumeSplits(pause: readonly string[], resume: readonly string[]): void {
+    for (const id of pause) this.pausedSplits.add(id);
+    for (const id of resume) this.pausedSplits.delete(id);
   }
 
   noMoreSplits(): void {
@@ -480,10 +490,12 @@ class KafkaSourceReader<T> implements SourceReader<T, KafkaSplit> {
         this.nextDiscoveryMs = this.ctx.nowMs() + this.source.options.partitionDiscoveryIntervalMs!;
         await this.discover(cluster);
       }
-      const active = [...this.splits.values()].filter((s) => s.stopAt === undefined || this.fetchPositions.get(`${s.topic}:${s.partition}`)! < BigInt(s.stopAt));
+      const unfinished = [...this.splits.values()].filter((s) => s.stopAt === undefined || this.fetchPositions.get(`${s.topic}:${s.partition}`)! < BigInt(s.stopAt));
+      if (unfinished.length === 0 && this.source.boundedness === 'bounded') return;
+      // Partitions paused by watermark alignment are not fetched until they are resumed.
+      const active = this.pausedSplits.size === 0 ? unfinished : unfinished.filter((s) => !this.pausedSplits.has(`${s.topic}:${s.partition}`));
       if (active.length === 0) {
-        if (this.source.boundedness === 'bounded') return;
-        await sleep(100);
+        await sleep(unfinished.length === 0 ? 100 : 10);
         continue;
       }
       const byLeader = new Map<number, KafkaSplit[]>();
@@ -538,7 +550,7 @@ class KafkaSourceReader<T> implements SourceReader<T, KafkaSplit> {
               currentLeaderEpoch: -1,
               fetchOffset: this.fetchPositions.get(`${s.topic}:${s.partition}`)!,
               lastFetchedEpoch: -1,
-              partitionMaxBytes: 1 << 20,
+              partitionMaxBytes: this.source.options.fetchPartitionMaxBytes ?? 1 << 20,
             })),
           })),
           [],

@@ -36,6 +36,8 @@ export class SourceStreamTask extends StreamTask {
 
   /** Watermark alignment: the watermark this subtask may reach (the JobManager's answer to its last report). */
   private maxAllowedWatermarkMs = MAX_WATERMARK;
+  /** Splits paused by alignment (readers with pauseOrResumeSplits). */
+  private pausedSplits = new Set<string>();
   private readonly alignment: { readonly spec: WatermarkAlignment; readonly report: (r: WatermarkReport) => void } | undefined;
 
   /**
@@ -94,7 +96,12 @@ export class SourceStreamTask extends StreamTask {
 
   protected override async initializeInput(): Promise<void> {
     const w = this.watermarks;
-    if (w !== undefined && w.intervalMs > 0) this.processingTime.scheduleAtFixedRate(w.intervalMs, () => w.output.onPeriodicEmit());
+    if (w !== undefined && w.intervalMs > 0) {
+      this.processingTime.scheduleAtFixedRate(w.intervalMs, () => {
+        w.output.onPeriodicEmit();
+        this.alignSplits();
+      });
+    }
     const aligned = this.alignment;
     if (aligned !== undefined) {
       this.reportWatermark();
@@ -128,8 +135,25 @@ export class SourceStreamTask extends StreamTask {
   announceMaxWatermark(maxWatermarkMs: number): void {
     this.enqueueMail(() => {
       this.maxAllowedWatermarkMs = maxWatermarkMs;
+      this.alignSplits();
       this.wake();
     });
+  }
+
+  /**
+   * Split-level alignment (Flink 1.17's): the splits whose own watermark is beyond the allowed
+   * one are paused in a reader that can (`pauseOrResumeSplits`), the others resumed; the
+   * subtask itself reads on while the least of its splits is within the limit.
+   */
+  private alignSplits(): void {
+    const reader = this.reader;
+    if (this.alignment === undefined || reader.pauseOrResumeSplits === undefined) return;
+    const ahead = new Set(this.watermarks!.output.splitsAhead(this.maxAllowedWatermarkMs));
+    const pause = [...ahead].filter((id) => !this.pausedSplits.has(id));
+    const resume = [...this.pausedSplits].filter((id) => !ahead.has(id));
+    if (pause.length === 0 && resume.length === 0) return;
+    this.pausedSplits = ahead;
+    reader.pauseOrResumeSplits(pause, resume);
   }
 
   /** Reports this subtask's watermark to its alignment group: MAX_WATERMARK once idle or done, so it holds nobody back. */

@@ -121,6 +121,13 @@ export class SourceWatermarks implements SourceTaskOutput {
     if (!this.deferUpdates) this.update();
   }
 
+  /** The splits (ids given to `createOutputForSplit`) whose watermark is beyond `maxMs`. */
+  splitsAhead(maxMs: number): string[] {
+    const ahead: string[] = [];
+    for (const [id, o] of this.bySplit) if (o.watermarkMs > maxMs) ahead.push(id);
+    return ahead;
+  }
+
   /** Every split of the subtask is idle (and so is its output). */
   get isIdle(): boolean {
     return this.idle;
