@@ -79,16 +79,17 @@ export class CollectResultIterator<T> implements AsyncIterableIterator<T> {
 
   /** Cancels the job (if it still runs) and waits for it to end; buffered records are dropped. */
   async close(): Promise<void> {
-    this.buffer.length = 0;
-    this.head = 0;
-    this.failure = undefined;
-    const client = this.client;
-    if (client === undefined) return;
-    if (!this.done) client.cancel();
-    await client.result.catch(() => {});
+    const running = !this.done;
     this.done = true;
     this.failure = undefined;
+    this.buffer.length = 0;
+    this.head = 0;
+    // Writers waiting for room go on (and hand nothing more out) while the job is canceled.
     this.releaseWriters();
+    const client = this.client;
+    if (client === undefined) return;
+    if (running) client.cancel();
+    await client.result.catch(() => {});
   }
 
   /** Hands records to the reader; resolves when there is room for more (backpressure). */
