@@ -178,6 +178,15 @@ describe('JobManager REST API: a cluster job', () => {
     const subtasks = (await call('GET', `/jobs/${jobId}/vertices/${vertexId}`)).json.subtasks as { subtask: number; attempt: number; 'taskmanager-id': string }[];
     expect(subtasks.map((t) => t['taskmanager-id']).sort()).toEqual(['tm-a', 'tm-b']);
     expect(subtasks.map((t) => t.attempt)).toEqual([0, 0]);
+    // The JobManager's /metrics labels each subtask's series with its own TaskManager and attempt.
+    const metrics = await (await fetch(`${base}/metrics`, { headers: { authorization: `Bearer ${TOKEN}` } })).text();
+    const series = metrics
+      .split('\n')
+      .filter((l) => l.startsWith('flink_taskmanager_job_task_numRecordsIn{') && l.includes(`job_id="${jobId}"`) && l.includes(`task_id="${vertexId}"`))
+      .map((l) => Object.fromEntries([...l.matchAll(/(\w+)="([^"]*)"/g)].map((m) => [m[1], m[2]])));
+    expect(series.map((s) => [Number(s.subtask_index), s.tm_id, s.task_attempt_num]).sort()).toEqual(
+      subtasks.map((t) => [t.subtask, t['taskmanager-id'].replace('-', '_'), '0']).sort(),
+    );
     const tms = (await call('GET', '/taskmanagers')).json.taskmanagers as { freeSlots: number }[];
     expect(tms.map((t) => t.freeSlots)).toEqual([1, 1]);
     expect((await call('GET', '/overview')).json).toMatchObject({ taskmanagers: 2, 'slots-total': 4, 'slots-available': 2, 'jobs-running': 1 });

@@ -14,7 +14,7 @@ export const OPERATOR_SCOPE = 'operator';
 
 export interface JobMetricsOptions {
   readonly host: string;
-  /** The TaskManager the tasks run on (`/taskmanagers`). */
+  /** The TaskManager of tasks that do not name theirs (the embedded runtime's, this process: `/taskmanagers`). */
   readonly taskManagerId: string;
 }
 
@@ -61,8 +61,11 @@ export function registerJobMetrics(registry: MetricRegistry, job: JobExecutor, o
     if (job.tasks === boundTasks) return;
     for (const g of taskGroups) registry.removeGroup(g);
     boundTasks = job.tasks;
-    const variables = { ...jobVariables, tm_id: o.taskManagerId };
-    taskGroups = boundTasks.map((t) => (t instanceof StreamTask ? registerTaskMetrics(registry, t, variables) : registerTaskViewMetrics(registry, t, variables)));
+    // Each task under its own TaskManager (a cluster's tasks run on several).
+    taskGroups = boundTasks.map((t) => {
+      const variables = { ...jobVariables, tm_id: t.taskManagerId ?? o.taskManagerId };
+      return t instanceof StreamTask ? registerTaskMetrics(registry, t, variables) : registerTaskViewMetrics(registry, t, variables);
+    });
   };
   const removeCollector = registry.addCollector(sync);
   return () => {
@@ -72,13 +75,13 @@ export function registerJobMetrics(registry: MetricRegistry, job: JobExecutor, o
   };
 }
 
-function taskVariables(t: TaskView, variables: Readonly<Record<string, string>>, attemptNumber: number | undefined): Record<string, string> {
+function taskVariables(t: TaskView, variables: Readonly<Record<string, string>>): Record<string, string> {
   return {
     ...variables,
     task_id: vertexIdHex(t.vertex.id),
     task_name: t.vertex.name,
     subtask_index: String(t.subtaskIndex),
-    ...(attemptNumber === undefined ? {} : { task_attempt_num: String(attemptNumber) }),
+    task_attempt_num: String(t.attemptNumber),
   };
 }
 
@@ -91,7 +94,7 @@ function recordMetrics(g: MetricGroup, recordsIn: () => number, recordsOut: () =
 
 /** A task the JobManager only sees through its view (it runs on a TaskManager): record counts. */
 function registerTaskViewMetrics(registry: MetricRegistry, t: TaskView, variables: Readonly<Record<string, string>>): MetricGroup {
-  const g = registry.addGroup(TASK_SCOPE, taskVariables(t, variables, undefined));
+  const g = registry.addGroup(TASK_SCOPE, taskVariables(t, variables));
   recordMetrics(
     g,
     () => t.recordsIn,
@@ -107,7 +110,7 @@ function registerTaskViewMetrics(registry: MetricRegistry, t: TaskView, variable
  */
 export function registerTaskMetrics(registry: MetricRegistry, t: StreamTask, variables: Readonly<Record<string, string>>): MetricGroup {
   const v = t.vertex;
-  const g = registry.addGroup(TASK_SCOPE, taskVariables(t, variables, t.attemptNumber));
+  const g = registry.addGroup(TASK_SCOPE, taskVariables(t, variables));
   recordMetrics(
     g,
     () => t.recordsIn,

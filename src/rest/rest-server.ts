@@ -240,8 +240,8 @@ export class RestServer {
   register(executor: JobExecutor): void {
     this.jobs.set(executor.jobId, executor);
     this.jobMetrics.get(executor.jobId)?.();
-    const taskManagerId = (this.o.taskManagers?.() ?? [])[0]?.id ?? embeddedTaskManager(0).id;
-    this.jobMetrics.set(executor.jobId, registerJobMetrics(this.metrics, executor, { host: hostname(), taskManagerId }));
+    // Tasks on a TaskManager process name theirs; the others run in this process.
+    this.jobMetrics.set(executor.jobId, registerJobMetrics(this.metrics, executor, { host: hostname(), taskManagerId: embeddedTaskManager(0).id }));
   }
 
   /** Starts listening; resolves with the base URL. */
