@@ -131,7 +131,7 @@ describe('sluice run', () => {
     expect(r.stdout).toMatch(/usage: sluice run/);
   });
 
-  it.each(['list', 'info', 'cancel', 'checkpoint', 'checkpoints', 'savepoint', 'stop'])('sluice %s --help prints its usage (it was an error)', (command) => {
+  it.each(['list', 'info', 'cancel', 'checkpoint', 'checkpoints', 'savepoint', 'stop', 'jobmanager', 'taskmanager', 'cluster'])('sluice %s --help prints its usage (it was an error)', (command) => {
     const r = sluice(command, '--help');
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);

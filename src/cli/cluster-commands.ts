@@ -10,7 +10,7 @@ import { CliError, commandConfiguration } from './cli-error.js';
 
 export const JOBMANAGER_USAGE = 'usage: sluice jobmanager [--rpc-port P] [--rest-port P] [--rest-address A] [-D key=value]...';
 export const TASKMANAGER_USAGE = 'usage: sluice taskmanager --jobmanager host:port [--slots N] [--id ID] [--quiet] [-D key=value]...';
-export const CLUSTER_USAGE = 'usage: sluice cluster start|stop|run [--taskmanagers N] [--slots N] [--rpc-port P] [--rest-port P] [-D key=value]...';
+export const CLUSTER_USAGE = 'usage: sluice cluster start|stop|run [--taskmanagers N] [--slots N] [--rpc-port P] [--rest-port P] [--rest-address A] [-D key=value]...';
 
 interface ParsedFlags {
   readonly config: Configuration;

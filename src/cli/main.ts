@@ -46,6 +46,9 @@ const COMMAND_USAGE: Readonly<Record<string, string>> = {
   checkpoints: CHECKPOINTS_USAGE,
   savepoint: SAVEPOINT_USAGE,
   stop: STOP_USAGE,
+  jobmanager: JOBMANAGER_USAGE,
+  taskmanager: TASKMANAGER_USAGE,
+  cluster: CLUSTER_USAGE,
 };
 
 /** Entry point of the `sluice` command; resolves with the exit code. */
