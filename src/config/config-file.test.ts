@@ -67,6 +67,11 @@ describe('the configuration file (conf/config.yaml, as Flink\'s)', () => {
     expect(bad('rest.port: [1, 2]\n')).toMatch(/^FILE:1: 'rest\.port' has a list; every option takes one value/);
     expect(bad('rest.port:\n')).toMatch(/^FILE:1: 'rest\.port' has no value/);
     expect(bad('rest.port: 1\nrest.port: 2\n')).toMatch(/^FILE is not valid YAML: .*[Mm]ap keys must be unique/);
+    // The same option as a dotted key and as nested keys: YAML sees two keys, Sluice one.
+    expect(bad('rest.port: 8081\nparallelism.default: 2\nrest:\n  port: 9091\n')).toBe(
+      "FILE:4: 'rest.port' is set twice (also at line 1; a dotted key and nested keys name the same option): keep one",
+    );
+    expect(bad('rest:\n  port: 8081\nrest.port: 9091\n')).toMatch(/^FILE:3: 'rest\.port' is set twice \(also at line 2;/);
     expect(bad('- a\n- b\n')).toMatch(/^FILE: expected keys and values \(key: value\)/);
     expect(bad('a: [\n')).toMatch(/^FILE is not valid YAML/);
   });

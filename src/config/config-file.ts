@@ -49,6 +49,8 @@ export function readConfigFile(path: string): ConfigFile {
     return `:${text.slice(0, offset).split('\n').length}`;
   };
   const entries: [string, ConfigValue][] = [];
+  /** Where each key was set: `a.b: 1` and `a: {b: 2}` are the same key, which YAML itself does not see. */
+  const setAt = new Map<string, string>();
   const check = new Configuration();
   const walk = (node: Node | null, prefix: string): void => {
     if (isMap(node)) {
@@ -66,6 +68,11 @@ export function readConfigFile(path: string): ConfigFile {
     }
     if (isSeq(node)) throw new ConfigError(`${path}${lineOf(node)}: '${prefix}' has a list; every option takes one value`);
     if (!isScalar(node) || node.value === null || node.value === undefined) throw new ConfigError(`${path}${lineOf(node)}: '${prefix}' has no value`);
+    const earlier = setAt.get(prefix);
+    if (earlier !== undefined) {
+      throw new ConfigError(`${path}${lineOf(node)}: '${prefix}' is set twice (also at line ${earlier.slice(1)}; a dotted key and nested keys name the same option): keep one`);
+    }
+    setAt.set(prefix, lineOf(node) || ':?');
     const raw = node.value;
     const value: ConfigValue = typeof raw === 'number' || typeof raw === 'boolean' ? raw : String(raw);
     try {
