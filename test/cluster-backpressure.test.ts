@@ -125,9 +125,13 @@ describe('backpressure across TaskManager processes', () => {
     const { vertices } = await get<{ vertices: { id: string; name: string }[] }>(`/jobs/${slow}`);
     const backpressure = await get<{ 'backpressure-level': string; subtasks: { subtask: number; ratio: number }[] }>(`/jobs/${slow}/vertices/${vertices[0]!.id}/backpressure`);
     const sinkMetrics = await get<{ id: string }[]>(`/jobs/${slow}/vertices/${vertices.at(-1)!.id}/metrics`);
+    // The TaskManagers report each subtask's back-pressured time with its progress.
+    const sourceSubtasks = await get<{ subtasks: { metrics: { 'accumulated-backpressured-time': number } }[] }>(`/jobs/${slow}/vertices/${vertices[0]!.id}`);
     await cancel(slow);
     expect(backpressure.subtasks.map((x) => x.subtask), JSON.stringify(backpressure)).toEqual([0, 1]);
     expect(backpressure['backpressure-level'], JSON.stringify(backpressure)).toBe('high');
+    // Sampled over seconds of a source held back: most of that time waiting for credit.
+    for (const t of sourceSubtasks.subtasks) expect(t.metrics['accumulated-backpressured-time'], JSON.stringify(sourceSubtasks)).toBeGreaterThan(1000);
     expect(sinkMetrics.map((m) => m.id)).toEqual(expect.arrayContaining(['0.busyTimeMsPerSecond', '1.idleTimeMsPerSecond', '0.sleepy sink.numRecordsIn', '1.pass on.numRecordsOutPerSecond']));
     console.log(`phases: fast job done at ${tFast} ms, slow job running at ${tSlowUp} ms, sampled until ${tSlowEnd} ms, canceled at ${Date.now() - t0} ms`);
 

@@ -175,7 +175,8 @@ describe('JobManager REST API: a cluster job', () => {
     for (const v of details.vertices) expect(v.parallelism).toBe(2);
     // Each subtask names the TaskManager it runs on: one pipeline on each.
     const vertexId = (details.vertices[0] as unknown as { id: string }).id;
-    const subtasks = (await call('GET', `/jobs/${jobId}/vertices/${vertexId}`)).json.subtasks as { subtask: number; attempt: number; 'taskmanager-id': string }[];
+    const subtasks = (await call('GET', `/jobs/${jobId}/vertices/${vertexId}`)).json.subtasks as { subtask: number; attempt: number; 'taskmanager-id': string; metrics: Record<string, number> }[];
+    for (const t of subtasks) expect(t.metrics['accumulated-backpressured-time']).toBeGreaterThanOrEqual(0);
     expect(subtasks.map((t) => t['taskmanager-id']).sort()).toEqual(['tm-a', 'tm-b']);
     expect(subtasks.map((t) => t.attempt)).toEqual([0, 0]);
     // The JobManager's /metrics labels each subtask's series with its own TaskManager and attempt.

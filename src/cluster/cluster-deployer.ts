@@ -87,6 +87,7 @@ class RemoteTaskView implements TaskView {
   recordsIn = 0;
   out = 0;
   watermarkMs = Number.MIN_SAFE_INTEGER;
+  backPressuredMs = 0;
 
   constructor(
     readonly vertex: JobVertex,
@@ -105,6 +106,10 @@ class RemoteTaskView implements TaskView {
 
   inputWatermarkMs(): number {
     return this.watermarkMs;
+  }
+
+  backPressuredTimeMsTotal(): number {
+    return this.backPressuredMs;
   }
 }
 
@@ -283,13 +288,14 @@ export class ClusterAttempt implements DeployedAttempt {
         return;
       }
       case 'progress':
-        for (const [v, i, state, recordsIn, recordsOut, wm] of m.tasks) {
+        for (const [v, i, state, recordsIn, recordsOut, wm, backPressuredMs] of m.tasks) {
           const view = this.byKey.get(subtaskKey(v, i));
           if (view === undefined) continue;
           if (!isTerminal(view.state)) view.state = state;
           view.recordsIn = recordsIn;
           view.out = recordsOut;
           view.watermarkMs = wm;
+          view.backPressuredMs = backPressuredMs;
         }
         return;
       case 'ack': {

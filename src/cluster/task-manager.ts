@@ -406,7 +406,7 @@ export class TaskManager {
       t: 'progress',
       jobId: a.jobId,
       attempt: a.attempt,
-      tasks: a.tasks.map((t) => [t.vertex.id, t.subtaskIndex, t.state, t.recordsIn, t.recordsOut(), t.inputWatermarkMs()] as const),
+      tasks: a.tasks.map((t) => [t.vertex.id, t.subtaskIndex, t.state, t.recordsIn, t.recordsOut(), t.inputWatermarkMs(), t.backPressuredTimeMsTotal()] as const),
     });
   }
 

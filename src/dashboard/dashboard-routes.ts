@@ -1,7 +1,6 @@
 import type { JobVertex } from '../graph/job-graph.js';
 import type { JobExecutor } from '../runtime/job-executor.js';
 import type { TaskView } from '../runtime/deploy/deployer.js';
-import { StreamTask } from '../runtime/task/stream-task.js';
 import { RestError, type RestRoute } from '../rest/rest-route.js';
 import { checkpointSubtasksJson } from './checkpoint-task-json.js';
 import { StaticAssets } from './static-assets.js';
@@ -21,7 +20,6 @@ function vertexOf(job: JobExecutor, vertexId: string): JobVertex {
 
 function subtaskJson(job: JobExecutor, t: TaskView, embeddedTaskManagerId: string): Record<string, unknown> {
   const end = job.endTimeMs ?? -1;
-  const local = t instanceof StreamTask ? t : undefined;
   const taskManagerId = t.taskManagerId ?? embeddedTaskManagerId;
   return {
     subtask: t.subtaskIndex,
@@ -36,7 +34,7 @@ function subtaskJson(job: JobExecutor, t: TaskView, embeddedTaskManagerId: strin
       'read-records-complete': t.state === 'finished',
       'write-records': t.recordsOut(),
       'write-records-complete': t.state === 'finished',
-      ...(local === undefined ? {} : { 'accumulated-backpressured-time': local.backPressuredTimeMsTotal() }),
+      'accumulated-backpressured-time': t.backPressuredTimeMsTotal(),
     },
     'taskmanager-id': taskManagerId,
   };

@@ -70,7 +70,7 @@ export interface VertexDetails {
     status: string;
     attempt: number;
     'taskmanager-id': string;
-    metrics: { 'read-records': number; 'write-records': number; 'accumulated-backpressured-time'?: number };
+    metrics: { 'read-records': number; 'write-records': number; 'accumulated-backpressured-time': number };
   }[];
 }
 

@@ -15,6 +15,8 @@ export interface TaskView {
   recordsOut(): number;
   /** Lowest event-time watermark over the task's inputs. */
   inputWatermarkMs(): number;
+  /** Milliseconds the task has waited for room in its outputs, since it started. */
+  backPressuredTimeMsTotal(): number;
   /** Which attempt of the job this task belongs to (0 first, +1 each restart). */
   readonly attemptNumber: number;
   /** The TaskManager it runs on (undefined: this process, the embedded runtime). */
