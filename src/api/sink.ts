@@ -2,6 +2,13 @@ export interface SinkWriterContext {
   readonly subtaskIndex: number;
   readonly parallelism: number;
   readonly attemptNumber: number;
+  /**
+   * The checkpoint or savepoint the job restored this attempt from (Flink's
+   * `InitContext.getRestoredCheckpointId()`); undefined on a fresh start, also after a restart
+   * that found no completed checkpoint. Every subtask gets it, also one that restored no state
+   * of its own (a new subtask after a rescale).
+   */
+  readonly restoredCheckpointId?: number;
   /** Whether the job takes checkpoints (transactional sinks commit per checkpoint then). */
   readonly checkpointing?: boolean;
   /**

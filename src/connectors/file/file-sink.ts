@@ -1,6 +1,6 @@
 import { open, type FileHandle } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import type { Sink, SinkWriter } from '../../api/sink.js';
+import type { Sink, SinkWriter, SinkWriterContext } from '../../api/sink.js';
 import { makeDirectories } from '../../util/make-directories.js';
 
 export interface FileSinkOptions<T> {
@@ -12,8 +12,11 @@ export interface FileSinkOptions<T> {
 
 /**
  * Writes records as lines into `<dir>/part-<subtask>`, flushed and synced at every checkpoint.
- * At-least-once: after a restart the file is appended to, so records replayed from the last
- * checkpoint appear again. The exactly-once file sink commits files per checkpoint instead.
+ * At least once: a run that starts without state (a fresh job, or a restart before the first
+ * checkpoint completed, whose sources begin again) starts the file anew; a run restored from a
+ * checkpoint or savepoint (also resumed with another parallelism) appends to what is there,
+ * so what was written before the checkpoint stays and the records replayed after it appear
+ * again. The exactly-once file sink commits files per checkpoint instead.
  */
 export class FileSink<T> implements Sink<T> {
   constructor(
@@ -21,11 +24,12 @@ export class FileSink<T> implements Sink<T> {
     private readonly options: FileSinkOptions<T> = {},
   ) {}
 
-  async createWriter(ctx: { subtaskIndex: number; attemptNumber: number }): Promise<SinkWriter<T>> {
+  async createWriter(ctx: SinkWriterContext): Promise<SinkWriter<T>> {
     const dir = resolve(this.dir);
     await makeDirectories(dir);
-    // A fresh job starts the file anew; a restarted attempt keeps what was written.
-    const handle = await open(join(dir, `part-${ctx.subtaskIndex}`), ctx.attemptNumber === 0 ? 'w' : 'a');
+    // Always O_APPEND: a write lands at the end, never at a position an older handle remembers.
+    const handle = await open(join(dir, `part-${ctx.subtaskIndex}`), 'a');
+    if (ctx.restoredCheckpointId === undefined) await handle.truncate(0);
     return new FileWriter<T>(handle, this.options.format ?? defaultFormat, this.options.bufferBytes ?? 1 << 16);
   }
 }
@@ -56,14 +60,19 @@ class FileWriter<T> implements SinkWriter<T> {
     return this.flush(true);
   }
 
-  async flush(endOfInput = false): Promise<void> {
-    if (this.parts.length > 0) {
-      const text = this.parts.join('');
-      this.parts = [];
-      this.size = 0;
-      await this.handle.write(text);
-    }
-    if (endOfInput) await this.handle.sync();
+  /** Writes are issued one after the other, in order (a flush while another runs waits for it). */
+  private writing: Promise<void> = Promise.resolve();
+
+  flush(endOfInput = false): Promise<void> {
+    const text = this.parts.length > 0 ? this.parts.join('') : undefined;
+    this.parts = [];
+    this.size = 0;
+    const handle = this.handle;
+    this.writing = this.writing.then(async () => {
+      if (text !== undefined) await handle.write(text);
+      if (endOfInput) await handle.sync();
+    });
+    return this.writing;
   }
 
   async close(): Promise<void> {

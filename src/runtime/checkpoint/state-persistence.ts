@@ -171,6 +171,7 @@ export async function restoreAssignments(
   const result = new Map<string, SubtaskRestore>();
   for (const v of graph.vertices) {
     const perSubtask = Array.from({ length: v.parallelism }, () => ({
+      checkpointId: metadata.checkpointId,
       operators: new Map<string, { keyed: KeyedStateSnapshot[]; operatorState: OperatorStateEntry[] }>(),
       sourceSplits: undefined as unknown[] | undefined,
       inFlight: [] as InFlightBatch[],

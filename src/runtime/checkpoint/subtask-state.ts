@@ -71,6 +71,8 @@ export interface CheckpointResponder {
 
 /** What a subtask starts from after a restore, already redistributed to it. */
 export interface SubtaskRestore {
+  /** The checkpoint or savepoint restored (every subtask of the job gets one, with state or not). */
+  readonly checkpointId: number;
   /** By operator uid. Keyed snapshots of every old subtask that owned some of this subtask's key groups. */
   readonly operators: ReadonlyMap<string, { readonly keyed: readonly KeyedStateSnapshot[]; readonly operatorState: readonly OperatorStateEntry[] }>;
   readonly sourceSplits: readonly unknown[] | undefined;

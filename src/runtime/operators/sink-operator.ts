@@ -20,6 +20,7 @@ export class SinkOperator<T> extends StreamOperator<never> {
         subtaskIndex: rt.subtaskIndex,
         parallelism: rt.parallelism,
         attemptNumber: rt.attemptNumber,
+        ...(rt.restoredCheckpointId === undefined ? {} : { restoredCheckpointId: rt.restoredCheckpointId }),
         checkpointing: rt.checkpointing,
         ...(rt.checkpointTimeoutMs === undefined ? {} : { checkpointTimeoutMs: rt.checkpointTimeoutMs }),
         ...(rt.restartDelayMsMax === undefined ? {} : { restartDelayMsMax: rt.restartDelayMsMax }),

@@ -97,6 +97,7 @@ export class OperatorChain {
         parallelism: node.parallelism,
         maxParallelism: node.maxParallelism,
         attemptNumber: env.attemptNumber,
+        restoredCheckpointId: env.restore?.checkpointId,
         checkpointing: env.checkpointing,
         checkpointTimeoutMs: env.checkpointTimeoutMs,
         restartDelayMsMax: env.restartDelayMsMax,

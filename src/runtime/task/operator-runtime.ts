@@ -11,6 +11,8 @@ export interface OperatorRuntime {
   readonly parallelism: number;
   readonly maxParallelism: number;
   readonly attemptNumber: number;
+  /** The checkpoint or savepoint this attempt restored (undefined: a fresh start, without state). */
+  readonly restoredCheckpointId: number | undefined;
   /** Whether the job takes checkpoints. */
   readonly checkpointing: boolean;
   /** With checkpoints: the checkpoint timeout and the restart strategy's longest delay (ms). */
