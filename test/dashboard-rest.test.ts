@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { StreamExecutionEnvironment } from '../src/index.js';
+import { StreamExecutionEnvironment, WatermarkStrategy } from '../src/index.js';
 import { numberSource } from '../src/connectors/generator/sources.js';
 import { DiscardingSink } from '../src/connectors/discarding-sink.js';
 import { LocalExecutor } from '../src/runtime/local-executor.js';
@@ -24,7 +24,7 @@ async function call(path: string, token: string | null = TOKEN): Promise<{ statu
 beforeAll(async () => {
   const env = StreamExecutionEnvironment.create({ 'parallelism.default': 2, 'execution.checkpointing.interval': 100 });
   env
-    .fromSource(numberSource({ eventsPerSecond: 20_000 }), 'numbers')
+    .fromSource(numberSource({ eventsPerSecond: 20_000 }), WatermarkStrategy.forMonotonousTimestamps<number>().withTimestampAssigner((n) => 1_000_000 + n), 'numbers')
     .keyBy((n) => n % 10)
     .reduce((a, b) => a + b)
     .sinkTo(new DiscardingSink<number>());
@@ -70,6 +70,31 @@ describe('REST endpoints for the dashboard (Flink shapes)', () => {
     expect(v.subtasks[0].metrics['write-records']).toBeGreaterThan(0);
     expect(v.subtasks[0].metrics['accumulated-backpressured-time']).toBeGreaterThanOrEqual(0);
     expect((await call(`/jobs/${executor.jobId}/vertices/${'7'.repeat(32)}`)).status).toBe(404);
+  });
+
+  it('GET /jobs/:id/vertices/:vid/watermarks: each subtask\'s input watermark as Flink reports it; GET /jobs/:id/plan: the graph', async () => {
+    const source = (await call(`/jobs/${executor.jobId}/vertices/${V0}/watermarks`)).json();
+    expect(source).toEqual([
+      { id: '0.currentInputWatermark', value: '-9223372036854775808' },
+      { id: '1.currentInputWatermark', value: '-9223372036854775808' },
+    ]);
+    let reduce: { id: string; value: string }[] = [];
+    for (let i = 0; i < 100; i++) {
+      reduce = (await call(`/jobs/${executor.jobId}/vertices/${V1}/watermarks`)).json();
+      if (reduce.every((w) => Number(w.value) > 1_000_000)) break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(reduce.map((w) => w.id)).toEqual(['0.currentInputWatermark', '1.currentInputWatermark']);
+    // The records' timestamps are 1,000,000 + n; a subtask's input watermark is the least of its inputs'.
+    for (const w of reduce) expect(Number(w.value)).toBeGreaterThan(1_000_000);
+    expect((await call(`/jobs/${executor.jobId}/vertices/${'7'.repeat(32)}/watermarks`)).status).toBe(404);
+
+    const plan = (await call(`/jobs/${executor.jobId}/plan`)).json().plan;
+    expect(plan).toMatchObject({ jid: executor.jobId, name: 'dashboard-rest', type: 'STREAMING' });
+    expect(plan.nodes.map((n: { id: string; parallelism: number; inputs: unknown[] }) => [n.id, n.parallelism, n.inputs])).toEqual([
+      [V0, 2, []],
+      [V1, 2, [{ num: 0, id: V0, ship_strategy: 'HASH', exchange: 'pipelined_bounded' }]],
+    ]);
   });
 
   it('checkpoint details have per-vertex statistics, and per-subtask detail with alignment and in-flight data', async () => {

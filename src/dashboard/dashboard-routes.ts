@@ -40,6 +40,11 @@ function subtaskJson(job: JobExecutor, t: TaskView, embeddedTaskManagerId: strin
   };
 }
 
+/** A watermark as Flink's metric reports it: a decimal string, Long.MIN_VALUE before the first one. */
+function watermarkValue(ms: number): string {
+  return ms <= Number.MIN_SAFE_INTEGER ? '-9223372036854775808' : String(ms);
+}
+
 /**
  * The dashboard's files at `/` and `/assets/*` (no token needed: they hold no job data), and
  * the REST endpoints it reads beyond the core API, in Flink's shapes: a vertex's subtasks,
@@ -92,6 +97,17 @@ export function dashboardRoutes(ctx: DashboardRoutesContext): RestRoute[] {
             subtasks: job.tasks.filter((t) => t.vertex === v).map((t) => subtaskJson(job, t, tm)),
           },
         ];
+      },
+    },
+    {
+      // Flink's watermarks tab: each subtask's input watermark as a metric, "no watermark" as Long.MIN_VALUE.
+      method: 'GET',
+      path: '/jobs/:jobid/vertices/:vertexid/watermarks',
+      handler: (p) => {
+        const job = ctx.job(p.jobid!);
+        const v = vertexOf(job, p.vertexid!);
+        const subtasks = job.tasks.filter((t) => t.vertex === v).sort((a, b) => a.subtaskIndex - b.subtaskIndex);
+        return [200, subtasks.map((t) => ({ id: `${t.subtaskIndex}.currentInputWatermark`, value: watermarkValue(t.inputWatermarkMs()) }))];
       },
     },
     {

@@ -87,6 +87,7 @@ export class RestServer {
     this.route('GET', '/jobs', () => [200, { jobs: [...this.jobs.values()].map((j) => ({ id: j.jobId, status: j.status })) }]);
     this.route('GET', '/jobs/overview', () => [200, { jobs: [...this.jobs.values()].map((j) => this.jobOverview(j)) }]);
     this.route('GET', '/jobs/:jobid', (p) => [200, this.jobDetails(this.job(p.jobid!))]);
+    this.route('GET', '/jobs/:jobid/plan', (p) => [200, { plan: this.jobPlan(this.job(p.jobid!)) }]);
     this.route('PATCH', '/jobs/:jobid', (p, _b, url) => {
       const mode = url.searchParams.get('mode') ?? 'cancel';
       if (mode !== 'cancel') throw new RestError(400, `unknown mode '${mode}'; PATCH /jobs/:jobid?mode=cancel cancels the job`);
@@ -381,16 +382,29 @@ export class RestServer {
           },
         };
       }),
-      plan: {
-        jid: j.jobId,
-        name: j.jobGraph.jobName,
-        nodes: j.jobGraph.vertices.map((v) => ({
-          id: String(v.id).padStart(32, '0'),
-          parallelism: v.parallelism,
-          description: v.name,
-          inputs: v.inputs.map((e) => ({ id: String(e.source.id).padStart(32, '0'), ship_strategy: e.streamEdge.partitioning.kind.toUpperCase() })),
+      plan: this.jobPlan(j),
+    };
+  }
+
+  /** The job graph as Flink's `plan`: vertices with their inputs and how records reach them. */
+  private jobPlan(j: JobExecutor): Record<string, unknown> {
+    return {
+      jid: j.jobId,
+      name: j.jobGraph.jobName,
+      type: 'STREAMING',
+      nodes: j.jobGraph.vertices.map((v) => ({
+        id: String(v.id).padStart(32, '0'),
+        parallelism: v.parallelism,
+        operator: '',
+        operator_strategy: '',
+        description: v.name,
+        inputs: v.inputs.map((e, num) => ({
+          num,
+          id: String(e.source.id).padStart(32, '0'),
+          ship_strategy: e.streamEdge.partitioning.kind.toUpperCase(),
+          exchange: 'pipelined_bounded',
         })),
-      },
+      })),
     };
   }
 
