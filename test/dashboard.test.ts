@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { StreamExecutionEnvironment } from '../src/index.js';
+import { StreamExecutionEnvironment, WatermarkStrategy } from '../src/index.js';
 import { numberSource } from '../src/connectors/generator/sources.js';
 import { DiscardingSink } from '../src/connectors/discarding-sink.js';
 import { FaultPlan } from '../src/testing/fault-plan.js';
@@ -71,7 +71,7 @@ describe.skipIf(chromiumPath === undefined)('web dashboard in headless Chromium'
     savepointDir = mkdtempSync(join(tmpdir(), 'sluice-dashboard-sp-'));
     const env = StreamExecutionEnvironment.create({ 'parallelism.default': 2, 'execution.checkpointing.interval': 400 });
     env
-      .fromSource(numberSource({ eventsPerSecond: 50_000 }), 'numbers')
+      .fromSource(numberSource({ eventsPerSecond: 50_000 }), WatermarkStrategy.forMonotonousTimestamps<number>().withTimestampAssigner((n) => Date.UTC(2026, 0, 1) + n), 'numbers')
       .map((n) => n % 5000)
       .name('bucket')
       .keyBy((n) => n)
@@ -137,6 +137,10 @@ describe.skipIf(chromiumPath === undefined)('web dashboard in headless Chromium'
     await vertices.first().click();
     await page.locator('[data-testid=subtask-table] tbody tr').nth(1).waitFor();
     await shot('job-graph');
+    // A source has no input watermark; the subtasks after it show the watermark its records carry.
+    await expect.poll(() => page.locator('[data-testid=subtask-watermark]').allTextContents(), { timeout: 10_000 }).toEqual(['No Watermark', 'No Watermark']);
+    await vertices.nth(1).click();
+    await expect.poll(async () => (await page.locator('[data-testid=subtask-watermark]').allTextContents()).every((t) => /^20\d\d-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3}$/.test(t)), { timeout: 10_000 }).toBe(true);
   });
 
   it('triggers a savepoint from the page (after confirming) and shows it in the checkpoint history', async () => {

@@ -52,6 +52,12 @@ export interface AggregatedMetric {
   sum?: number;
 }
 
+/** `GET /jobs/:id/vertices/:vid/watermarks`: `<subtask>.currentInputWatermark`, ms as a string. */
+export interface WatermarkMetric {
+  id: string;
+  value: string;
+}
+
 export type BackPressureLevel = 'ok' | 'low' | 'high';
 
 export interface BackPressure {

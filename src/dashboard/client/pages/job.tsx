@@ -5,7 +5,7 @@ import { usePoll } from '../hooks';
 import { JobActions } from '../components/job-actions';
 import { JobGraph, type VertexLive } from '../components/job-graph';
 import { ErrorBox, Loading, Section, StateBadge } from '../components/ui';
-import type { AggregatedMetric, BackPressure, JobDetails, VertexDetails } from '../types';
+import type { AggregatedMetric, BackPressure, JobDetails, VertexDetails, WatermarkMetric } from '../types';
 import { CheckpointsTab } from './checkpoints';
 import { ExceptionsTab } from './exceptions';
 
@@ -32,11 +32,19 @@ async function loadLive(jobId: string, job: JobDetails): Promise<Map<string, Ver
   return live;
 }
 
+/** A subtask's input watermark as the REST API gives it (Long.MIN_VALUE: none yet), as Flink's dashboard shows it. */
+function watermark(value: string | undefined): string {
+  if (value === undefined) return '-';
+  return value === '-9223372036854775808' ? 'No Watermark' : time(Number(value));
+}
+
 function VertexSubtasks({ jobId, vertexId }: { jobId: string; vertexId: string }) {
   const details = usePoll(() => api<VertexDetails>(`jobs/${jobId}/vertices/${vertexId}`), [jobId, vertexId]);
   const bp = usePoll(() => api<BackPressure>(`jobs/${jobId}/vertices/${vertexId}/backpressure`), [jobId, vertexId]);
+  const wm = usePoll(() => api<WatermarkMetric[]>(`jobs/${jobId}/vertices/${vertexId}/watermarks`), [jobId, vertexId]);
   if (details.data === undefined) return <Loading />;
   const ratios = new Map((bp.data?.subtasks ?? []).map((s) => [s.subtask, s]));
+  const watermarks = new Map((wm.data ?? []).map((w) => [Number(w.id.split('.')[0]), w.value]));
   return (
     <Section title={`Subtasks of ${details.data.name}`}>
       <table class="table" data-testid="subtask-table">
@@ -51,6 +59,7 @@ function VertexSubtasks({ jobId, vertexId }: { jobId: string; vertexId: string }
             <th>Busy</th>
             <th>Idle</th>
             <th>Backpressure</th>
+            <th>Watermark</th>
             <th>TaskManager</th>
           </tr>
         </thead>
@@ -70,6 +79,7 @@ function VertexSubtasks({ jobId, vertexId }: { jobId: string; vertexId: string }
                 <td>{b?.busyRatio === undefined ? '-' : percent(b.busyRatio)}</td>
                 <td>{b?.idleRatio === undefined ? '-' : percent(b.idleRatio)}</td>
                 <td>{b === undefined ? '-' : <span class={`badge bp-${b['backpressure-level']}`}>{`${b['backpressure-level'].toUpperCase()} ${percent(b.ratio)}`}</span>}</td>
+                <td data-testid="subtask-watermark">{watermark(watermarks.get(s.subtask))}</td>
                 <td class="mono">{s['taskmanager-id']}</td>
               </tr>
             );
