@@ -22,7 +22,7 @@ async function call(path: string, token: string | null = TOKEN): Promise<{ statu
 }
 
 beforeAll(async () => {
-  const env = StreamExecutionEnvironment.create({ 'parallelism.default': 2, 'execution.checkpointing.interval': 100 });
+  const env = StreamExecutionEnvironment.create({ 'parallelism.default': 2, 'execution.checkpointing.interval': 100, 'rest.auth.token': 'hush' });
   env
     .fromSource(numberSource({ eventsPerSecond: 20_000 }), WatermarkStrategy.forMonotonousTimestamps<number>().withTimestampAssigner((n) => 1_000_000 + n), 'numbers')
     .keyBy((n) => n % 10)
@@ -88,6 +88,15 @@ describe('REST endpoints for the dashboard (Flink shapes)', () => {
     // The records' timestamps are 1,000,000 + n; a subtask's input watermark is the least of its inputs'.
     for (const w of reduce) expect(Number(w.value)).toBeGreaterThan(1_000_000);
     expect((await call(`/jobs/${executor.jobId}/vertices/${'7'.repeat(32)}/watermarks`)).status).toBe(404);
+
+    // The job's configuration, as Flink's job configuration tab: sorted, secrets hidden.
+    const config = (await call(`/jobs/${executor.jobId}/jobmanager/config`)).json();
+    expect(config).toEqual([
+      { key: 'execution.checkpointing.interval', value: '100' },
+      { key: 'parallelism.default', value: '2' },
+      { key: 'rest.auth.token', value: '******' },
+    ]);
+    expect((await call(`/jobs/${'7'.repeat(32)}/jobmanager/config`)).status).toBe(404);
 
     const plan = (await call(`/jobs/${executor.jobId}/plan`)).json().plan;
     expect(plan).toMatchObject({ jid: executor.jobId, name: 'dashboard-rest', type: 'STREAMING' });

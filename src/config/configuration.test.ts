@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { JobManager } from '../cluster/job-manager.js';
-import { Configuration } from './configuration.js';
+import { Configuration, isSensitiveKey } from './configuration.js';
 import { MAX_DURATION_MS } from './options.js';
 
 const set = (key: string, value: string | number): Configuration => new Configuration().set(key, value);
@@ -34,5 +34,12 @@ describe('configuration values are checked when they are set', () => {
     expect(() => new JobManager({ config, log: () => {} })).toThrow(
       /heartbeat\.timeout \(5000 ms\) must be larger than heartbeat\.interval \(5000 ms\).*raise the timeout or lower the interval/,
     );
+  });
+});
+
+describe('sensitive keys (hidden in the REST API, as Flink hides them)', () => {
+  it('hides tokens, secrets and passwords by their key, and shows the rest', () => {
+    for (const k of ['rest.auth.token', 'cluster.secret', 's3.secret-key', 'my.db.password', 'x.apikey']) expect(isSensitiveKey(k), k).toBe(true);
+    for (const k of ['s3.access-key', 'rest.port', 'execution.checkpointing.dir', 'state.backend.type']) expect(isSensitiveKey(k), k).toBe(false);
   });
 });

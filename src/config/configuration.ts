@@ -166,3 +166,15 @@ export class Configuration {
     return [...this.values];
   }
 }
+
+/** Parts of a key that mark its value as a secret (as Flink's GlobalConfiguration.isSensitive). */
+const SENSITIVE_KEY_PARTS = ['password', 'secret', 'token', 'apikey', 'api-key', 'auth-params', 'jaas.config', 'basic-auth', 'http-headers'];
+
+/** Whether a key's value must not be shown (REST, logs): Flink's rule, by the key's name. */
+export function isSensitiveKey(key: string): boolean {
+  const k = key.toLowerCase();
+  return SENSITIVE_KEY_PARTS.some((part) => k.includes(part));
+}
+
+/** What Flink shows instead of a secret. */
+export const HIDDEN_VALUE = '******';

@@ -1,3 +1,4 @@
+import { HIDDEN_VALUE, isSensitiveKey } from '../config/configuration.js';
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -88,6 +89,14 @@ export class RestServer {
     this.route('GET', '/jobs/overview', () => [200, { jobs: [...this.jobs.values()].map((j) => this.jobOverview(j)) }]);
     this.route('GET', '/jobs/:jobid', (p) => [200, this.jobDetails(this.job(p.jobid!))]);
     this.route('GET', '/jobs/:jobid/plan', (p) => [200, { plan: this.jobPlan(this.job(p.jobid!)) }]);
+    // Flink's "job configuration" tab: the configuration the job runs with, secrets hidden.
+    this.route('GET', '/jobs/:jobid/jobmanager/config', (p) => [
+      200,
+      this.job(p.jobid!)
+        .config.entries()
+        .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+        .map(([key, value]) => ({ key, value: isSensitiveKey(key) ? HIDDEN_VALUE : String(value) })),
+    ]);
     this.route('PATCH', '/jobs/:jobid', (p, _b, url) => {
       const mode = url.searchParams.get('mode') ?? 'cancel';
       if (mode !== 'cancel') throw new RestError(400, `unknown mode '${mode}'; PATCH /jobs/:jobid?mode=cancel cancels the job`);
