@@ -1,6 +1,7 @@
 // The JobManager's REST API: answers for a cluster job, errors for malformed submissions,
 // the bearer token, the cluster secret of TaskManager connections, and `sluice info`.
-import { mkdtempSync, rmSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { once } from 'node:events';
 import { createConnection } from 'node:net';
 import { MsgpackMessageCodec } from '../src/cluster/wire/connection.js';
@@ -10,10 +11,12 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { Configuration, type ConfigValue } from '../src/config/configuration.js';
 import { JobManager } from '../src/cluster/job-manager.js';
 import { TaskManager } from '../src/cluster/task-manager.js';
+import { LocalCluster } from '../src/cluster/local-cluster.js';
 import { bundleJob } from '../src/cli/job-loader.js';
 import { main } from '../src/cli/main.js';
 
 const FIXTURES = join(import.meta.dirname, 'fixtures', 'cluster');
+const BIN = join(import.meta.dirname, '..', 'bin', 'sluice.js');
 const TOKEN = 'rest-test-token';
 const SECRET = 'rest-test-secret';
 
@@ -328,6 +331,46 @@ describe('JobManager REST API: access', () => {
       expect(logs.right!.join('\n')).toMatch(/registered at the JobManager/);
     } finally {
       for (const tm of tms) await tm.stop();
+    }
+  });
+
+  it('the secret travels in the environment (SLUICE_CLUSTER_SECRET), never on a command line: a sluice taskmanager process registers with it; the local cluster\'s TaskManagers get it so', async () => {
+    // A standalone TaskManager process, the secret only in its environment.
+    const child = spawn(process.execPath, [BIN, 'taskmanager', '--jobmanager', `127.0.0.1:${jm.rpcPort}`, '--id', 'tm-env'], {
+      env: { ...process.env, SLUICE_CLUSTER_SECRET: SECRET },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    child.stdout!.on('data', (d) => (out += String(d)));
+    child.stderr!.on('data', (d) => (out += String(d)));
+    try {
+      const deadline = Date.now() + 20_000;
+      let ids: string[] = [];
+      while (!ids.includes('tm-env') && Date.now() < deadline) {
+        await new Promise((r) => setTimeout(r, 100));
+        ids = ((await call('GET', '/taskmanagers')).json.taskmanagers as { id: string }[]).map((t) => t.id);
+      }
+      expect(ids, out).toContain('tm-env');
+    } finally {
+      child.kill('SIGTERM');
+      await once(child, 'exit');
+    }
+    // A local cluster with a secret: its TaskManagers register, and `ps` does not show the secret.
+    const cluster = new LocalCluster({
+      config: new Configuration([['jobmanager.rpc.port', 0], ['rest.port', 0], ['cluster.secret', 'local-cluster-secret']]),
+      taskManagers: 1,
+      slotsPerTaskManager: 1,
+      taskManagerOutput: 'ignore',
+      log: () => {},
+    });
+    try {
+      await cluster.start();
+      await cluster.waitForTaskManagers(1, 20_000);
+      const cmdline = readFileSync(`/proc/${cluster.taskManagers[0]!.process.pid}/cmdline`, 'utf8');
+      expect(cmdline).toMatch(/taskmanager/);
+      expect(cmdline).not.toMatch(/local-cluster-secret|cluster\.secret/);
+    } finally {
+      await cluster.stop();
     }
   });
 

@@ -6,6 +6,7 @@ import { Configuration, ConfigError } from '../config/configuration.js';
 import { JobManager } from '../cluster/job-manager.js';
 import { LocalCluster, sluiceBin } from '../cluster/local-cluster.js';
 import { TaskManager } from '../cluster/task-manager.js';
+import { CLUSTER_SECRET_ENV } from '../cluster/task-manager-environment.js';
 import { CliError, commandConfiguration } from './cli-error.js';
 
 export const JOBMANAGER_USAGE = 'usage: sluice jobmanager [--rpc-port P] [--rest-port P] [--rest-address A] [-D key=value]...';
@@ -21,6 +22,8 @@ interface ParsedFlags {
 /** `-D key=value` into a configuration, `--name value` flags (only those listed), positional arguments. */
 function parseFlags(argv: readonly string[], valued: readonly string[], usage: string): ParsedFlags {
   const config = commandConfiguration();
+  const secret = process.env[CLUSTER_SECRET_ENV];
+  if (secret !== undefined && secret !== '') config.set('cluster.secret', secret);
   const flags = new Map<string, string>();
   const positional: string[] = [];
   for (let i = 0; i < argv.length; i++) {

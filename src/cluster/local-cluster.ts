@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { taskManagerEnvironment, taskManagerNodeArgs } from './task-manager-environment.js';
+import { CLUSTER_SECRET_ENV, taskManagerEnvironment, taskManagerNodeArgs } from './task-manager-environment.js';
 import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Configuration, ConfigValue } from '../config/configuration.js';
@@ -87,10 +87,16 @@ export class LocalCluster {
 
   private spawn(tm: TaskManagerProcess): void {
     const args = [sluiceBin(), 'taskmanager', '--jobmanager', `127.0.0.1:${this.jobManager.rpcPort}`, '--slots', String(this.o.slotsPerTaskManager), '--id', tm.id, ...(this.o.quietTaskManagers === true ? ['--quiet'] : [])];
-    for (const [k, v] of this.o.config.entries() as [string, ConfigValue][]) if (k === 'cluster.secret' || k.startsWith('taskmanager.') || k.startsWith('heartbeat.') || k.startsWith('task.')) args.push('-D', `${k}=${v}`);
+    for (const [k, v] of this.o.config.entries() as [string, ConfigValue][]) if (k.startsWith('taskmanager.') || k.startsWith('heartbeat.') || k.startsWith('task.')) args.push('-D', `${k}=${v}`);
+    // The secret goes in the environment, which only this user can read, not on the command line, which `ps` shows everyone.
+    const env = taskManagerEnvironment(process.env, { SLUICE_PARENT_PID: String(process.pid) });
+    const secret = this.o.config.getString('cluster.secret');
+    // Exactly the cluster's secret (not one this process inherited).
+    if (secret === undefined) delete env[CLUSTER_SECRET_ENV];
+    else env[CLUSTER_SECRET_ENV] = secret;
     // SLUICE_TASKMANAGER_NODE_ARGS: more options from the environment (profiling a benchmark's TaskManagers).
     const nodeArgs = taskManagerNodeArgs(`${this.o.config.getString('env.java.opts.taskmanager') ?? ''} ${process.env.SLUICE_TASKMANAGER_NODE_ARGS ?? ''}`);
-    const child = spawn(process.execPath, [...nodeArgs, ...args], { env: taskManagerEnvironment(process.env, { SLUICE_PARENT_PID: String(process.pid) }), stdio: ['ignore', this.o.taskManagerOutput ?? 'inherit', this.o.taskManagerOutput ?? 'inherit'] });
+    const child = spawn(process.execPath, [...nodeArgs, ...args], { env, stdio: ['ignore', this.o.taskManagerOutput ?? 'inherit', this.o.taskManagerOutput ?? 'inherit'] });
     tm.process = child;
     child.on('exit', (code, signal) => {
       if (this.stopping || tm.process !== child) return;

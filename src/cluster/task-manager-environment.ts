@@ -42,6 +42,14 @@ export function taskManagerNodeArgs(configured: string): string[] {
   return args;
 }
 
+/**
+ * The environment variable that carries `cluster.secret` to `sluice jobmanager|taskmanager|
+ * cluster` (over the configuration file, under `-D`): a process's environment is readable by
+ * its user only, its command line by everyone on the machine (`ps`). The local cluster hands
+ * the secret to its TaskManagers this way.
+ */
+export const CLUSTER_SECRET_ENV = 'SLUICE_CLUSTER_SECRET';
+
 /** The environment of a TaskManager process: the parent's, with the malloc settings above where it has none. */
 export function taskManagerEnvironment(parent: NodeJS.ProcessEnv, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   return { ...TASK_MANAGER_MALLOC_ENV, ...parent, ...extra };
