@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { StreamExecutionEnvironment, WatermarkStrategy } from '../src/index.js';
+import type { InputStatus, ReaderOutput, Source, SourceReader } from '../src/api/source.js';
 import { numberSource } from '../src/connectors/generator/sources.js';
 import type { MetricSample } from '../src/metrics/metric-group.js';
 import { SourceStreamTask } from '../src/runtime/task/source-stream-task.js';
@@ -80,5 +81,53 @@ describe('watermark alignment (withWatermarkAlignment on fromSource)', () => {
     expect(() => WatermarkStrategy.forMonotonousTimestamps().withWatermarkAlignment('', 1)).toThrow(/non-empty name/);
     expect(() => WatermarkStrategy.forMonotonousTimestamps().withWatermarkAlignment('g', -1)).toThrow(/drift/);
     expect(() => WatermarkStrategy.forMonotonousTimestamps().withWatermarkAlignment('g', 1, 0)).toThrow(/update interval/);
+  });
+
+  it('a reader of several splits that cannot pause one fails the job when a split runs ahead (as Flink); pipeline.watermark-alignment.allow-unaligned-source-splits lets it align as a whole', async () => {
+    /** Two splits read in turn through their own outputs: 'fast' moves 100 ms of event time a record, 'slow' 1 ms; no pauseOrResumeSplits. */
+    const twoSplits: Source<{ split: string; t: number }, string> = {
+      boundedness: 'bounded',
+      createSplits: () => ['fast', 'slow'],
+      createReader: (): SourceReader<{ split: string; t: number }, string> => {
+        const next = new Map<string, number>();
+        let turn = 0;
+        return {
+          addSplits: (splits) => {
+            for (const s of splits) next.set(s, 0);
+          },
+          noMoreSplits: () => {},
+          pollNext: (output: ReaderOutput<{ split: string; t: number }>): InputStatus => {
+            const open = [...next].filter(([, i]) => i < 2_000);
+            if (open.length === 0) return 'end';
+            const [split, i] = open[turn++ % open.length]!;
+            next.set(split, i + 1);
+            const t = split === 'fast' ? i * 100 : i;
+            output.createOutputForSplit(split).collect({ split, t }, t);
+            return 'more';
+          },
+          isAvailable: () => Promise.resolve(),
+          snapshotState: () => [...next.keys()],
+        };
+      },
+    };
+    const run = async (allow: boolean): Promise<{ status: string; failure: string; records: number }> => {
+      const env = StreamExecutionEnvironment.create({
+        'pipeline.auto-watermark-interval': 5,
+        'restart-strategy.type': 'none',
+        ...(allow ? { 'pipeline.watermark-alignment.allow-unaligned-source-splits': true } : {}),
+      });
+      let records = 0;
+      env
+        .fromSource(twoSplits, WatermarkStrategy.forMonotonousTimestamps<{ split: string; t: number }>().withWatermarkAlignment('splits', 1_000, 10), 'two splits')
+        .sinkTo({ createWriter: () => ({ write: () => void records++ }) });
+      const result = await env.executeAsync(undefined, { log: () => {} }).result.catch((e: Error) => ({ status: 'FAILED', failure: e }));
+      const failure = 'failure' in result && result.failure !== undefined ? String((result.failure as Error).message ?? result.failure) : '';
+      return { status: result.status, failure, records };
+    };
+    const strict = await run(false);
+    expect(strict.status).toBe('FAILED');
+    expect(strict.failure).toMatch(/watermark alignment \(group 'splits'\): a split of this reader is ahead of what the group allows.*no pauseOrResumeSplits.*allow-unaligned-source-splits: true/s);
+    const allowed = await run(true);
+    expect(allowed).toMatchObject({ status: 'FINISHED', records: 4_000 });
   });
 });

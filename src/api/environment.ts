@@ -168,7 +168,11 @@ export class StreamExecutionEnvironment {
         throw new TypeError(`fromSource('${name}'): the second argument must be a WatermarkStrategy (e.g. WatermarkStrategy.forBoundedOutOfOrderness(5_000)) or the source's name`);
       }
       const config = this.config;
-      watermarks = { strategy: strategyOrName as WatermarkStrategy<unknown>, autoWatermarkIntervalMs: () => config.getNumber('pipeline.auto-watermark-interval') };
+      watermarks = {
+        strategy: strategyOrName as WatermarkStrategy<unknown>,
+        autoWatermarkIntervalMs: () => config.getNumber('pipeline.auto-watermark-interval'),
+        allowUnalignedSourceSplits: () => config.getBoolean('pipeline.watermark-alignment.allow-unaligned-source-splits'),
+      };
     }
     const t = this.addTransformation({ kind: 'source', name, source: source as Source<unknown, unknown>, watermarks });
     return new SingleOutputStream<T>(this, t);

@@ -40,6 +40,12 @@ export const OPTIONS: readonly ConfigOption[] = [
   opt('parallelism.default', { type: 'int', min: 1 }, 1, 'Parallelism of operators that set none.'),
   opt('pipeline.max-parallelism', { type: 'int', min: 1 }, undefined, 'Max parallelism (number of key groups) of operators that set none; default derives from the parallelism (at least 128).'),
   opt('pipeline.auto-watermark-interval', { type: 'duration' }, 200, 'How often periodic watermarks are generated; 0 turns periodic watermarks off.'),
+  opt(
+    'pipeline.watermark-alignment.allow-unaligned-source-splits',
+    { type: 'boolean' },
+    false,
+    'Watermark alignment with a source reader that emits per split but cannot pause single splits (no pauseOrResumeSplits): false fails the job when one of its splits runs ahead of the group; true aligns such subtasks as a whole only.',
+  ),
   opt('pipeline.operator-chaining.enabled', { type: 'boolean' }, true, 'Chain operators connected by forward edges into one subtask.'),
   opt('pipeline.name', { type: 'string' }, undefined, 'Name of the job.'),
   opt('execution.buffer-batch-size', { type: 'int', min: 1 }, 1024, 'Records per network buffer (batch) between subtasks.'),

@@ -38,7 +38,7 @@ export class SourceStreamTask extends StreamTask {
   private maxAllowedWatermarkMs = MAX_WATERMARK;
   /** Splits paused by alignment (readers with pauseOrResumeSplits). */
   private pausedSplits = new Set<string>();
-  private readonly alignment: { readonly spec: WatermarkAlignment; readonly report: (r: WatermarkReport) => void } | undefined;
+  private readonly alignment: { readonly spec: WatermarkAlignment; readonly report: (r: WatermarkReport) => void; readonly allowUnalignedSplits: boolean } | undefined;
 
   /**
    * `links.requestSplit`: sends this subtask's split request to the enumerator (on-request
@@ -69,7 +69,7 @@ export class SourceStreamTask extends StreamTask {
     if (aligned !== undefined) {
       const report = links.reportWatermark;
       if (report === undefined) throw new Error(`${this.name}: watermark alignment needs a JobManager to report to, and this task has none`);
-      this.alignment = { spec: aligned, report };
+      this.alignment = { spec: aligned, report, allowUnalignedSplits: spec!.allowUnalignedSourceSplits() };
       // Flink's source metric: how far this subtask's watermark is ahead of its group's least.
       const output = this.watermarks!.output;
       this.readerMetrics.gauge('watermarkAlignmentDrift', () => {
@@ -147,8 +147,21 @@ export class SourceStreamTask extends StreamTask {
    */
   private alignSplits(): void {
     const reader = this.reader;
-    if (this.alignment === undefined || reader.pauseOrResumeSplits === undefined) return;
-    const ahead = new Set(this.watermarks!.output.splitsAhead(this.maxAllowedWatermarkMs));
+    const aligned = this.alignment;
+    if (aligned === undefined) return;
+    const output = this.watermarks!.output;
+    if (reader.pauseOrResumeSplits === undefined) {
+      // As Flink's SourceOperator: a split running ahead in a reader of several that cannot
+      // pause it is an error, unless the job allows aligning such subtasks as a whole.
+      if (aligned.allowUnalignedSplits || output.numSplits <= 1 || output.splitsAhead(this.maxAllowedWatermarkMs).length === 0) return;
+      throw new Error(
+        `${this.name}: watermark alignment (group '${aligned.spec.group}'): a split of this reader is ahead of what the group allows, and the reader ` +
+          `cannot pause single splits (it reads ${output.numSplits} splits, each with its own watermarks, and has no pauseOrResumeSplits). ` +
+          'Implement pauseOrResumeSplits in the source reader, or set pipeline.watermark-alignment.allow-unaligned-source-splits: true ' +
+          'to align this subtask only as a whole (its splits may then drift apart further than the group allows)',
+      );
+    }
+    const ahead = new Set(output.splitsAhead(this.maxAllowedWatermarkMs));
     const pause = [...ahead].filter((id) => !this.pausedSplits.has(id));
     const resume = [...this.pausedSplits].filter((id) => !ahead.has(id));
     if (pause.length === 0 && resume.length === 0) return;

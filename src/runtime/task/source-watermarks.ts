@@ -9,6 +9,8 @@ export interface SourceWatermarksSpec {
   readonly strategy: WatermarkStrategy<unknown>;
   /** `pipeline.auto-watermark-interval`, read when the job runs. */
   readonly autoWatermarkIntervalMs: () => number;
+  /** `pipeline.watermark-alignment.allow-unaligned-source-splits`, read when the job runs. */
+  readonly allowUnalignedSourceSplits: () => boolean;
 }
 
 /** What a source subtask emits through: records counted; the final watermark at the end of its data. */
@@ -122,6 +124,11 @@ export class SourceWatermarks implements SourceTaskOutput {
   }
 
   /** The splits (ids given to `createOutputForSplit`) whose watermark is beyond `maxMs`. */
+  /** Splits with an output of their own (created and not released). */
+  get numSplits(): number {
+    return this.bySplit.size;
+  }
+
   splitsAhead(maxMs: number): string[] {
     const ahead: string[] = [];
     for (const [id, o] of this.bySplit) if (o.watermarkMs > maxMs) ahead.push(id);
