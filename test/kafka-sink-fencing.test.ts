@@ -21,8 +21,13 @@ import { collectingReaderOutput } from '../src/testing/reader-output.js';
  */
 const held = vi.hoisted(() => {
   const s = {
-    /** The transactional id whose first InitProducerId is held. */
-    id: undefined as string | undefined,
+    /**
+     * The first InitProducerId of an id with this prefix (subtask 0's transactions) is held: the
+     * first attempt's first transaction, `<prefix>-0-1`, or `-0-2` when checkpoint 1 came before
+     * any record reached the sink (a loaded machine), and so on. Until 2026-12-07 only `-0-1`
+     * was held, and such a run waited for it forever.
+     */
+    prefix: undefined as string | undefined,
     release: () => {},
     released: undefined as Promise<void> | undefined,
     /** Resolves when the held InitProducerId got its answer. */
@@ -39,7 +44,9 @@ vi.mock(import('../src/connectors/kafka/kafka-transactions.js'), async (importOr
   return {
     ...original,
     initTransactionalProducer: (cluster, transactionalId, transactionTimeoutMs) => {
-      if (transactionalId !== held.id || held.done !== undefined) return original.initTransactionalProducer(cluster, transactionalId, transactionTimeoutMs);
+      if (held.prefix === undefined || !transactionalId.startsWith(held.prefix) || held.done !== undefined) {
+        return original.initTransactionalProducer(cluster, transactionalId, transactionTimeoutMs);
+      }
       // Long enough that without the fix the next attempt pre-commits meanwhile; short enough
       // for the test when the runtime rightly waits for this writer to close.
       held.events.push(`${new Date().toISOString()} InitProducerId of ${transactionalId} held`);
@@ -64,10 +71,14 @@ const KEYS = 5;
 function releasingAtPreCommit<T>(inner: Sink<T>): Sink<T> {
   return {
     createWriter: async (ctx, restored) => {
+      // Where a run that times out waited (printed with the held call's events).
+      held.events.push(`${new Date().toISOString()} attempt ${ctx.attemptNumber}: creating the sink writer`);
       const w = await inner.createWriter(ctx, restored);
+      held.events.push(`${new Date().toISOString()} attempt ${ctx.attemptNumber}: sink writer created`);
       let wrote = false;
       const out: SinkWriter<T> = {
         write: (v, t) => {
+          if (!wrote) held.events.push(`${new Date().toISOString()} attempt ${ctx.attemptNumber}: first record written`);
           wrote = true;
           return w.write(v, t);
         },
@@ -133,7 +144,7 @@ describe('Kafka sink: a failed attempt cannot fence the next attempt', () => {
     onTestFailed(() => console.error(`kafka-sink-fencing, log of the failed run (started ${new Date(started).toISOString()}):\n${logs.join('\n')}\n${held.events.join('\n')}`));
     const topic = uniqueTopic('fence');
     await createTopics(brokers.bootstrap, [{ name: topic, partitions: 2 }]);
-    held.id = `${topic}-0-1`;
+    held.prefix = `${topic}-0-`;
     // Attempt 0 fails once its sink writer waits for the held InitProducerId.
     let attempt = 0;
     const env = StreamExecutionEnvironment.create({
