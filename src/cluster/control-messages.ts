@@ -113,7 +113,7 @@ export type TaskManagerMessage =
   /** Watermark alignment: an aligned source subtask's watermark, every update interval. */
   | { readonly t: 'watermark-report'; readonly jobId: string; readonly attempt: number; readonly subtask: SubtaskRef; readonly report: WatermarkReport }
   | { readonly t: 'canceled'; readonly jobId: string; readonly attempt: number }
-  /** Live counters: [vertexId, subtaskIndex, state, recordsIn, recordsOut, inputWatermarkMs]. */
+  /** Live counters: [vertexId, subtaskIndex, state, recordsIn, recordsOut, inputWatermarkMs, backPressuredTimeMsTotal]. */
   | { readonly t: 'progress'; readonly jobId: string; readonly attempt: number; readonly tasks: readonly (readonly [number, number, TaskState, number, number, number, number])[] }
   /** The answer to a metrics query: the job's task and operator metrics here, as [scope, variables, name, value]. */
   | { readonly t: 'metrics'; readonly id: number; readonly samples: readonly RemoteMetricSample[] };
