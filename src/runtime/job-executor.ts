@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { describeThrown } from '../util/thrown.js';
 import { assert } from '../util/assert.js';
 import { TaskCancellationTimeoutError } from './deploy/cancellation-watchdog.js';
 import { ConfigError, type Configuration } from '../config/configuration.js';
@@ -563,7 +564,7 @@ export class JobExecutor {
         this.tasks = deployed.tasks;
         await Promise.race([deployed.initialize(), attemptFailed]);
       } catch (e) {
-        throw new Error(`job '${this.jobGraph.jobName}' failed to start: ${(e as Error).message}`, { cause: e });
+        throw new Error(`job '${this.jobGraph.jobName}' failed to start: ${describeThrown(e)}`, { cause: e });
       }
       deployed.start();
       this.status = 'RUNNING';

@@ -1,4 +1,5 @@
 import type { KeyedProcessFunction } from '../../api/functions.js';
+import { expectNothingReturned } from './synchronous-function.js';
 import type { KeyType } from '../state/key-group.js';
 import { RecordContext, fireKeyedTimer, keyedRuntimeContext } from './contexts.js';
 import { KeyedOperator, perSubtask } from './keyed-operator.js';
@@ -26,7 +27,8 @@ export class KeyedProcessOperator<K extends KeyType, IN, OUT> extends KeyedOpera
     this.setKeyOf(value);
     this.ctx.timestampMs = timestampMs;
     this.collector.timestampMs = timestampMs;
-    this.fn.processElement(value as IN, this.ctx, this.collector);
+    const r = this.fn.processElement(value as IN, this.ctx, this.collector) as unknown;
+    if (r !== undefined) expectNothingReturned(r, 'processElement function');
   }
 
   override onEventTime(timestampMs: number): void {

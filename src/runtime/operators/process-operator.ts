@@ -1,4 +1,5 @@
 import type { ProcessFunction } from '../../api/functions.js';
+import { expectNothingReturned } from './synchronous-function.js';
 import { StreamOperator } from '../task/stream-operator.js';
 import { RecordContext, runtimeContext } from './contexts.js';
 import { perSubtask } from './keyed-operator.js';
@@ -25,7 +26,8 @@ export class ProcessOperator<IN, OUT> extends StreamOperator<OUT> {
   processElement(value: unknown, timestampMs: number): void {
     this.ctx.timestampMs = timestampMs;
     this.collector.timestampMs = timestampMs;
-    this.fn.processElement(value as IN, this.ctx, this.collector);
+    const r = this.fn.processElement(value as IN, this.ctx, this.collector) as unknown;
+    if (r !== undefined) expectNothingReturned(r, 'processElement function');
   }
 
 }

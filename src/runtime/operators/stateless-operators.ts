@@ -1,5 +1,6 @@
 import type { Collector, FilterFunction, FlatMapFunction, MapFunction } from '../../api/functions.js';
 import { StreamOperator } from '../task/stream-operator.js';
+import { expectCondition, expectNothingReturned, expectRecord } from './synchronous-function.js';
 import { TimestampedCollector } from './timestamped-collector.js';
 
 /** Record-at-a-time operators without state: map, filter, flatMap. */
@@ -9,7 +10,9 @@ export class MapOperator<IN, OUT> extends StreamOperator<OUT> {
     super();
   }
   processElement(value: unknown, timestampMs: number): void {
-    this.output.collect(this.fn(value as IN), timestampMs);
+    const out = this.fn(value as IN);
+    if (out === undefined || out instanceof Promise) expectRecord(out, 'map function');
+    this.output.collect(out, timestampMs);
   }
 }
 
@@ -18,7 +21,12 @@ export class FilterOperator<T> extends StreamOperator<T> {
     super();
   }
   processElement(value: unknown, timestampMs: number): void {
-    if (this.fn(value as T)) this.output.collect(value as T, timestampMs);
+    const keep = this.fn(value as T) as unknown;
+    if (keep === true) this.output.collect(value as T, timestampMs);
+    else if (keep !== false) {
+      expectCondition(keep, 'filter function');
+      if (keep) this.output.collect(value as T, timestampMs);
+    }
   }
 }
 
@@ -32,6 +40,7 @@ export class FlatMapOperator<IN, OUT> extends StreamOperator<OUT> {
   }
   processElement(value: unknown, timestampMs: number): void {
     this.collector.timestampMs = timestampMs;
-    this.fn(value as IN, this.collector as Collector<OUT>);
+    const r = this.fn(value as IN, this.collector as Collector<OUT>) as unknown;
+    if (r !== undefined) expectNothingReturned(r, 'flatMap function');
   }
 }

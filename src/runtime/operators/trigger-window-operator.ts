@@ -1,4 +1,5 @@
 import type { OutputTag } from '../../api/output-tag.js';
+import { timerTime } from '../task/internal-timer-service.js';
 import type { KeyedStateDescriptor, ListState, ReducingState, StateOf, ValueState } from '../../api/state-descriptors.js';
 import { aggregatingState, listState, reducingState, valueState } from '../../api/state-descriptors.js';
 import type { Evictor, EvictorContext, TimestampedValue } from '../../api/evictors.js';
@@ -331,8 +332,9 @@ export class TriggerWindowOperator extends KeyedOperator<unknown> {
     return this.eventTime && end - 1 + this.o.allowedLatenessMs <= this.currentWatermark;
   }
 
+  /** As a timer's time: a lateness past the last watermark ends the window with the input. */
   private cleanupTime(): number {
-    return this.window.end - 1 + (this.eventTime ? this.o.allowedLatenessMs : 0);
+    return timerTime(this.window.end - 1 + (this.eventTime ? this.o.allowedLatenessMs : 0));
   }
 
   private registerCleanupTimer(): void {

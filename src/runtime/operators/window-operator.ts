@@ -1,4 +1,5 @@
 import type { OutputTag } from '../../api/output-tag.js';
+import { timerTime } from '../task/internal-timer-service.js';
 import {
   aggregatingState,
   listState,
@@ -412,8 +413,10 @@ export class WindowOperator extends KeyedOperator<unknown> {
     // timer of a job restored with another lateness (or of a restored window of another
     // size) says so first. A window that fired under a smaller lateness than the job's now
     // gets its cleanup timer when one of its timers fires (a repeat is a no-op).
-    if (timestampMs >= end - 1 + lateness) this.clearWindow(start);
-    else if (timestampMs >= end - 1) this.timers.registerEventTimeTimer(end - 1 + lateness, key, start);
+    // As a timer's time: an allowed lateness past the last watermark (Infinity, 1e17) ends the window with the input (Flink's Long.MAX_VALUE cleanup time).
+    const cleanupMs = timerTime(end - 1 + lateness);
+    if (timestampMs >= cleanupMs) this.clearWindow(start);
+    else if (timestampMs >= end - 1) this.timers.registerEventTimeTimer(cleanupMs, key, start);
   }
 
   /**

@@ -97,6 +97,13 @@ function valueProblem(value: unknown, ancestors: object[]): Failure | undefined 
 function objectProblem(obj: object, ancestors: object[]): Failure | undefined {
   if (ancestors.includes(obj)) return { path: [], problem: ' refers back to itself (a cycle); state values must be trees' };
   if (obj instanceof Date || obj instanceof Uint8Array) return undefined;
+  // A subclass of Array, Map or Set would come back from a snapshot as its base class (a Map
+  // subclass as an empty object): refused as other class instances are.
+  const proto = Object.getPrototypeOf(obj) as object | null;
+  if ((obj instanceof Map && proto !== Map.prototype) || (obj instanceof Set && proto !== Set.prototype) || (Array.isArray(obj) && proto !== Array.prototype)) {
+    const name = (proto as { constructor?: { name?: string } } | null)?.constructor?.name ?? 'unknown';
+    return { path: [], problem: ` is an instance of class ${name} (a subclass); state holds plain Arrays, Maps and Sets only (or declare a serializer for this state)` };
+  }
   ancestors.push(obj);
   try {
     if (Array.isArray(obj)) {
@@ -122,7 +129,6 @@ function objectProblem(obj: object, ancestors: object[]): Failure | undefined {
       }
       return undefined;
     }
-    const proto = Object.getPrototypeOf(obj);
     if (proto !== Object.prototype && proto !== null) {
       const name = (proto as { constructor?: { name?: string } }).constructor?.name ?? 'unknown';
       return { path: [], problem: ` is an instance of class ${name}; state holds plain objects only (or declare a serializer for this state)` };

@@ -1,4 +1,5 @@
 import type { JobVertex } from '../../graph/job-graph.js';
+import { describeThrown } from '../../util/thrown.js';
 import type { StreamEdge, StreamNode } from '../../graph/stream-graph.js';
 import type { RecordWriter } from '../channel/record-writer.js';
 import { keyGroupRangeForOperator } from '../state/key-group.js';
@@ -130,7 +131,7 @@ export class OperatorChain {
       try {
         await c.operator.open();
       } catch (e) {
-        throw blame(new Error(`operator '${c.node.name}' failed to open: ${(e as Error).message}`, { cause: e }), c.operator);
+        throw blame(new Error(`operator '${c.node.name}' failed to open: ${describeThrown(e)}`, { cause: e }), c.operator);
       }
     }
   }

@@ -1,4 +1,4 @@
-import type { Source, SourceReader } from '../../api/source.js';
+import type { InputStatus, Source, SourceReader } from '../../api/source.js';
 import type { WatermarkAlignment } from '../../api/watermark-strategy.js';
 import { MetricGroup } from '../../metrics/metric-group.js';
 import { MAX_WATERMARK, MIN_WATERMARK, type CheckpointBarrier } from '../channel/stream-element.js';
@@ -6,6 +6,7 @@ import type { SplitAnswer } from '../split-enumerator.js';
 import type { WatermarkReport } from '../watermark-alignment.js';
 import { PlainSourceOutput, SourceWatermarks, type SourceTaskOutput } from './source-watermarks.js';
 import { SOURCE_SLICE_RECORDS, StreamTask, type InputResult, type TaskDeployment } from './stream-task.js';
+import { blameOperatorNamed } from './stream-operator.js';
 import { isTerminal } from './task-state.js';
 
 /** How a source subtask reaches the JobManager's coordinators. */
@@ -131,6 +132,11 @@ export class SourceStreamTask extends StreamTask {
     });
   }
 
+  /** The source's name, for errors of its reader. */
+  private get sourceName(): string {
+    return this.d.vertex.nodes[0]!.name;
+  }
+
   /** Watermark alignment: the JobManager's answer to a report, in the mailbox. */
   announceMaxWatermark(maxWatermarkMs: number): void {
     this.enqueueMail(() => {
@@ -194,7 +200,13 @@ export class SourceStreamTask extends StreamTask {
         // emit falls after the final checkpoint.
         barrier = { ...barrier, options: { ...barrier.options, unaligned: false, alignedCheckpointTimeoutMs: 0 } };
       }
-      this.performCheckpoint(barrier, barrier.options.unaligned && barrier.options.alignedCheckpointTimeoutMs <= 0, this.reader.snapshotState(barrier.checkpointId));
+      let splits: unknown[];
+      try {
+        splits = this.reader.snapshotState(barrier.checkpointId);
+      } catch (e) {
+        throw blameOperatorNamed(e, this.sourceName);
+      }
+      this.performCheckpoint(barrier, barrier.options.unaligned && barrier.options.alignedCheckpointTimeoutMs <= 0, splits);
     });
   }
 
@@ -251,7 +263,13 @@ export class SourceStreamTask extends StreamTask {
     const output = this.output;
     const start = output.count;
     for (let polls = 0; polls < budgetRecords; polls++) {
-      const status = reader.pollNext(output);
+      let status: InputStatus;
+      try {
+        status = reader.pollNext(output);
+      } catch (e) {
+        // The reader's own error names the source (the operators chained to it blame themselves).
+        throw blameOperatorNamed(e, this.sourceName);
+      }
       if (status === 'end') {
         this.ended = true;
         this.recordsIn += output.count - start;
@@ -268,10 +286,16 @@ export class SourceStreamTask extends StreamTask {
               this.awaitingAvailability = false;
               this.wake();
             },
-            (e: unknown) => this.fail(e),
+            (e: unknown) => this.fail(blameOperatorNamed(e, this.sourceName)),
           );
         }
         return 'wait';
+      }
+      if (status !== 'more') {
+        throw blameOperatorNamed(
+          new Error(`the source reader's pollNext returned ${describeStatus(status)}; it must return 'more' (call again now), 'nothing' (after isAvailable()) or 'end'`),
+          this.sourceName,
+        );
       }
       if (this.availability.blocked || this.inputStopped) break;
       // A generator that emits per event may have moved the watermark past the allowed one.
@@ -284,4 +308,11 @@ export class SourceStreamTask extends StreamTask {
   protected override async closeInput(): Promise<void> {
     await this.reader.close?.();
   }
+}
+
+/** A value pollNext should not have returned, for the error. */
+function describeStatus(status: unknown): string {
+  if (typeof status === 'string') return `'${status}'`;
+  if (typeof status === 'object' && status !== null && typeof (status as { then?: unknown }).then === 'function') return 'a promise (pollNext must not be async: return \'nothing\' and resolve isAvailable() when there is more)';
+  return String(status);
 }

@@ -1,4 +1,5 @@
 import { MIN_WATERMARK } from '../channel/stream-element.js';
+import { asError } from '../../util/thrown.js';
 import { assert } from '../../util/assert.js';
 import type { CheckpointListener } from '../../api/functions.js';
 import type { OperatorRuntime } from './operator-runtime.js';
@@ -166,11 +167,16 @@ export class ChainedInput implements RecordSink {
 const BLAMED = Symbol.for('sluice.operator');
 
 /** Tags an error with the innermost operator it came from (once), for the failure message. */
-export function blame(e: unknown, operator: StreamOperator): unknown {
-  if (e instanceof Error && !(BLAMED in e)) {
-    Object.defineProperty(e, BLAMED, { value: operator.runtime?.name ?? 'unknown', enumerable: false });
-  }
-  return e;
+export function blame(e: unknown, operator: StreamOperator): Error {
+  return blameOperatorNamed(e, operator.runtime?.name ?? 'unknown');
+}
+
+/** `blame` by the operator's name (a source, which has no StreamOperator). */
+export function blameOperatorNamed(e: unknown, name: string): Error {
+  // A thrown string or undefined is wrapped, so that it too names the operator that threw it.
+  const error = asError(e);
+  if (!(BLAMED in error)) Object.defineProperty(error, BLAMED, { value: name, enumerable: false });
+  return error;
 }
 
 export function blamedOperator(e: unknown): string | undefined {

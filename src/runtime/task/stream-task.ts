@@ -1,4 +1,5 @@
 import type { JobVertex } from '../../graph/job-graph.js';
+import { asError, describeThrown } from '../../util/thrown.js';
 import type { StreamEdge } from '../../graph/stream-graph.js';
 import { OutputAvailability, RecordWriter } from '../channel/record-writer.js';
 import { channelSelector } from '../channel/partitioner.js';
@@ -665,11 +666,12 @@ export abstract class StreamTask implements Schedulable {
 
   fail(cause: unknown): void {
     if (isTerminal(this.state)) return;
-    const error = cause instanceof Error ? cause : new Error(String(cause));
+    const error = asError(cause);
     const operator = blamedOperator(error) ?? (isUnblamable(error) ? undefined : this.chain.head?.runtime?.name);
+    const message = describeThrown(error);
     // An error that names its operator already (one that failed to open) is not prefixed twice.
-    const where = operator === undefined || error.message.startsWith(`operator '${operator}' `) ? '' : `operator '${operator}' in `;
-    this.failureCause = new TaskFailure(this.name, `${where}task ${this.name} failed: ${error.message}`, { cause: error });
+    const where = operator === undefined || message.startsWith(`operator '${operator}' `) ? '' : `operator '${operator}' in `;
+    this.failureCause = new TaskFailure(this.name, `${where}task ${this.name} failed: ${message}`, { cause: error });
     this.transition('failed');
     this.processingTime.quiesce();
     this.closeAfterEnd();

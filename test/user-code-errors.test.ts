@@ -1,0 +1,185 @@
+// Mistakes in job code that used to crash the process, hang, lose records silently or blame the
+// wrong operator: each now fails the job with a message that names the operator and the fix.
+import { describe, expect, it } from 'vitest';
+import { StreamExecutionEnvironment, TumblingEventTimeWindows, WatermarkStrategy, valueState, type ValueState } from '../src/index.js';
+import type { InputStatus, Source } from '../src/api/source.js';
+import { CollectSink } from '../src/connectors/index.js';
+
+/** Runs the job built by `build` without restarts; the failure's message, or 'FINISHED'. */
+async function outcome(build: (env: StreamExecutionEnvironment) => void): Promise<string> {
+  const env = StreamExecutionEnvironment.create({ 'restart-strategy.type': 'none' });
+  build(env);
+  try {
+    const result = await env.executeAsync(undefined, { log: () => {} }).result;
+    return result.status;
+  } catch (e) {
+    return (e as Error).message;
+  }
+}
+
+/** A source whose reader does `poll` (records 1, 2, 3 first). */
+function source(poll: (n: number) => InputStatus | 'yes'): Source<number, number> {
+  return {
+    boundedness: 'bounded',
+    createSplits: () => [0],
+    createReader: () => {
+      let n = 0;
+      return {
+        addSplits: () => {},
+        noMoreSplits: () => {},
+        pollNext: (out) => {
+          n++;
+          if (n <= 3) {
+            out.collect(n);
+            return 'more';
+          }
+          return poll(n) as InputStatus;
+        },
+        isAvailable: () => Promise.resolve(),
+        snapshotState: () => [],
+      };
+    },
+  };
+}
+
+describe('mistakes in job code', () => {
+  it('a thrown string, undefined or object without a prototype fails the job naming the operator (a null-prototype object crashed the process)', async () => {
+    for (const [what, value] of [
+      ['a string', 'bad input'],
+      ['undefined', undefined],
+      ['an object without a prototype', Object.create(null) as unknown],
+    ] as const) {
+      const message = await outcome((env) =>
+        env
+          .fromElements(1, 2)
+          .map((): number => {
+            throw value;
+          })
+          .name('Thrower')
+          .sinkTo(new CollectSink<number>()),
+      );
+      expect(message, what).toMatch(/operator 'Thrower' .*failed: a non-Error value was thrown: .*throw an Error to get a stack trace/);
+    }
+  });
+
+  it('an async processElement, flatMap or filter fails the job naming AsyncDataStream (a rejection crashed the process; records after an await were lost)', async () => {
+    const asyncProcess = await outcome((env) =>
+      env
+        .fromElements(1, 2)
+        .process<number>({
+          processElement: (async () => {
+            await Promise.resolve();
+            throw new Error('never seen');
+          }) as never,
+        })
+        .name('AsyncProcess')
+        .sinkTo(new CollectSink<number>()),
+    );
+    expect(asyncProcess).toMatch(/operator 'AsyncProcess' .*the processElement function returned a promise .*AsyncDataStream\.orderedWait/);
+    const asyncFlatMap = await outcome((env) =>
+      env
+        .fromElements(1, 2)
+        .flatMap((async (n: number, out: { collect(v: number): void }) => {
+          await new Promise((r) => setTimeout(r, 5));
+          out.collect(n);
+        }) as never)
+        .name('AsyncFlatMap')
+        .sinkTo(new CollectSink<unknown>()),
+    );
+    expect(asyncFlatMap).toMatch(/operator 'AsyncFlatMap' .*the flatMap function returned a promise/);
+    const asyncFilter = await outcome((env) =>
+      env
+        .fromElements(1, 2)
+        .filter((async () => false) as never)
+        .name('AsyncFilter')
+        .sinkTo(new CollectSink<number>()),
+    );
+    expect(asyncFilter).toMatch(/operator 'AsyncFilter' .*the filter function returned a promise/);
+  });
+
+  it('a map that returns undefined (a missing return) or a promise fails the job; a filter keeps truthy values', async () => {
+    const missingReturn = await outcome((env) =>
+      env
+        .fromElements(1, 2)
+        .map(((n: number) => {
+          void n;
+        }) as never)
+        .name('NoReturn')
+        .sinkTo(new CollectSink<unknown>()),
+    );
+    expect(missingReturn).toMatch(/operator 'NoReturn' .*the map function returned undefined, which cannot be a record; return a value \(a missing return statement\?\)/);
+    const promise = await outcome((env) =>
+      env
+        .fromElements(1, 2)
+        .map(async (n) => n * 2)
+        .name('AsyncMap')
+        .sinkTo(new CollectSink<Promise<number>>()),
+    );
+    expect(promise).toMatch(/operator 'AsyncMap' .*the map function returned a promise/);
+    const sink = new CollectSink<number>();
+    expect(
+      await outcome((env) =>
+        env
+          .fromElements(0, 1, 2, 3)
+          .filter(((n: number) => n % 2) as never)
+          .sinkTo(sink),
+      ),
+    ).toBe('FINISHED');
+    expect(sink.values.sort()).toEqual([1, 3]);
+  });
+
+  it("a reader's own errors name the source, not the operator chained to it; pollNext returning something else than 'more', 'nothing' or 'end' fails (it spun forever)", async () => {
+    const throwing = await outcome((env) =>
+      env
+        .fromSource(
+          source(() => {
+            throw new Error('reader broke');
+          }),
+          'MySource',
+        )
+        .map((n) => n)
+        .name('Map')
+        .sinkTo(new CollectSink<number>()),
+    );
+    expect(throwing).toMatch(/operator 'MySource' in task .*failed: reader broke/);
+    const wrongStatus = await outcome((env) => env.fromSource(source(() => 'yes'), 'MySource').sinkTo(new CollectSink<number>()));
+    expect(wrongStatus).toMatch(/operator 'MySource' .*pollNext returned 'yes'; it must return 'more' \(call again now\), 'nothing' \(after isAvailable\(\)\) or 'end'/);
+  });
+
+  it('an allowed lateness beyond any watermark (Infinity) keeps windows until the end of the input (it aborted the process: a cleanup timer that fired forever)', async () => {
+    const sink = new CollectSink<number>();
+    const status = await outcome((env) =>
+      env
+        .fromElements(1, 2, 11, 12, 25)
+        .assignTimestampsAndWatermarks(WatermarkStrategy.forMonotonousTimestamps<number>().withTimestampAssigner((n) => n))
+        .keyBy(() => 0)
+        .window(TumblingEventTimeWindows.of(10))
+        .allowedLateness(Infinity)
+        .reduce((a, b) => a + b)
+        .sinkTo(sink),
+    );
+    expect(status).toBe('FINISHED');
+    expect(sink.values).toEqual([3, 23, 25]);
+  });
+
+  it('a subclass of Map in state is refused at the write (it came back from a snapshot as an empty object)', async () => {
+    class Registry extends Map<string, number> {}
+    const message = await outcome((env) =>
+      env
+        .fromElements(1)
+        .keyBy(() => 'k')
+        .process<number>({
+          open(ctx) {
+            (this as unknown as { s: ValueState<Map<string, number>> }).s = ctx.getState(valueState<Map<string, number>>('registry'));
+          },
+          processElement(n, _ctx, out) {
+            (this as unknown as { s: ValueState<Map<string, number>> }).s.update(new Registry([['a', n]]));
+            out.collect(n);
+          },
+        })
+        .name('Registrar')
+        .sinkTo(new CollectSink<number>()),
+    );
+    expect(message).toMatch(/operator 'Registrar' .*cannot write to state 'registry': value is an instance of class Registry \(a subclass\); state holds plain Arrays, Maps and Sets only/);
+  });
+});
