@@ -1,5 +1,6 @@
 import { CountPerKey, countReference } from './support/counting-job.js';
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { StreamExecutionEnvironment } from '../src/index.js';
 import { numberSource } from '../src/connectors/generator/sources.js';
@@ -156,6 +157,23 @@ describe('savepoints', () => {
     const { disposeSavepoint } = await import('../src/runtime/storage/savepoint-directory.js');
     await disposeSavepoint(savepoint.pointer);
     expect(readdirSync(savepoints)).toEqual([]);
+  });
+
+  it('a target that cannot be a directory (a file) fails the savepoint, saying why, and not the job; the next savepoint works', async () => {
+    const env = job(1, tempDir(), tempDir());
+    const x = new LocalExecutor(env.getJobGraph(), env.config, { log: () => {} });
+    const done = x.run();
+    while (x.checkpointStats.counts.completed < 1) await new Promise((r) => setTimeout(r, 5));
+    const file = join(tempDir(), 'a-file');
+    writeFileSync(file, 'not a directory');
+    // Until 2026-12-07 the tasks failed writing into it, which counted against
+    // tolerable-failed-checkpoints (0): every such savepoint restarted the job.
+    await expect(x.triggerSavepoint(file)).rejects.toThrow(/the savepoint directory cannot be created: .*a-file/);
+    const good = await x.triggerSavepoint(tempDir());
+    expect(good.pointer).toMatch(/savepoint-/);
+    expect(x.progress().numRestarts).toBe(0);
+    x.cancel();
+    await done;
   });
 
   it('asks for a target directory when none is configured', async () => {

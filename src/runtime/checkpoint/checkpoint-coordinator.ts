@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { describeThrown } from '../../util/thrown.js';
 import { rm } from 'node:fs/promises';
 import type { JobGraph } from '../../graph/job-graph.js';
 import type { CheckpointBarrier } from '../channel/stream-element.js';
@@ -584,7 +585,20 @@ export class CheckpointCoordinator implements CheckpointResponder {
         };
         const request = t.request?.kind === 'savepoint' ? t.request : undefined;
         const savepoint = request === undefined ? undefined : createSavepointLocation(request.targetDirectory ?? '', this.o.jobId, this.o.savepointOptions);
-        savepoint?.catch(() => {});
+        // A target directory that cannot be made (a file, no permission) fails the savepoint here,
+        // on the coordinator's side, before the tasks fail writing into it: as in Flink, where the
+        // JobManager initializes the location, that failure does not count against
+        // tolerable-failed-checkpoints, and the requester learns why.
+        savepoint?.catch((e: unknown) =>
+          this.enqueue(() => {
+            if (!this.inFlight.has(t.checkpointId)) return;
+            const message = `the savepoint directory cannot be created: ${describeThrown(e)}`;
+            this.o.gateway.log(`savepoint ${t.checkpointId}: ${message}`);
+            const outcome = onCoordinatorFailure(this.state, this.o.config, t.checkpointId, 'IO_EXCEPTION');
+            this.apply({ ...outcome, decisions: outcome.decisions.map((d) => (d.kind === 'abort' ? { ...d, message } : d)) });
+            this.decide();
+          }),
+        );
         // Savepoint state goes into the savepoint's own, self-contained directory.
         const location: Promise<CheckpointStorageLocation> =
           savepoint === undefined ? this.o.storage.createCheckpointLocation(t.checkpointId) : savepoint.then((l) => savepointStateLocation(t.checkpointId, l));
