@@ -138,6 +138,15 @@ describe('sluice run', () => {
     expect(r.stdout).toMatch(new RegExp(`^usage: sluice ${command} `));
   });
 
+  it('a definition that never finishes exits 1 saying so (it exited 0 without a word); a thrown string is shown as such', () => {
+    const never = sluice('run', '--embedded', '--no-typecheck', `${jobs}/never-defined.ts`);
+    expect(never.code, never.stderr).toBe(1);
+    expect(never.stderr).toMatch(/never-defined\.ts: the job's definition never finished: it awaits something that cannot happen any more/);
+    const thrown = sluice('run', '--embedded', '--no-typecheck', `${jobs}/throws-string.ts`);
+    expect(thrown.code).toBe(1);
+    expect(thrown.stderr).toMatch(/throws-string\.ts: the job's definition threw a non-Error value: no input file given/);
+  });
+
   it('a failing job exits 1 naming the operator and the root cause', () => {
     const r = sluice('run', `${jobs}/failing.ts`);
     expect(r.code).toBe(1);

@@ -4,6 +4,7 @@ import { GraphError } from '../graph/stream-graph.js';
 import { JobExecutionError } from '../runtime/local-executor.js';
 import type { Configuration as ConfigurationType } from '../config/configuration.js';
 import { CliError, commandConfiguration } from './cli-error.js';
+import { describeThrown } from '../util/thrown.js';
 import { prepareJob } from './job-loader.js';
 import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
@@ -178,20 +179,44 @@ export function parseRunArgs(argv: readonly string[]): RunArgs {
   return { jobPath, jobArgs: argv.slice(i + 1), config, typeCheck, progress, restorePath, allowNonRestoredState, jobManager, token, detached, embedded, argv };
 }
 
+/**
+ * Awaits the loading or the definition of a job. A job module that awaits something that can
+ * never happen (a promise nobody resolves) leaves the process without work, and Node would exit
+ * with code 0 as if all went well: this fails instead, naming the file.
+ */
+async function unlessStalled<T>(work: Promise<T>, jobPath: string): Promise<T> {
+  let onStall = (): void => {};
+  const stalled = new Promise<never>((_, reject) => {
+    onStall = () =>
+      reject(
+        new CliError(
+          `${jobPath}: the job's definition never finished: it awaits something that cannot happen any more (a promise that is never resolved, at the top of the module or in the defineJob function)`,
+        ),
+      );
+  });
+  process.once('beforeExit', onStall);
+  try {
+    return await Promise.race([work, stalled]);
+  } finally {
+    process.off('beforeExit', onStall);
+  }
+}
+
 /** `sluice run`: runs a job on the local embedded runtime; resolves with the exit code. */
 export async function runCommand(argv: readonly string[]): Promise<number> {
   const args = parseRunArgs(argv);
   if (args.jobManager !== undefined) return submitToCluster(args);
-  const prepared = await prepareJob(args.jobPath, { typeCheck: args.typeCheck });
+  const prepared = await unlessStalled(prepareJob(args.jobPath, { typeCheck: args.typeCheck }), args.jobPath);
   const job = prepared.definition;
   const env = StreamExecutionEnvironment.forJobDefinition(args.config);
   try {
-    await job.build(env, args.jobArgs);
+    await unlessStalled(Promise.resolve(job.build(env, args.jobArgs)), args.jobPath);
   } catch (e) {
     const note = misplacedOptionsNote(args.jobArgs);
+    if (e instanceof CliError) throw e;
     if (e instanceof ConfigError || e instanceof GraphError) throw new CliError(`${args.jobPath}: ${e.message}${note}`);
     if (e instanceof Error) throw new CliError(`${args.jobPath}: the job's definition threw ${e.name}: ${e.message}${note}${jobFrames(e, resolve(args.jobPath))}`);
-    throw e;
+    throw new CliError(`${args.jobPath}: the job's definition threw a non-Error value: ${describeThrown(e)}${note} (throw an Error to get a stack trace)`);
   }
   if (env.isEmpty) throw new CliError(`${args.jobPath} built no dataflow: add a source (env.fromSource) and a sink (sinkTo)`);
   let graph: JobGraph;
@@ -358,7 +383,7 @@ async function startRest(config: ConfigurationType, executor: LocalExecutor): Pr
 
 /** `sluice run --jobmanager host:port`: bundles the job, submits it and (unless detached) waits for its end. */
 async function submitToCluster(args: RunArgs): Promise<number> {
-  const prepared = await prepareJob(args.jobPath, { typeCheck: args.typeCheck });
+  const prepared = await unlessStalled(prepareJob(args.jobPath, { typeCheck: args.typeCheck }), args.jobPath);
   const target = parseTarget(['--jobmanager', args.jobManager!, ...(args.token === undefined ? [] : ['--token', args.token])]);
   const submission = {
     bundle: prepared.code,
