@@ -304,3 +304,29 @@ describe('sluice jobmanager', () => {
     }
   });
 });
+
+describe('addresses and ports given on the command line', () => {
+  it('a port out of range or a malformed REST address is a usage error (exit 2) naming the value, not a stack trace or an unreachable server', () => {
+    for (const args of [
+      ['jobmanager', '--rpc-port', '70000'],
+      ['jobmanager', '--rest-port', '70000'],
+      ['taskmanager', '--jobmanager', '127.0.0.1:70000'],
+    ]) {
+      const r = sluice(...args);
+      expect(r.code, args.join(' ')).toBe(2);
+      expect(r.stderr, args.join(' ')).toMatch(/70000/);
+      expect(r.stderr, args.join(' ')).not.toMatch(/\n\s+at /);
+    }
+    for (const address of ['127.0.0.1:abc', '127.0.0.1:70000', ':8081', '127.0.0.1']) {
+      const r = sluice('list', '-m', address);
+      expect(r.code, address).toBe(2);
+      expect(r.stderr, address).toMatch(new RegExp(`'${address.replace(/\./g, '\\.')}' (is not host:port|has no port); give the REST API's host:port`));
+    }
+  });
+
+  it('--token without --jobmanager is refused: it would not protect the run\'s own REST API', () => {
+    const r = sluice('run', '--embedded', '--token', 's3cret', `${jobs}/word-lengths.ts`);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/--token is the token for the REST API of the JobManager given with --jobmanager; .*-D rest\.auth\.token=<token>/);
+  });
+});

@@ -50,16 +50,21 @@ function parseFlags(argv: readonly string[], valued: readonly string[], usage: s
   return { config, flags, positional };
 }
 
-function intFlag(flags: Map<string, string>, name: string, min: number, usage: string): number | undefined {
+function intFlag(flags: Map<string, string>, name: string, min: number, usage: string, max = Number.MAX_SAFE_INTEGER): number | undefined {
   const v = flags.get(name);
   if (v === undefined) return undefined;
-  if (!/^\d+$/.test(v) || Number(v) < min) throw new CliError(`--${name} must be an integer >= ${min}, got '${v}'\n${usage}`, 2);
+  if (!/^\d+$/.test(v) || Number(v) < min || Number(v) > max) {
+    throw new CliError(`--${name} must be an integer ${max === Number.MAX_SAFE_INTEGER ? `>= ${min}` : `in [${min}, ${max}]`}, got '${v}'\n${usage}`, 2);
+  }
   return Number(v);
 }
+
+const MAX_PORT = 65535;
 
 function hostPort(text: string, usage: string): { host: string; port: number } {
   const m = /^(.+):(\d+)$/.exec(text);
   if (m === null) throw new CliError(`'${text}' is not host:port\n${usage}`, 2);
+  if (Number(m[2]) < 1 || Number(m[2]) > MAX_PORT) throw new CliError(`'${text}': the port must be in [1, ${MAX_PORT}]\n${usage}`, 2);
   return { host: m[1]!.replace(/^\[(.*)\]$/, '$1'), port: Number(m[2]) };
 }
 
@@ -73,9 +78,9 @@ function untilSignal(): Promise<void> {
 
 function applyServerFlags(p: ParsedFlags, usage: string): Configuration {
   const c = p.config;
-  const rpc = intFlag(p.flags, 'rpc-port', 0, usage);
+  const rpc = intFlag(p.flags, 'rpc-port', 0, usage, MAX_PORT);
   if (rpc !== undefined) c.set('jobmanager.rpc.port', rpc);
-  const restPort = intFlag(p.flags, 'rest-port', 0, usage);
+  const restPort = intFlag(p.flags, 'rest-port', 0, usage, MAX_PORT);
   if (restPort !== undefined) c.set('rest.port', restPort);
   const restAddress = p.flags.get('rest-address');
   if (restAddress !== undefined) c.set('rest.address', restAddress);

@@ -31,7 +31,21 @@ export function parseTarget(argv: string[]): RestTarget {
     }
   }
   const baseUrl = /^https?:\/\//.test(address) ? address.replace(/\/+$/, '') : `http://${address}`;
+  checkAddress(address, baseUrl);
   return { baseUrl, token };
+}
+
+/** The REST address a job command was given (-m, SLUICE_JOBMANAGER, the file): host:port with a port in range, or an http(s) URL. */
+function checkAddress(address: string, baseUrl: string): void {
+  const fix = "give the REST API's host:port, e.g. -m 127.0.0.1:8081 (or SLUICE_JOBMANAGER)";
+  let url: URL;
+  try {
+    url = new URL(baseUrl);
+  } catch {
+    throw new CliError(`'${address}' is not host:port; ${fix}`, 2);
+  }
+  if (url.port === '' && !/^https?:\/\//.test(address)) throw new CliError(`'${address}' has no port; ${fix}`, 2);
+  if (url.hostname === '' || (url.pathname !== '/' && url.pathname !== '')) throw new CliError(`'${address}' is not host:port; ${fix}`, 2);
 }
 
 /** How long one REST request may take before the CLI gives up on it (the server is stuck or is not Sluice's). */

@@ -175,6 +175,9 @@ export function parseRunArgs(argv: readonly string[]): RunArgs {
   if (jobPath === undefined) throw new CliError(`no job file given\n${RUN_USAGE}`, 2);
   if (allowNonRestoredState && restorePath === undefined) throw new CliError(`--allow-non-restored-state needs -s <path>\n${RUN_USAGE}`, 2);
   if (detached && jobManager === undefined) throw new CliError(`--detached needs --jobmanager host:port\n${RUN_USAGE}`, 2);
+  if (token !== undefined && jobManager === undefined) {
+    throw new CliError(`--token is the token for the REST API of the JobManager given with --jobmanager; to make this run's REST API ask for a token, set -D rest.auth.token=<token>\n${RUN_USAGE}`, 2);
+  }
   if (embedded && jobManager !== undefined) throw new CliError(`--embedded and --jobmanager exclude each other\n${RUN_USAGE}`, 2);
   return { jobPath, jobArgs: argv.slice(i + 1), config, typeCheck, progress, restorePath, allowNonRestoredState, jobManager, token, detached, embedded, argv };
 }
