@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { StreamExecutionEnvironment } from '../src/index.js';
 import { numberSource } from '../src/connectors/generator/sources.js';
 import { ExactlyOnceFileSink, readCommittedLines } from '../src/connectors/file/exactly-once-file-sink.js';
+import { CollectSink } from '../src/connectors/collect-sink.js';
 import { LocalExecutor } from '../src/runtime/local-executor.js';
 import { StopWithSavepointStoppingError } from '../src/runtime/job-executor.js';
 import { latestCheckpoint as newestCheckpoint, tempDirs } from './support/temp-dirs.js';
@@ -209,6 +210,36 @@ describe('stop with a savepoint', () => {
     const second = new LocalExecutor(env2.getJobGraph(), env2.config, { log: () => {}, restoreFrom: { path: savepoint.pointer, allowNonRestoredState: false } });
     expect((await second.run()).status).toBe('FINISHED');
     expect(compareMultisets(await readCommittedLines(out), reference())).toEqual({ duplicates: 0, missing: 0, unexpected: 0 });
+  });
+});
+
+describe('a savepoint whose source positions another operator would get', () => {
+  it('is refused when the uid now names a source of another kind or an operator that is not a source (it restored silently: a collection source read nothing)', async () => {
+    const savepoints = tempDir();
+    const env = StreamExecutionEnvironment.create({ 'execution.checkpointing.interval': 30 });
+    env.fromSource(numberSource({ count: 1_000_000, eventsPerSecond: 20_000 }), 'numbers').uid('numbers').sinkTo(new CollectSink<number>()).uid('sink');
+    const first = new LocalExecutor(env.getJobGraph(), env.config, { log: () => {} });
+    const done = first.run();
+    while (first.checkpointStats.counts.completed < 1) await new Promise((r) => setTimeout(r, 5));
+    const savepoint = await first.stopWithSavepoint(savepoints);
+    await done;
+    const restore = async (build: (e: StreamExecutionEnvironment) => void): Promise<string> => {
+      const e = StreamExecutionEnvironment.create();
+      build(e);
+      const x = new LocalExecutor(e.getJobGraph(), e.config, { log: () => {}, restoreFrom: { path: savepoint.pointer, allowNonRestoredState: false } });
+      return x.run().then(
+        (r) => r.status,
+        (err: Error) => err.message,
+      );
+    };
+    expect(await restore((e) => e.fromElements(1, 2, 3).uid('numbers').sinkTo(new CollectSink<number>()).uid('sink'))).toMatch(
+      /operator '.*' \(uid numbers\): the snapshot holds the read positions of a source of generator splits, and the operator with this uid is a source of collection splits now; .*give the new operator its own uid\(\), and restore with --allow-non-restored-state/,
+    );
+    expect(await restore((e) => e.fromElements(1, 2, 3).uid('elements').map((n) => n).uid('numbers').sinkTo(new CollectSink<number>()).uid('sink'))).toMatch(
+      /\(uid numbers\): the snapshot holds the read positions of a source of generator splits, and the operator with this uid is not a source now/,
+    );
+    // The same kind of source goes on from the positions.
+    expect(await restore((e) => e.fromSource(numberSource({ count: 1_000_000 }), 'numbers').uid('numbers').sinkTo(new CollectSink<number>()).uid('sink'))).toBe('FINISHED');
   });
 });
 

@@ -86,6 +86,13 @@ export interface Source<T, Split = unknown> {
    * splits not yet handed out are part of every checkpoint and savepoint.
    */
   readonly splitAssignment?: 'static' | 'on-request';
+  /**
+   * What this source's splits are (`'kafka'`, `'file'`, ...), saved with them in checkpoints
+   * and savepoints. A restore refuses splits of another kind: a source replaced under the
+   * same uid would otherwise read positions that mean something else (Flink's split
+   * serializer fails there). Optional; sources without it are not checked.
+   */
+  readonly splitKind?: string;
   createReader(ctx: SourceReaderContext): SourceReader<T, Split>;
 }
 

@@ -8,6 +8,7 @@ export interface CollectionSplit {
 
 /** A bounded source of in-memory values, read by one subtask; replayable from its index. */
 export class CollectionSource<T> implements Source<T, CollectionSplit> {
+  readonly splitKind = 'collection';
   readonly boundedness = 'bounded' as const;
   constructor(private readonly values: readonly T[]) {}
 

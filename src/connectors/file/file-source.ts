@@ -25,6 +25,7 @@ export interface FileSourceOptions {
  * (its files, sorted by name). Bounded; position = file and byte offset.
  */
 export class FileSource implements Source<string, FileSplit> {
+  readonly splitKind = 'file';
   readonly boundedness = 'bounded' as const;
   readonly splitAssignment: 'static' | 'on-request';
   constructor(

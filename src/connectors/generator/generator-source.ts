@@ -41,6 +41,7 @@ export interface GeneratorSourceOptions<T> {
  * round-robin to splits, so parallel subtasks advance through event time together.
  */
 export class GeneratorSource<T> implements Source<T, GeneratorSplit> {
+  readonly splitKind = 'generator';
   readonly boundedness: 'bounded' | 'unbounded';
   readonly splitAssignment: 'static' | 'on-request';
   private readonly count: number;

@@ -99,6 +99,7 @@ const IS_CONTROL = 1 << 5;
  * nothing past the last stable offset is read.
  */
 export class KafkaSource<T = string> implements Source<T, KafkaSplit> {
+  readonly splitKind = 'kafka';
   readonly boundedness: 'bounded' | 'unbounded';
 
   constructor(readonly options: KafkaSourceOptions<T>) {

@@ -34,6 +34,7 @@ const LINES_PER_POLL = 1024;
  * pausing the socket.
  */
 export class SocketTextSource implements Source<string, SocketSplit> {
+  readonly splitKind = 'socket';
   readonly boundedness = 'unbounded' as const;
   private readonly delimiter: string;
   private readonly maxRetry: number;

@@ -140,6 +140,7 @@ export function checkpointMetadata(
         maxParallelism: node.maxParallelism,
         subtasks: snaps,
         ...(enumerator === undefined ? {} : { coordinatorState: { kind: 'inline' as const, bytes: enumerator } }),
+        ...(node.source?.splitKind === undefined ? {} : { splitKind: node.source.splitKind }),
       });
     }
   }
@@ -209,6 +210,14 @@ export async function restoreAssignments(
             if (snap !== undefined) opEntry(perSubtask[i]!.operators, node.operatorUid).keyed.push(snap);
           }
         }
+      }
+      const heldSplits = old.subtasks.some((s) => s.sourceSplits !== undefined) || old.coordinatorState !== undefined;
+      if (heldSplits && (node.source === undefined || (old.splitKind !== undefined && node.source.splitKind !== undefined && old.splitKind !== node.source.splitKind))) {
+        const now = node.source === undefined ? 'is not a source now' : `is a source of ${node.source.splitKind} splits now`;
+        throw new StateMappingError(
+          `operator '${node.name}' (uid ${node.operatorUid}): the snapshot holds the read positions of a source${old.splitKind === undefined ? '' : ` of ${old.splitKind} splits`}, and the operator with this uid ${now}; ` +
+            'positions of one source mean nothing to another: give the new operator its own uid(), and restore with --allow-non-restored-state to leave the old positions behind',
+        );
       }
       if (nodeIndex !== 0) continue;
       // Source splits: the same subtask at the same parallelism, else dealt out again.

@@ -40,6 +40,8 @@ export interface OperatorSnapshot {
    * splits not handed out yet), as Flink's OperatorState.coordinatorState. Absent otherwise.
    */
   readonly coordinatorState?: StateHandle;
+  /** A source's `splitKind` (what its subtasks' splits are); absent for other operators, sources without one, and older snapshots. */
+  readonly splitKind?: string;
 }
 
 export interface SubtaskSnapshot {
@@ -288,7 +290,15 @@ function parseOperator(v: unknown, path: string, type: SnapshotType): OperatorSn
     return st;
   });
   const coordinatorState = parseOptionalHandle(o['coordinatorState'], `${path}.coordinatorState`, type);
-  return coordinatorState === undefined ? { operatorUid, parallelism, maxParallelism, subtasks } : { operatorUid, parallelism, maxParallelism, subtasks, coordinatorState };
+  const splitKind = o['splitKind'] === undefined ? undefined : nonEmptyString(o['splitKind'], `${path}.splitKind`);
+  return {
+    operatorUid,
+    parallelism,
+    maxParallelism,
+    subtasks,
+    ...(coordinatorState === undefined ? {} : { coordinatorState }),
+    ...(splitKind === undefined ? {} : { splitKind }),
+  };
 }
 
 /**
