@@ -28,9 +28,9 @@ function retainingEnv(parallelism: number, checkpoints: string, intervalMs = 30)
   });
 }
 
-function job(parallelism: number, checkpoints: string, out: string, o: { withCounter?: boolean; intervalMs?: number } = {}) {
+function job(parallelism: number, checkpoints: string, out: string, o: { withCounter?: boolean; intervalMs?: number; eventsPerSecond?: number } = {}) {
   const env = retainingEnv(parallelism, checkpoints, o.intervalMs);
-  const s = env.fromSource(numberSource({ count: RECORDS, eventsPerSecond: 30_000 }), 'numbers').uid('numbers').keyBy((n) => n % KEYS);
+  const s = env.fromSource(numberSource({ count: RECORDS, eventsPerSecond: o.eventsPerSecond ?? 30_000 }), 'numbers').uid('numbers').keyBy((n) => n % KEYS);
   const counted = (o.withCounter ?? true) ? s.process(new CountPerKey()).uid('count') : s.process<string>({ processElement: (n, _c, out) => out.collect(String(n)) }).uid('other');
   counted.sinkTo(new ExactlyOnceFileSink<string>(out)).uid('sink');
   return env;
@@ -192,7 +192,8 @@ describe('stop with a savepoint', () => {
   it.each([false, true])('stops the job after a committed savepoint (drain %s); a job restored from it continues exactly-once', async (drain) => {
     const savepoints = tempDir();
     const out = tempDir();
-    const env = job(2, tempDir(), out);
+    // 3 s of data, so that a loaded machine's stop still finds the sources reading.
+    const env = job(2, tempDir(), out, { eventsPerSecond: 10_000 });
     const first = new LocalExecutor(env.getJobGraph(), env.config, { log: () => {} });
     const done = first.run();
     while (first.checkpointStats.counts.completed < 2) await new Promise((r) => setTimeout(r, 5));
