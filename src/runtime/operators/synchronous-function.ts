@@ -24,7 +24,7 @@ export function expectCondition(returned: unknown, fn: string): void {
   if (isThenable(returned)) refuse(returned, fn);
 }
 
-function isThenable(v: unknown): v is PromiseLike<unknown> {
+export function isThenable(v: unknown): v is PromiseLike<unknown> {
   return (typeof v === 'object' || typeof v === 'function') && v !== null && typeof (v as { then?: unknown }).then === 'function';
 }
 

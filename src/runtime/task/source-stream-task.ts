@@ -6,6 +6,7 @@ import type { SplitAnswer } from '../split-enumerator.js';
 import type { WatermarkReport } from '../watermark-alignment.js';
 import { PlainSourceOutput, SourceWatermarks, type SourceTaskOutput } from './source-watermarks.js';
 import { SOURCE_SLICE_RECORDS, StreamTask, type InputResult, type TaskDeployment } from './stream-task.js';
+import { isThenable } from '../operators/synchronous-function.js';
 import { blameOperatorNamed } from './stream-operator.js';
 import { isTerminal } from './task-state.js';
 
@@ -313,6 +314,6 @@ export class SourceStreamTask extends StreamTask {
 /** A value pollNext should not have returned, for the error. */
 function describeStatus(status: unknown): string {
   if (typeof status === 'string') return `'${status}'`;
-  if (typeof status === 'object' && status !== null && typeof (status as { then?: unknown }).then === 'function') return 'a promise (pollNext must not be async: return \'nothing\' and resolve isAvailable() when there is more)';
+  if (isThenable(status)) return 'a promise (pollNext must not be async: return \'nothing\' and resolve isAvailable() when there is more)';
   return String(status);
 }
