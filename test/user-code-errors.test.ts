@@ -1,7 +1,7 @@
 // Mistakes in job code that used to crash the process, hang, lose records silently or blame the
 // wrong operator: each now fails the job with a message that names the operator and the fix.
 import { describe, expect, it } from 'vitest';
-import { StreamExecutionEnvironment, TumblingEventTimeWindows, WatermarkStrategy, valueState, type ValueState } from '../src/index.js';
+import { AsyncDataStream, OutputTag, StreamExecutionEnvironment, TumblingEventTimeWindows, WatermarkStrategy, mapState, valueState, type MapState, type ValueState } from '../src/index.js';
 import type { InputStatus, Source } from '../src/api/source.js';
 import { CollectSink } from '../src/connectors/index.js';
 
@@ -181,5 +181,172 @@ describe('mistakes in job code', () => {
         .sinkTo(new CollectSink<number>()),
     );
     expect(message).toMatch(/operator 'Registrar' .*cannot write to state 'registry': value is an instance of class Registry \(a subclass\); state holds plain Arrays, Maps and Sets only/);
+  });
+
+  it('out.collect(undefined) fails naming the operator, and ctx.output with something else than an OutputTag fails (its records were dropped without a word)', async () => {
+    const undefinedRecord = await outcome((env) =>
+      env
+        .fromElements(1, 2)
+        .flatMap<number>((n, out) => out.collect((n > 1 ? undefined : n) as number))
+        .name('Holey')
+        .sinkTo(new CollectSink<number>()),
+    );
+    expect(undefinedRecord).toMatch(/operator 'Holey' .*out\.collect\(undefined\): a record cannot be undefined; collect a value \(null is one\), or do not call collect/);
+    const stringTag = await outcome((env) =>
+      env
+        .fromElements(1, 2)
+        .process<number>({
+          processElement: (n, ctx, out) => {
+            ctx.output('late' as unknown as OutputTag<number>, n);
+            out.collect(n);
+          },
+        })
+        .name('Tagger')
+        .sinkTo(new CollectSink<number>()),
+    );
+    expect(stringTag).toMatch(/operator 'Tagger' .*ctx\.output\(tag, value\) takes an OutputTag, got the string 'late': create the tag once/);
+    // A real tag nobody reads is dropped, as in Flink.
+    const unread = new OutputTag<number>('unread');
+    const sink = new CollectSink<number>();
+    expect(
+      await outcome((env) =>
+        env
+          .fromElements(1, 2)
+          .process<number>({
+            processElement: (n, ctx, out) => {
+              ctx.output(unread, n);
+              out.collect(n * 10);
+            },
+          })
+          .sinkTo(sink),
+      ),
+    ).toBe('FINISHED');
+    expect(sink.values.sort()).toEqual([10, 20]);
+  });
+
+  it('an async function that returns its result instead of completing the ResultFuture fails at once (it waited for the timeout); one that returns a timer is fine', async () => {
+    for (const [what, fn] of [
+      ['a value', (n: number) => [n * 2]],
+      ['a promise of a value', async (n: number) => n * 2],
+    ] as const) {
+      const started = Date.now();
+      const message = await outcome((env) =>
+        AsyncDataStream.orderedWait(env.fromElements(1, 2), fn as never, 60_000)
+          .name('Lookup')
+          .sinkTo(new CollectSink<number>()),
+      );
+      expect(message, what).toMatch(/operator 'Lookup' .*the asyncInvoke function returned .* instead of completing its ResultFuture.* resultFuture\.complete\(\[\.\.\.\]\)/);
+      expect(Date.now() - started, what).toBeLessThan(30_000);
+    }
+    const sink = new CollectSink<number>();
+    expect(
+      await outcome((env) =>
+        AsyncDataStream.unorderedWait(env.fromElements(1, 2), ((n: number, rf: { complete(r: number[]): void }) => setTimeout(() => rf.complete([n * 2]), 5)) as never, 10_000).sinkTo(sink),
+      ),
+    ).toBe('FINISHED');
+    expect(sink.values.sort()).toEqual([2, 4]);
+  });
+
+  it('one state name asked for with another default value is refused (the second default was silently ignored); the same descriptor asked for twice is fine', async () => {
+    type Holder = { a: ValueState<number>; b: ValueState<number> };
+    const message = await outcome((env) =>
+      env
+        .fromElements(1, 2)
+        .keyBy(() => 'k')
+        .process<number>({
+          open(ctx) {
+            const h = this as unknown as Holder;
+            h.a = ctx.getState(valueState<number>('count', { defaultValue: 0 }));
+            h.b = ctx.getState(valueState<number>('count', { defaultValue: 100 }));
+          },
+          processElement(n, _ctx, out) {
+            out.collect(n);
+          },
+        })
+        .name('Counter')
+        .sinkTo(new CollectSink<number>()),
+    );
+    expect(message).toMatch(/operator 'Counter' .*state 'count' was registered with the default value 0 and is now requested with 100: one name is one state/);
+    type Sums = { a: ValueState<{ sum: number }>; b: ValueState<{ sum: number }> };
+    const sink = new CollectSink<number>();
+    expect(
+      await outcome((env) =>
+        env
+          .fromElements(1, 2, 3)
+          .keyBy(() => 'k')
+          .process<number>({
+            open(ctx) {
+              const h = this as unknown as Sums;
+              h.a = ctx.getState(valueState<{ sum: number }>('sum', { defaultValue: { sum: 0 } }));
+              h.b = ctx.getState(valueState<{ sum: number }>('sum', { defaultValue: { sum: 0 } }));
+            },
+            processElement(n, _ctx, out) {
+              const h = this as unknown as Sums;
+              const next = { sum: h.a.value()!.sum + n };
+              h.b.update(next);
+              out.collect(next.sum);
+            },
+          })
+          .sinkTo(sink),
+      ),
+    ).toBe('FINISHED');
+    expect(sink.values).toEqual([1, 3, 6]);
+  });
+
+  it('an object as a map state key is refused at the write (it compared by identity: never found again, nor after a restore)', async () => {
+    const message = await outcome((env) =>
+      env
+        .fromElements(1, 1)
+        .keyBy(() => 'k')
+        .process<number>({
+          open(ctx) {
+            (this as unknown as { m: MapState<{ id: number }, number> }).m = ctx.getMapState(mapState<{ id: number }, number>('byId'));
+          },
+          processElement(n, _ctx, out) {
+            const m = (this as unknown as { m: MapState<{ id: number }, number> }).m;
+            m.put({ id: n }, (m.get({ id: n }) ?? 0) + 1);
+            out.collect(n);
+          },
+        })
+        .name('Indexer')
+        .sinkTo(new CollectSink<number>()),
+    );
+    expect(message).toMatch(/operator 'Indexer' .*cannot write to state 'byId' \(map key\): the key \{"id":1\} is an object, and map keys must be strings, numbers, bigints or booleans/);
+  });
+
+  it('a reader that gives a record a timestamp that is not whole epoch milliseconds fails naming the source (the record was dropped by the windows without a word)', async () => {
+    for (const [what, t] of [
+      ['NaN', Number.NaN],
+      ['a string', '2026-12-07T00:00:00Z'],
+    ] as const) {
+      const timed: Source<number, number> = {
+        boundedness: 'bounded',
+        createSplits: () => [0],
+        createReader: () => {
+          let n = 0;
+          return {
+            addSplits: () => {},
+            noMoreSplits: () => {},
+            pollNext: (out) => {
+              if (++n > 2) return 'end';
+              out.collect(n, t as number);
+              return 'more';
+            },
+            isAvailable: () => Promise.resolve(),
+            snapshotState: () => [],
+          };
+        },
+      };
+      for (const strategy of [undefined, WatermarkStrategy.forMonotonousTimestamps<number>()]) {
+        const message = await outcome((env) =>
+          (strategy === undefined ? env.fromSource(timed, 'Clock') : env.fromSource(timed, strategy, 'Clock'))
+            .keyBy(() => 0)
+            .window(TumblingEventTimeWindows.of(10))
+            .reduce((a, b) => a + b)
+            .sinkTo(new CollectSink<number>()),
+        );
+        expect(message, `${what}, strategy ${strategy !== undefined}`).toMatch(/source '.*Clock.*': the reader emitted a record with the timestamp .*; ReaderOutput\.collect\(record, timestampMs\) takes a whole number of epoch milliseconds/);
+      }
+    }
   });
 });

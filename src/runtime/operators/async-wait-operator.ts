@@ -28,15 +28,46 @@ interface AsyncCall<OUT> {
 }
 
 /** Runs a user method that completes `future`: a throw, or a returned promise that rejects, completes it exceptionally. */
-function callUser(method: () => void | Promise<void>, future: ResultFuture<never>): void {
-  let r: void | Promise<void>;
+function callUser(method: () => unknown, future: CheckedResultFuture, fn: string): void {
+  let r: unknown;
   try {
     r = method();
   } catch (e) {
     future.completeExceptionally(e);
     return;
   }
-  if (r !== undefined && r !== null && typeof (r as Promise<void>).then === 'function') (r as Promise<void>).then(undefined, (e: unknown) => future.completeExceptionally(e));
+  if (r === undefined) return;
+  if (typeof r === 'object' && r !== null && typeof (r as Promise<unknown>).then === 'function') {
+    (r as Promise<unknown>).then(
+      (v) => refuseReturnedResult(v, future, fn),
+      (e: unknown) => future.completeExceptionally(e),
+    );
+    return;
+  }
+  refuseReturnedResult(r, future, fn);
+}
+
+/**
+ * A result returned (or resolved) instead of passed to the ResultFuture, while the future is
+ * still open: the call would wait for its timeout (or forever without one). Only values that
+ * look like results count (a primitive, an array, a plain object): a function written as
+ * `(x, rf) => setTimeout(() => rf.complete([x]), 10)` returns a timer, which is fine.
+ */
+function refuseReturnedResult(v: unknown, future: CheckedResultFuture, fn: string): void {
+  if (v === undefined || future.done) return;
+  const looksLikeResult = typeof v !== 'object' || v === null || Array.isArray(v) || Object.getPrototypeOf(v) === Object.prototype;
+  if (!looksLikeResult || typeof v === 'function') return;
+  future.completeExceptionally(
+    new Error(
+      `the ${fn} returned ${describe(v)} instead of completing its ResultFuture, so the call would only end at its timeout: ` +
+        'pass the results to resultFuture.complete([...]) (e.g. async (input, resultFuture) => resultFuture.complete([await lookup(input)]))',
+    ),
+  );
+}
+
+/** A ResultFuture that knows whether it was completed. */
+interface CheckedResultFuture extends ResultFuture<never> {
+  readonly done: boolean;
 }
 
 /** A short description of a record for an error message. */
@@ -159,13 +190,16 @@ export class AsyncWaitOperator<IN, OUT> extends StreamOperator<OUT> {
       (results) => this.onResults(call, attempt, results),
       (error) => this.onError(call, attempt, error),
     );
-    callUser(() => this.fn.asyncInvoke(call.entry.value as IN, future), future);
+    callUser(() => this.fn.asyncInvoke(call.entry.value as IN, future), future, 'asyncInvoke function');
   }
 
   /** A ResultFuture whose first completion runs `ok` or `failed` as mail of the subtask. */
-  private resultFuture(ok: (results: readonly OUT[]) => void, failed: (error: unknown) => void): ResultFuture<OUT> {
+  private resultFuture(ok: (results: readonly OUT[]) => void, failed: (error: unknown) => void): ResultFuture<OUT> & { readonly done: boolean } {
     let used = false;
     return {
+      get done() {
+        return used;
+      },
       complete: (results) => {
         if (used) return;
         used = true;
@@ -235,7 +269,7 @@ export class AsyncWaitOperator<IN, OUT> extends StreamOperator<OUT> {
         if (!call.settled && !this.closed) this.fail(call, error, `${what}, and its timeout() failed`);
       },
     );
-    callUser(() => timeout.call(this.fn, call.entry.value as IN, future), future);
+    callUser(() => timeout.call(this.fn, call.entry.value as IN, future), future, 'timeout function');
   }
 
   private settle(call: AsyncCall<OUT>, results: readonly OUT[]): void {

@@ -3,6 +3,7 @@ import type { ListState } from '../../api/state-descriptors.js';
 import { operatorListState } from '../../api/state-descriptors.js';
 import type { OperatorRuntime } from '../task/operator-runtime.js';
 import { serializerOr } from '../state/serializer.js';
+import { objectMapKeyProblem } from '../state/map-key.js';
 
 /** What one subtask's copy of a broadcast state is in a checkpoint: the writer, its parallelism, the entries. */
 interface StoredCopy {
@@ -98,6 +99,7 @@ export class BroadcastStateStore {
       } catch (e) {
         throw new Error(`cannot write to broadcast state '${d.name}': ${(e as Error).message}`, { cause: e });
       }
+      if (typeof k === 'object' && k !== null) throw new Error(`cannot write to broadcast state '${d.name}': ${objectMapKeyProblem(k)}`);
     });
     this.states.set(d.name, { state, readOnly: readOnly(state, d.name), stored });
   }

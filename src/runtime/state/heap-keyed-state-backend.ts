@@ -10,6 +10,7 @@ import { decodeTimerGroup, snapshotBytes, type KeyedStateSnapshot, type StateSna
 import { TimerQueue } from '../task/timer-queue.js';
 import { stateCodec } from './state-codec.js';
 import { restoredStateMismatch, storedStateKind } from './ttl.js';
+import { reregisteredStateMismatch } from './state-registration.js';
 import type { InternalState, KeyedStateBackend, SnapshotRequest } from './keyed-state-backend.js';
 import { createStateHandle } from './state-handles.js';
 import type { HeapSnapshotReplica, SnapshotThread } from './snapshot-thread.js';
@@ -81,9 +82,8 @@ export class HeapKeyedStateBackend implements KeyedStateBackend {
   getOrCreateState(descriptor: KeyedStateDescriptor, namespaced: boolean): InternalState {
     const existing = this.states.get(descriptor.name);
     if (existing !== undefined) {
-      if (existing.descriptor.kind !== descriptor.kind) {
-        throw new Error(`state '${descriptor.name}' was registered as ${existing.descriptor.kind} state and is now requested as ${descriptor.kind} state`);
-      }
+      const mismatch = reregisteredStateMismatch(existing.descriptor, descriptor);
+      if (mismatch !== undefined) throw new Error(mismatch);
       return existing.handle;
     }
     const codec = stateCodec(descriptor);

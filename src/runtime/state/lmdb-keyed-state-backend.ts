@@ -22,6 +22,7 @@ import { PackedGroupWriter } from './packed-group-writer.js';
 import { msgpackElementEnd, msgpackMapHeader, msgpackNumberAt } from './msgpack-scan.js';
 import { stateCodec } from './state-codec.js';
 import { restoredStateMismatch, storedStateKind } from './ttl.js';
+import { reregisteredStateMismatch } from './state-registration.js';
 import { makeDirectoriesSync } from '../../util/make-directories.js';
 
 export interface LmdbBackendOptions {
@@ -140,9 +141,8 @@ export class LmdbKeyedStateBackend implements KeyedStateBackend {
     this.checkOpen();
     const existing = this.handles.get(descriptor.name);
     if (existing !== undefined) {
-      if (existing.descriptor.kind !== descriptor.kind) {
-        throw new Error(`state '${descriptor.name}' was registered as ${existing.descriptor.kind} state and is now requested as ${descriptor.kind} state`);
-      }
+      const mismatch = reregisteredStateMismatch(existing.descriptor, descriptor);
+      if (mismatch !== undefined) throw new Error(mismatch);
       return existing.handle;
     }
     const restored = this.stored.get(descriptor.name);

@@ -1,3 +1,4 @@
+import { objectMapKeyProblem } from './map-key.js';
 import type {
   AggregatingStateDescriptor,
   KeyedStateDescriptor,
@@ -310,6 +311,7 @@ class MapStateHandle extends KeyedStateHandle<unknown> {
   }
   put(key: unknown, value: unknown): void {
     this.check(key, this.keySerializer, ' (map key)');
+    if (typeof key === 'object' && key !== null) throw new Error(`cannot write to state '${this.table.name}' (map key): ${objectMapKeyProblem(key)}`);
     this.check(value);
     const m = this.map() ?? new Map<unknown, unknown>();
     m.set(key, this.ttl === undefined ? value : this.wrap(value));

@@ -52,6 +52,18 @@ export function fanOut(sinks: readonly RecordSink[]): RecordSink {
 }
 
 /**
+ * A side output nobody reads is dropped, as in Flink; but a tag that is not an OutputTag (a
+ * string, a tag's id) would drop every record sent to it without a word.
+ */
+function checkOutputTag(tag: unknown): void {
+  if (typeof tag === 'object' && tag !== null && typeof (tag as { id?: unknown }).id === 'string' && typeof (tag as { tagId?: unknown }).tagId === 'number') return;
+  const shown = typeof tag === 'string' ? `the string '${tag}'` : typeof tag === 'object' && tag !== null ? 'an object that is not an OutputTag' : String(tag);
+  throw new TypeError(
+    `ctx.output(tag, value) takes an OutputTag, got ${shown}: create the tag once (const late = new OutputTag<T>('late')), pass it to ctx.output and to getSideOutput`,
+  );
+}
+
+/**
  * The output of one operator in a chain: the main output goes to `main`, side outputs by
  * tag. Watermarks go everywhere.
  */
@@ -70,6 +82,7 @@ export class OperatorOutput<T> implements Output<T> {
   collectSide(tag: OutputTag<unknown>, value: unknown, timestampMs: number): void {
     const sink = this.sides.get(tag.id);
     if (sink !== undefined) sink.push(value, timestampMs);
+    else checkOutputTag(tag);
   }
 
   emitWatermark(watermarkMs: number): void {

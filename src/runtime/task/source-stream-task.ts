@@ -59,7 +59,7 @@ export class SourceStreamTask extends StreamTask {
     if (head === undefined) throw new Error(`${this.name}: a source task needs a source at the head of its chain`);
     const spec = d.vertex.nodes[0]!.sourceWatermarks;
     if (spec === undefined) {
-      this.output = new PlainSourceOutput(head);
+      this.output = new PlainSourceOutput(head, this.name);
     } else {
       const output = new SourceWatermarks(head, spec.strategy, () => d.clock.nowMs(), this.name);
       this.output = output;

@@ -4,6 +4,19 @@ import { MAX_WATERMARK, MIN_WATERMARK, NO_TIMESTAMP } from '../channel/stream-el
 import { checkedTimestamp } from '../operators/timestamps-and-watermarks-operator.js';
 import type { OperatorOutput } from './output.js';
 
+/**
+ * A timestamp a reader gave with a record: whole epoch milliseconds. Anything else (NaN, a
+ * string, a Date) would reach the windows as a record no window takes, dropped without a word.
+ */
+function readerTimestamp(source: string, t: number): number {
+  if (Number.isSafeInteger(t)) return t;
+  const shown = typeof t === 'number' ? String(t) : `${typeof t} ${JSON.stringify(t) ?? String(t)}`;
+  throw new Error(
+    `source '${source}': the reader emitted a record with the timestamp ${shown}; ReaderOutput.collect(record, timestampMs) takes a whole number of epoch milliseconds ` +
+      '(e.g. Date.parse(text) or date.getTime()), or no timestamp',
+  );
+}
+
 /** `env.fromSource(source, strategy, name)`: how the source subtask makes its watermarks. */
 export interface SourceWatermarksSpec {
   readonly strategy: WatermarkStrategy<unknown>;
@@ -22,10 +35,15 @@ export interface SourceTaskOutput extends ReaderOutput<unknown> {
 /** The output of a source without a watermark strategy: records as the reader emits them, split outputs are this one. */
 export class PlainSourceOutput implements SourceTaskOutput {
   count = 0;
-  constructor(private readonly head: OperatorOutput<unknown>) {}
+  constructor(
+    private readonly head: OperatorOutput<unknown>,
+    /** The source's name, for errors about timestamps. */
+    private readonly name: string,
+  ) {}
   collect(value: unknown, timestampMs?: number): void {
+    const t = timestampMs === undefined ? NO_TIMESTAMP : readerTimestamp(this.name, timestampMs);
     this.count++;
-    this.head.collect(value, timestampMs === undefined ? NO_TIMESTAMP : timestampMs);
+    this.head.collect(value, t);
   }
   createOutputForSplit(): SourceOutput<unknown> {
     return this;
@@ -191,7 +209,8 @@ class SplitWatermarks implements SourceOutput<unknown>, WatermarkOutput {
   collect(value: unknown, timestampMs?: number): void {
     const p = this.parent;
     const assigner = p.strategy.timestampAssigner;
-    const t = assigner === undefined ? (timestampMs ?? NO_TIMESTAMP) : checkedTimestamp(p.name, assigner(value, timestampMs));
+    const t =
+      assigner === undefined ? (timestampMs === undefined ? NO_TIMESTAMP : readerTimestamp(p.name, timestampMs)) : checkedTimestamp(p.name, assigner(value, timestampMs));
     p.count++;
     p.head.collect(value, t);
     this.generator.onEvent(value, t, this);
