@@ -231,7 +231,7 @@ describe('mistakes in job code', () => {
     ] as const) {
       const started = Date.now();
       const message = await outcome((env) =>
-        AsyncDataStream.orderedWait(env.fromElements(1, 2), fn as never, 60_000)
+        AsyncDataStream.orderedWait<number, number>(env.fromElements(1, 2), fn as never, 60_000)
           .name('Lookup')
           .sinkTo(new CollectSink<number>()),
       );
@@ -241,7 +241,7 @@ describe('mistakes in job code', () => {
     const sink = new CollectSink<number>();
     expect(
       await outcome((env) =>
-        AsyncDataStream.unorderedWait(env.fromElements(1, 2), ((n: number, rf: { complete(r: number[]): void }) => setTimeout(() => rf.complete([n * 2]), 5)) as never, 10_000).sinkTo(sink),
+        AsyncDataStream.unorderedWait<number, number>(env.fromElements(1, 2), ((n: number, rf: { complete(r: number[]): void }) => setTimeout(() => rf.complete([n * 2]), 5)) as never, 10_000).sinkTo(sink),
       ),
     ).toBe('FINISHED');
     expect(sink.values.sort()).toEqual([2, 4]);
@@ -348,5 +348,61 @@ describe('mistakes in job code', () => {
         expect(message, `${what}, strategy ${strategy !== undefined}`).toMatch(/source '.*Clock.*': the reader emitted a record with the timestamp .*; ReaderOutput\.collect\(record, timestampMs\) takes a whole number of epoch milliseconds/);
       }
     }
+  });
+
+  it('two keyed inputs whose keys differ in type (1 and "1") fail naming both (connect().keyBy, interval join and window join matched nothing, without a word)', async () => {
+    type Order = { id: number; ts: number };
+    type Payment = { orderId: string; ts: number };
+    const orders: Order[] = [1, 2, 3].map((id) => ({ id, ts: id * 10 }));
+    const payments: Payment[] = [1, 2, 3].map((id) => ({ orderId: String(id), ts: id * 10 + 1 }));
+    const timed = <T extends { ts: number }>(env: StreamExecutionEnvironment, xs: T[]) =>
+      env.fromElements(...xs).assignTimestampsAndWatermarks(WatermarkStrategy.forMonotonousTimestamps<T>().withTimestampAssigner((x) => x.ts));
+    const expected = /keys are numbers \(e\.g\. 1\) and the second input's are strings \(e\.g\. '1'\); keys only meet when equal in type and value .*make both key selectors return the same type/;
+    const connected = await outcome((env) =>
+      env
+        .fromElements(...orders)
+        .connect(env.fromElements(...payments))
+        .keyBy((o) => o.id, ((p: Payment) => p.orderId) as never)
+        .process<string>({ processElement1: () => {}, processElement2: () => {} })
+        .name('Matcher')
+        .sinkTo(new CollectSink<string>()),
+    );
+    expect(connected).toMatch(/operator 'Matcher' .*connect\(\.\.\.\)\.keyBy\(key1, key2\): the first input's /);
+    expect(connected).toMatch(expected);
+    const interval = await outcome((env) =>
+      timed(env, orders)
+        .keyBy((o) => o.id)
+        .intervalJoin(timed(env, payments).keyBy(((p: Payment) => p.orderId) as never))
+        .between(-5, 5)
+        .process<string>({ processElement: (o, p, _ctx, out) => out.collect(`${o.id}+${p.orderId}`) })
+        .sinkTo(new CollectSink<string>()),
+    );
+    expect(interval).toMatch(/intervalJoin: the first input's /);
+    expect(interval).toMatch(expected);
+    const windowJoin = await outcome((env) =>
+      timed(env, orders)
+        .join(timed(env, payments))
+        .where((o) => o.id)
+        .equalTo(((p: Payment) => p.orderId) as never)
+        .window(TumblingEventTimeWindows.of(100))
+        .apply((o, p) => `${o.id}+${p.orderId}`)
+        .sinkTo(new CollectSink<string>()),
+    );
+    expect(windowJoin).toMatch(/where\(\.\.\.\)\.equalTo\(\.\.\.\): the first input's /);
+    expect(windowJoin).toMatch(expected);
+    // Keys of one type on both sides join as before.
+    const sink = new CollectSink<string>();
+    expect(
+      await outcome((env) =>
+        timed(env, orders)
+          .join(timed(env, payments))
+          .where((o) => String(o.id))
+          .equalTo((p) => p.orderId)
+          .window(TumblingEventTimeWindows.of(100))
+          .apply((o, p) => `${o.id}+${p.orderId}`)
+          .sinkTo(sink),
+      ),
+    ).toBe('FINISHED');
+    expect(sink.values.sort()).toEqual(['1+1', '2+2', '3+3']);
   });
 });

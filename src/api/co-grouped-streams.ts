@@ -1,3 +1,4 @@
+import { KeyTypeAgreement } from '../runtime/operators/key-type-agreement.js';
 import type { KeyType } from '../runtime/state/key-group.js';
 import { isPhysical } from '../graph/transformation.js';
 import type { DataStream, SingleOutputStream } from './data-stream.js';
@@ -49,7 +50,14 @@ export class CoGroupWindow<A, B, K extends KeyType> {
   apply<R>(fn: CoGroupFunction<A, B, R>, name = 'CoGroup'): SingleOutputStream<R> {
     const { keyA, keyB } = this;
     const united = tagged<A, A, B>(this.first, 1, `${name}: tag first input`).union(tagged<B, A, B>(this.second, 2, `${name}: tag second input`));
-    const windowed = united.keyBy((t): K => (t.side === 1 ? keyA(t.value) : keyB(t.value))).window(this.assigner);
+    const keyTypes = new KeyTypeAgreement(`${name}: where(...).equalTo(...)`);
+    const windowed = united
+      .keyBy((t): K => {
+        const key = t.side === 1 ? keyA(t.value) : keyB(t.value);
+        keyTypes.check((t.side - 1) as 0 | 1, key);
+        return key;
+      })
+      .window(this.assigner);
     windowed.allowedLateness(this.allowedLatenessMs);
     return windowed
       .process<R>({

@@ -3,6 +3,7 @@ import type { KeyType } from '../state/key-group.js';
 import { StreamOperator } from '../task/stream-operator.js';
 import { RecordContext, fireKeyedTimer, keyedRuntimeContext, runtimeContext } from './contexts.js';
 import { KeyedOperator, perSubtask } from './keyed-operator.js';
+import { KeyTypeAgreement } from './key-type-agreement.js';
 import { TimestampedCollector } from './timestamped-collector.js';
 
 /** Two inputs, one function: connect(...).process(...). */
@@ -40,6 +41,7 @@ export class CoProcessOperator<IN1, IN2, OUT> extends StreamOperator<OUT> {
 
 /** Two keyed inputs sharing keyed state and timers. */
 export class KeyedCoProcessOperator<K extends KeyType, IN1, IN2, OUT> extends KeyedOperator<OUT> {
+  private readonly keyTypes = new KeyTypeAgreement('connect(...).keyBy(key1, key2)');
   private ctx!: RecordContext<K>;
   private collector!: TimestampedCollector<OUT>;
 
@@ -59,6 +61,7 @@ export class KeyedCoProcessOperator<K extends KeyType, IN1, IN2, OUT> extends Ke
 
   processElement(value: unknown, timestampMs: number): void {
     this.setKeyOf(value);
+    this.keyTypes.check(0, this.backend.getCurrentKey());
     this.ctx.timestampMs = timestampMs;
     this.collector.timestampMs = timestampMs;
     this.fn.processElement1(value as IN1, this.ctx, this.collector);
@@ -68,6 +71,7 @@ export class KeyedCoProcessOperator<K extends KeyType, IN1, IN2, OUT> extends Ke
     const selector = this.runtime.keySelector2;
     if (selector === undefined) throw new Error(`operator '${this.runtime.name}': the second input is not keyed`);
     this.setKeyWith(selector, value);
+    this.keyTypes.check(1, this.backend.getCurrentKey());
     this.ctx.timestampMs = timestampMs;
     this.collector.timestampMs = timestampMs;
     this.fn.processElement2(value as IN2, this.ctx, this.collector);

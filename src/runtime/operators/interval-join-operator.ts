@@ -6,6 +6,7 @@ import type { KeyType } from '../state/key-group.js';
 import { assert } from '../../util/assert.js';
 import { keyedRuntimeContext } from './contexts.js';
 import { KeyedOperator, perSubtask } from './keyed-operator.js';
+import { KeyTypeAgreement } from './key-type-agreement.js';
 import { TimestampedCollector } from './timestamped-collector.js';
 
 /** Bounds of an interval join, both inclusive (exclusive ones are narrowed by 1 ms before). */
@@ -35,6 +36,7 @@ type Buckets = MapState<number, unknown[]>;
  * Results carry the larger of the two timestamps.
  */
 export class IntervalJoinOperator<K extends KeyType, IN1, IN2, OUT> extends KeyedOperator<OUT> {
+  private readonly keyTypes = new KeyTypeAgreement('intervalJoin');
   private left!: Buckets;
   private right!: Buckets;
   private collector!: TimestampedCollector<OUT>;
@@ -71,6 +73,7 @@ export class IntervalJoinOperator<K extends KeyType, IN1, IN2, OUT> extends Keye
 
   processElement(value: unknown, timestampMs: number): void {
     this.setKeyOf(value);
+    this.keyTypes.check(0, this.backend.getCurrentKey());
     this.join(value, timestampMs, true);
   }
 
@@ -78,6 +81,7 @@ export class IntervalJoinOperator<K extends KeyType, IN1, IN2, OUT> extends Keye
     const selector = this.runtime.keySelector2;
     if (selector === undefined) throw new Error(`operator '${this.runtime.name}': the second input is not keyed`);
     this.setKeyWith(selector, value);
+    this.keyTypes.check(1, this.backend.getCurrentKey());
     this.join(value, timestampMs, false);
   }
 
