@@ -1,11 +1,23 @@
 import { spawnSync } from 'node:child_process';
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { misplacedOptionsNote, RUN_USAGE } from '../src/cli/run-command.js';
 
 function sluice(...args: string[]): { code: number | null; stdout: string; stderr: string } {
   const r = spawnSync(process.execPath, ['bin/sluice.js', ...args], { encoding: 'utf8', timeout: 60_000 });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
+
+/** As sluice(), without blocking this process: a server the test runs must answer meanwhile. */
+async function sluiceAsync(...args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const { execFile } = await import('node:child_process');
+  return new Promise((resolve) =>
+    execFile(process.execPath, ['bin/sluice.js', ...args], { encoding: 'utf8', timeout: 20_000 }, (err, stdout, stderr) =>
+      resolve({ code: err === null ? 0 : typeof err.code === 'number' ? err.code : null, stdout, stderr }),
+    ),
+  );
+}
+
+const escapeRegExp = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 const jobs = 'test/fixtures/jobs';
 
@@ -125,6 +137,51 @@ describe('sluice run', () => {
     for (const o of options) expect(misplacedOptionsNote(['x', o, 'v']), o).toMatch(/came after the job file/);
   });
 
+  it('a job file that is not a TypeScript or JavaScript module is refused up front (exit 2), naming it and the extensions taken; a directory and a missing file are named too', async () => {
+    const { copyFileSync, mkdirSync, mkdtempSync } = await import('node:fs');
+    const { tmpdir } = await import('node:os');
+    const { join } = await import('node:path');
+    const dir = mkdtempSync(join(tmpdir(), 'sluice-cli-ext-'));
+    // A job's code under another name: esbuild loaded job.txt as text ("is not a job") and
+    // refused job.py with its own message.
+    for (const [name, what] of [['job.txt', 'a .txt file'], ['job.py', 'a .py file'], ['job', 'it has no extension']] as const) {
+      const file = join(dir, name);
+      copyFileSync(`${jobs}/word-lengths.ts`, file);
+      const r = sluice('run', file, 'a');
+      expect(r.stderr, name).toBe(`error: ${file} is not a job module (${what}); give a TypeScript or JavaScript file ending in .ts, .mts, .cts, .tsx, .js, .mjs, .cjs or .jsx\n`);
+      expect(r.code, name).toBe(2);
+    }
+    mkdirSync(join(dir, 'job.ts'));
+    const directory = sluice('run', join(dir, 'job.ts'));
+    expect(directory.stderr).toBe(`error: ${join(dir, 'job.ts')} is a directory; give the path of a job module such as ${join(dir, 'job.ts', 'job.ts')}\n`);
+    const missing = sluice('run', join(dir, 'missing.txt'));
+    expect(missing.stderr).toMatch(new RegExp(`^error: job file not found: ${escapeRegExp(join(dir, 'missing.txt'))} .*\n$`));
+    expect(missing.code).toBe(1);
+  });
+
+  it.each([
+    // Reported against an operator ("operator 'Map': parallelism must be ..."), exit 1.
+    [['-p', '99999'], "invalid parallelism '99999': give an integer >= 1 and <= 32768 (Flink's upper bound), e.g. -p 2"],
+    [['--parallelism=32769'], "invalid parallelism '32769': give an integer >= 1 and <= 32768 (Flink's upper bound), e.g. --parallelism 2"],
+    // Accepted without -s, and nothing to claim.
+    [['--claim-mode', 'CLAIM'], '--claim-mode only applies with -s <path>: it says who owns the snapshot a run restores from; give -s <savepoint or checkpoint>, or drop --claim-mode'],
+    [['--claimMode', 'no_claim'], '--claimMode only applies with -s <path>: it says who owns the snapshot a run restores from; give -s <savepoint or checkpoint>, or drop --claimMode'],
+    [['-rm', 'claim'], '-rm only applies with -s <path>: it says who owns the snapshot a run restores from; give -s <savepoint or checkpoint>, or drop -rm'],
+    // Refused, naming --allow-non-restored-state when -n was given.
+    [['-n'], '-n needs -s <path>: it lets a restore skip state no operator of the job takes; give -s <savepoint or checkpoint>, or drop -n'],
+  ])('sluice run %j <job> is a usage error (exit 2) naming the flag', (options, message) => {
+    const r = sluice('run', ...options, `${jobs}/word-lengths.ts`, 'a');
+    expect(r.stderr.split('\n')[0]).toBe(`error: ${message}`);
+    expect(r.code).toBe(2);
+  });
+
+  it('takes -p from 1 to 32768 (the upper bound of max parallelism)', async () => {
+    const { parseRunArgs } = await import('../src/cli/run-command.js');
+    for (const p of ['1', '2', '128', '32768']) expect(parseRunArgs(['-p', p, 'job.ts']).config.getNumber('parallelism.default')).toBe(Number(p));
+    expect(parseRunArgs(['--parallelism=32768', 'job.ts']).config.getNumber('parallelism.default')).toBe(32768);
+    expect(parseRunArgs(['-s', '/sp', '--claim-mode', 'claim', '-n', 'job.ts']).allowNonRestoredState).toBe(true);
+  });
+
   it('sluice run --help prints the usage', () => {
     const r = sluice('run', '--help');
     expect(r.code).toBe(0);
@@ -152,6 +209,78 @@ describe('sluice run', () => {
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/explode/);
     expect(r.stderr).toMatch(/boom at record 2/);
+  });
+});
+
+describe('the REST commands against a server that answers JSON of another shape', () => {
+  // A server that is not a JobManager's REST API, answering 200 with `answer` to every request.
+  // The commands read fields it lacks and failed with a stack trace (RangeError: Invalid time
+  // value, TypeError: Cannot read properties of undefined), printed "Checkpoint undefined ...
+  // completed", or polled without end.
+  let server: import('node:http').Server;
+  let baseUrl: string;
+  let answer = '{}';
+  beforeAll(async () => {
+    const { createServer } = await import('node:http');
+    server = createServer((req, res) => {
+      req.resume();
+      res.writeHead(200, { 'content-type': 'application/json' }).end(answer);
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    baseUrl = `http://127.0.0.1:${(server.address() as import('node:net').AddressInfo).port}`;
+  });
+  afterAll(() => {
+    server.closeAllConnections();
+    server.close();
+  });
+
+  const id = '0123456789abcdef0123456789abcdef';
+  it.each([
+    [['list'], {}, 'GET /jobs/overview', "'jobs' is missing, not an array"],
+    [['list'], [], 'GET /jobs/overview', 'it is not a JSON object'],
+    [['list'], { jobs: 5 }, 'GET /jobs/overview', "'jobs' is a number, not an array"],
+    [['list'], { jobs: [5] }, 'GET /jobs/overview', "'jobs[0]' is a number, not an object"],
+    [['list'], { jobs: [{ jid: id, name: 'n', state: 'RUNNING' }] }, 'GET /jobs/overview', "'jobs[0].start-time' is missing, not a number"],
+    [['info', id], {}, `GET /jobs/${id}`, "'jid' is missing, not a string"],
+    [['info', id], { jid: id, name: 'n', state: 'RUNNING', 'start-time': 1, 'end-time': -1, duration: 1, vertices: [{ name: 'Map' }] }, `GET /jobs/${id}`, "'vertices[0].parallelism' is missing, not a number"],
+    [['checkpoints', id], { counts: {}, history: [] }, `GET /jobs/${id}/checkpoints`, "'counts.completed' is missing, not a number"],
+    [['checkpoints', id], { counts: { completed: 1, failed: 0, in_progress: 0, restored: 0 }, history: [{}] }, `GET /jobs/${id}/checkpoints`, "'history[0].id' is missing, not a number"],
+    [['checkpoint', id], {}, `POST /jobs/${id}/checkpoints`, "'request-id' is missing, not a string"],
+    [['checkpoint', id], { 'request-id': 'r', status: { id: 'COMPLETED' } }, `GET /jobs/${id}/checkpoints/r`, "'operation' is missing, not an object"],
+    [['checkpoint', id], { 'request-id': 'r', status: { id: 'DONE' } }, `GET /jobs/${id}/checkpoints/r`, "'status.id' is 'DONE', not IN_PROGRESS or COMPLETED"],
+  ])('sluice %j, answered %j: one line naming the request, the address and the fields', async (args, body, request, problem) => {
+    answer = JSON.stringify(body);
+    const r = await sluiceAsync(...args, '--jobmanager', baseUrl.replace('http://', ''));
+    const lines = r.stderr.split('\n').filter((l) => l !== '' && !l.startsWith('Waiting for'));
+    expect(lines).toEqual([
+      `error: ${request}: the answer of ${baseUrl} is not what a Sluice JobManager sends (${problem}); is --jobmanager the right address, and the server the same version as this CLI?`,
+    ]);
+    expect(r.code).toBe(1);
+  });
+});
+
+describe('sluice savepoint --dispose of a path that is not a savepoint', () => {
+  it('names the path and what a savepoint path is, deleting nothing (a _metadata directory gave a bare EISDIR)', async () => {
+    const { existsSync, mkdirSync, mkdtempSync, writeFileSync } = await import('node:fs');
+    const { tmpdir } = await import('node:os');
+    const { join } = await import('node:path');
+    const dir = mkdtempSync(join(tmpdir(), 'sluice-cli-dispose-'));
+    mkdirSync(join(dir, 'odd', '_metadata'), { recursive: true });
+    const odd = sluice('savepoint', '--dispose', join(dir, 'odd'));
+    expect(odd.stderr).toMatch(
+      new RegExp(`^error: cannot dispose of ${escapeRegExp(join(dir, 'odd'))}: EISDIR[^\n]*; a savepoint path is the directory holding the savepoint's _metadata file, as printed by sluice savepoint and sluice stop\n$`),
+    );
+    expect(odd.code).toBe(1);
+    expect(existsSync(join(dir, 'odd', '_metadata'))).toBe(true);
+    // A file, a missing path and a directory of something else: refused by the dispose itself.
+    writeFileSync(join(dir, 'a-file'), 'x');
+    mkdirSync(join(dir, 'empty'));
+    for (const path of [join(dir, 'a-file'), join(dir, 'missing'), join(dir, 'empty')]) {
+      const r = sluice('savepoint', '--dispose', path);
+      expect(r.stderr, path).toMatch(new RegExp(`^error: [^\n]*${escapeRegExp(path)}[^\n]*savepoint directory[^\n]*\n$`));
+      expect(r.code, path).toBe(1);
+    }
+    expect(existsSync(join(dir, 'empty'))).toBe(true);
   });
 });
 
@@ -321,6 +450,22 @@ describe('addresses and ports given on the command line', () => {
       const r = sluice('list', '-m', address);
       expect(r.code, address).toBe(2);
       expect(r.stderr, address).toMatch(new RegExp(`'${address.replace(/\./g, '\\.')}' (is not host:port|has no port); give the REST API's host:port`));
+    }
+  });
+
+  it('an address that cannot be resolved names its option and value (a bare "getaddrinfo ENOTFOUND", and a stack trace from the TaskManager)', () => {
+    const host = 'no-such-host.invalid';
+    const give = (flags: string) => `give a host name or IP address of this machine with ${flags}=<address>`;
+    for (const [args, prefix, fix] of [
+      [['jobmanager', '--rpc-port', '0', '--rest-port', '0', '--rest-address', host], `the JobManager cannot start: the REST address '${host}' (rest.address)`, give('--rest-address or -D rest.address')],
+      [['jobmanager', '--rpc-port', '0', '--rest-port', '0', '-D', `jobmanager.rpc.address=${host}`], `the JobManager cannot start: the rpc address '${host}' (jobmanager.rpc.address)`, give('-D jobmanager.rpc.address')],
+      [['cluster', 'run', '--taskmanagers', '1', '--rpc-port', '0', '--rest-port', '0', '--rest-address', host], `the cluster cannot start: the REST address '${host}' (rest.address)`, give('--rest-address or -D rest.address')],
+      [['taskmanager', '--jobmanager', '127.0.0.1:1', '-D', `taskmanager.host=${host}`], `the TaskManager cannot start: its address '${host}' (taskmanager.host)`, give('-D taskmanager.host')],
+    ] as const) {
+      const r = sluice(...args);
+      // ENOTFOUND, or EAI_AGAIN where no name server answers.
+      expect(r.stderr, args.join(' ')).toMatch(new RegExp(`^error: ${escapeRegExp(prefix)} cannot be resolved \\([A-Z_]+\\); ${escapeRegExp(fix)}\n$`));
+      expect(r.code, args.join(' ')).toBe(1);
     }
   });
 

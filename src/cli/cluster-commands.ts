@@ -112,11 +112,12 @@ export async function taskManagerCommand(argv: readonly string[]): Promise<numbe
   const { host, port } = hostPort(target, TASKMANAGER_USAGE);
   const slots = intFlag(p.flags, 'slots', 1, TASKMANAGER_USAGE) ?? p.config.getNumber('taskmanager.numberOfTaskSlots');
   const id = p.flags.get('id');
+  const tmHost = p.config.getString('taskmanager.host') ?? '127.0.0.1';
   const tm = new TaskManager({
     jobManagerHost: host,
     jobManagerPort: port,
     slots,
-    host: p.config.getString('taskmanager.host') ?? '127.0.0.1',
+    host: tmHost,
     dataPort: p.config.getNumber('taskmanager.data.port'),
     metricsPort: p.config.getNumber('metrics.reporter.prom.port'),
     secret: p.config.getString('cluster.secret'),
@@ -125,7 +126,16 @@ export async function taskManagerCommand(argv: readonly string[]): Promise<numbe
     ...(id === undefined ? {} : { id }),
     ...(quiet ? { quiet: true } : {}),
   });
-  await tm.start();
+  try {
+    await tm.start();
+  } catch (e) {
+    await tm.stop().catch(() => undefined);
+    const { code, syscall } = e as NodeJS.ErrnoException;
+    const giveAddress = 'give a host name or IP address of this machine with -D taskmanager.host=<address>';
+    if (syscall === 'getaddrinfo') throw new CliError(`the TaskManager cannot start: its address '${tmHost}' (taskmanager.host) cannot be resolved (${code}); ${giveAddress}`);
+    if (code === 'EADDRNOTAVAIL') throw new CliError(`the TaskManager cannot start: its address ${tmHost} (taskmanager.host) is not one of this machine's; ${giveAddress}`);
+    throw new CliError(`the TaskManager cannot start: ${(e as Error).message}`);
+  }
   // A TaskManager of a local cluster goes when the cluster process does (even if it was killed).
   const parent = Number(process.env.SLUICE_PARENT_PID ?? NaN);
   let orphaned: (() => void) | undefined;

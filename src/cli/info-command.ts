@@ -1,4 +1,4 @@
-import { parseTarget, rejectUnknownOptions, requireJobId, rest } from './rest-client.js';
+import { parseTarget, rejectUnknownOptions, requireJobId, rest, type ResponseShape } from './rest-client.js';
 
 export const INFO_USAGE = 'usage: sluice info [--jobmanager host:port] <jobId>';
 
@@ -17,12 +17,23 @@ interface JobDetails {
   }[];
 }
 
+/** The fields of JobDetails that formatJobInfo reads (Flink's GET /jobs/:jobid has them all). */
+const JOB_DETAILS: ResponseShape = {
+  jid: 'string',
+  name: 'string',
+  state: 'string',
+  'start-time': 'number',
+  'end-time': 'number',
+  duration: 'number',
+  vertices: [{ name: 'string', parallelism: 'number', status: 'string', metrics: { 'read-records': 'number', 'write-records': 'number' } }],
+};
+
 /** `sluice info <jobId>`: a job's details (GET /jobs/:id): name, state, times, vertices with their progress. */
 export async function infoCommand(argv: string[]): Promise<number> {
   const target = parseTarget(argv);
   rejectUnknownOptions(argv, INFO_USAGE);
   const id = requireJobId(argv, INFO_USAGE);
-  const j = await rest<JobDetails>(target, 'GET', `/jobs/${id}`, undefined, { jid: 'string', name: 'string', state: 'string', 'start-time': 'number', vertices: 'array' });
+  const j = await rest<JobDetails>(target, 'GET', `/jobs/${id}`, undefined, JOB_DETAILS);
   process.stdout.write(formatJobInfo(j));
   return 0;
 }

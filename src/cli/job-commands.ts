@@ -1,12 +1,15 @@
 import type { CheckpointStatsEntry } from '../runtime/checkpoint/checkpoint-stats.js';
 import { checkpointTable } from './checkpoint-table.js';
 import { CliError } from './cli-error.js';
-import { parseTarget, pathForServer, rejectUnknownOptions, requireJobId, rest, type ResponseShape, type RestTarget } from './rest-client.js';
+import { parseTarget, pathForServer, rejectUnknownOptions, requireJobId, rest, shapeProblem, unexpectedAnswer, type ResponseShape, type RestTarget } from './rest-client.js';
 import { WaitProgress } from './wait-progress.js';
 
 export const LIST_USAGE = 'usage: sluice list [--jobmanager host:port]';
 /** The answer to a triggered asynchronous operation (savepoint, stop, checkpoint). */
 const TRIGGERED: ResponseShape = { 'request-id': 'string' };
+/** The result of a completed savepoint (also of a stop or a cancel with savepoint), and of a checkpoint. */
+const SAVEPOINT_DONE: ResponseShape = { location: 'string' };
+const CHECKPOINT_DONE: ResponseShape = { checkpointId: 'number' };
 
 export const CANCEL_USAGE = 'usage: sluice cancel [--jobmanager host:port] [--with-savepoint [dir]] <jobId>';
 export const CHECKPOINT_USAGE = 'usage: sluice checkpoint [--jobmanager host:port] [--full] <jobId>';
@@ -20,11 +23,14 @@ interface JobOverview {
   duration: number;
 }
 
+/** The fields of a job in GET /jobs/overview that the table shows. */
+const JOB_OVERVIEW: ResponseShape = { jid: 'string', name: 'string', state: 'string', 'start-time': 'number', duration: 'number' };
+
 /** `sluice list`: the jobs of a JobManager as a table. */
 export async function listCommand(argv: string[]): Promise<number> {
   const target = parseTarget(argv);
   rejectUnknownOptions(argv, LIST_USAGE);
-  const { jobs } = await rest<{ jobs: JobOverview[] }>(target, 'GET', '/jobs/overview', undefined, { jobs: 'array' });
+  const { jobs } = await rest<{ jobs: JobOverview[] }>(target, 'GET', '/jobs/overview', undefined, { jobs: [JOB_OVERVIEW] });
   if (jobs.length === 0) {
     process.stdout.write('No jobs.\n');
     return 0;
@@ -52,7 +58,7 @@ export async function cancelCommand(argv: string[]): Promise<number> {
     const body: Record<string, unknown> = { 'cancel-job': true };
     if (dir !== undefined) body['target-directory'] = pathForServer(dir);
     const { 'request-id': triggerId } = await rest<{ 'request-id': string }>(target, 'POST', `/jobs/${id}/savepoints`, body, TRIGGERED);
-    const op = await awaitOperation(target, `/jobs/${id}/savepoints/${triggerId}`, 'cancel-with-savepoint', `Cancelling job ${id} with a savepoint`);
+    const op = await awaitOperation(target, `/jobs/${id}/savepoints/${triggerId}`, 'cancel-with-savepoint', `Cancelling job ${id} with a savepoint`, SAVEPOINT_DONE);
     process.stdout.write(`Cancelled job ${id}. Savepoint: ${String(op.location)}\n`);
     return 0;
   }
@@ -71,17 +77,35 @@ export async function checkpointCommand(argv: string[]): Promise<number> {
   if (unknown.length > 0) throw new CliError(`unknown option '${unknown[0]}'\n${CHECKPOINT_USAGE}`, 2);
   const id = requireJobId(argv, CHECKPOINT_USAGE);
   const { 'request-id': triggerId } = await rest<{ 'request-id': string }>(target, 'POST', `/jobs/${id}/checkpoints`, { checkpointType: full ? 'FULL' : 'CONFIGURED' }, TRIGGERED);
-  const op = await awaitOperation(target, `/jobs/${id}/checkpoints/${triggerId}`, 'the checkpoint', `Waiting for a ${full ? 'full ' : ''}checkpoint of job ${id}`);
+  const op = await awaitOperation(target, `/jobs/${id}/checkpoints/${triggerId}`, 'the checkpoint', `Waiting for a ${full ? 'full ' : ''}checkpoint of job ${id}`, CHECKPOINT_DONE);
   process.stdout.write(`Checkpoint ${String(op.checkpointId)} of job ${id} completed.\n`);
   return 0;
 }
+
+/** The fields of GET /jobs/:jobid/checkpoints that the counts line and the table show (Flink's have them all). */
+const CHECKPOINTS: ResponseShape = {
+  counts: { completed: 'number', failed: 'number', in_progress: 'number', restored: 'number' },
+  history: [
+    {
+      id: 'number',
+      status: 'string',
+      checkpoint_type: 'string',
+      trigger_timestamp: 'number',
+      end_to_end_duration: 'number',
+      state_size: 'number',
+      persisted_data: 'number',
+      num_subtasks: 'number',
+      num_acknowledged_subtasks: 'number',
+    },
+  ],
+};
 
 /** `sluice checkpoints <jobId>`: the checkpoint history as a table. */
 export async function checkpointsCommand(argv: string[]): Promise<number> {
   const target = parseTarget(argv);
   rejectUnknownOptions(argv, CHECKPOINTS_USAGE);
   const id = requireJobId(argv, CHECKPOINTS_USAGE);
-  const r = await rest<{ counts: Record<string, number>; history: Record<string, unknown>[] }>(target, 'GET', `/jobs/${id}/checkpoints`, undefined, { counts: 'object', history: 'array' });
+  const r = await rest<{ counts: Record<string, number>; history: Record<string, unknown>[] }>(target, 'GET', `/jobs/${id}/checkpoints`, undefined, CHECKPOINTS);
   const entries: CheckpointStatsEntry[] = r.history.map((h) => ({
     id: h.id as number,
     status: h.status as CheckpointStatsEntry['status'],
@@ -109,17 +133,23 @@ export async function checkpointsCommand(argv: string[]): Promise<number> {
 export const SAVEPOINT_USAGE =
   'usage: sluice savepoint [--jobmanager host:port] [--type canonical|native] <jobId> [targetDirectory]\n       sluice savepoint --dispose <savepointPath>\n       sluice savepoint inspect [--operator uid] [--samples N] [--json] [-D key=value]... <savepointPath>';
 
-/** Polls an asynchronous REST operation until it completed, showing progress; returns its `operation`. */
-async function awaitOperation(target: RestTarget, path: string, what: string, waiting: string): Promise<Record<string, unknown>> {
+/**
+ * Polls an asynchronous REST operation until it completed, showing progress; returns its
+ * `operation`, which has the fields of `result` unless it failed.
+ */
+async function awaitOperation(target: RestTarget, path: string, what: string, waiting: string, result: ResponseShape): Promise<Record<string, unknown>> {
   const progress = new WaitProgress(waiting);
   try {
     for (;;) {
-      const r = await rest<{ status: { id: string }; operation?: Record<string, unknown> & { 'failure-cause'?: { 'stack-trace': string } } }>(target, 'GET', path, undefined, { status: 'object' });
+      const r = await rest<{ status: { id: string }; operation?: Record<string, unknown> & { 'failure-cause'?: { 'stack-trace': string } } }>(target, 'GET', path, undefined, { status: { id: 'string' } });
+      if (r.status.id !== 'COMPLETED' && r.status.id !== 'IN_PROGRESS') throw unexpectedAnswer(target, 'GET', path, `'status.id' is '${r.status.id}', not IN_PROGRESS or COMPLETED`);
       if (r.status.id === 'COMPLETED') {
         const failure = r.operation?.['failure-cause'];
-        progress.stop(failure === undefined ? 'done' : 'failed');
+        const problem = failure === undefined ? shapeProblem(r, { operation: result }) : undefined;
+        progress.stop(failure === undefined && problem === undefined ? 'done' : 'failed');
+        if (problem !== undefined) throw unexpectedAnswer(target, 'GET', path, problem);
         if (failure !== undefined) throw new CliError(`${what} failed: ${failure['stack-trace']}`);
-        return r.operation ?? {};
+        return r.operation!;
       }
       await new Promise((res) => setTimeout(res, 200));
     }
@@ -140,10 +170,13 @@ export async function savepointCommand(argv: string[]): Promise<number> {
     const path = argv[i + 1];
     if (path === undefined) throw new CliError(`--dispose needs the savepoint's path\n${SAVEPOINT_USAGE}`, 2);
     const { disposeSavepoint } = await import('../runtime/storage/savepoint-directory.js');
+    const { CheckpointStorageError } = await import('../runtime/storage/storage-errors.js');
     try {
       await disposeSavepoint(path);
     } catch (e) {
-      throw new CliError((e as Error).message);
+      // Its refusals name the path and the fix; anything else (EISDIR, EACCES, ...) is said here.
+      if (e instanceof CheckpointStorageError) throw new CliError(e.message);
+      throw new CliError(`cannot dispose of ${path}: ${(e as Error).message}; a savepoint path is the directory holding the savepoint's _metadata file, as printed by sluice savepoint and sluice stop`);
     }
     process.stdout.write(`Disposed savepoint ${path}.\n`);
     return 0;
@@ -163,7 +196,7 @@ export async function savepointCommand(argv: string[]): Promise<number> {
   const body: Record<string, unknown> = { formatType, 'cancel-job': false };
   if (dir !== undefined) body['target-directory'] = pathForServer(dir);
   const { 'request-id': triggerId } = await rest<{ 'request-id': string }>(target, 'POST', `/jobs/${id}/savepoints`, body, TRIGGERED);
-  const op = await awaitOperation(target, `/jobs/${id}/savepoints/${triggerId}`, 'the savepoint', `Waiting for a savepoint of job ${id}`);
+  const op = await awaitOperation(target, `/jobs/${id}/savepoints/${triggerId}`, 'the savepoint', `Waiting for a savepoint of job ${id}`, SAVEPOINT_DONE);
   process.stdout.write(`Savepoint completed. Path: ${String(op.location)}\nResume with: sluice run -s ${String(op.location)} [options] <job.ts> [job args...]\n`);
   return 0;
 }
@@ -199,7 +232,7 @@ export async function stopCommand(argv: string[]): Promise<number> {
   const body: Record<string, unknown> = { drain, formatType };
   if (dir !== undefined) body.targetDirectory = pathForServer(dir);
   const { 'request-id': triggerId } = await rest<{ 'request-id': string }>(target, 'POST', `/jobs/${id}/stop`, body, TRIGGERED);
-  const op = await awaitOperation(target, `/jobs/${id}/savepoints/${triggerId}`, 'stop-with-savepoint', `Stopping job ${id} with a savepoint${drain ? ' (draining)' : ''}`);
+  const op = await awaitOperation(target, `/jobs/${id}/savepoints/${triggerId}`, 'stop-with-savepoint', `Stopping job ${id} with a savepoint${drain ? ' (draining)' : ''}`, SAVEPOINT_DONE);
   process.stdout.write(`Job ${id} stopped. Savepoint: ${String(op.location)}\nResume with: sluice run -s ${String(op.location)} [options] <job.ts> [job args...]\n`);
   return 0;
 }

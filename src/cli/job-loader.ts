@@ -1,6 +1,6 @@
 import { existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { basename, dirname, join, relative, resolve } from 'node:path';
+import { basename, dirname, extname, join, relative, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { isJobDefinition, type JobDefinition } from '../api/define-job.js';
 import { CliError } from './cli-error.js';
@@ -14,12 +14,20 @@ const entryPoints: Record<string, string> = {
   'sluice/connectors': join(distDir, 'connectors', 'index.js'),
 };
 
+/** The extensions of the job modules `sluice run` takes: TypeScript and JavaScript, as ES or CommonJS modules. */
+export const JOB_FILE_EXTENSIONS: readonly string[] = ['.ts', '.mts', '.cts', '.tsx', '.js', '.mjs', '.cjs', '.jsx'];
+
 function checkJobFile(path: string): string {
   const file = resolve(path);
   if (!existsSync(file)) {
     throw new CliError(`job file not found: ${path} (resolved to ${file}); give the path of a .ts or .js job module`);
   }
   if (!statSync(file).isFile()) throw new CliError(`${path} is a directory; give the path of a job module such as ${join(path, 'job.ts')}`);
+  const ext = extname(file);
+  if (!JOB_FILE_EXTENSIONS.includes(ext)) {
+    const accepted = `${JOB_FILE_EXTENSIONS.slice(0, -1).join(', ')} or ${JOB_FILE_EXTENSIONS.at(-1)}`;
+    throw new CliError(`${path} is not a job module (${ext === '' ? 'it has no extension' : `a ${ext} file`}); give a TypeScript or JavaScript file ending in ${accepted}`, 2);
+  }
   return file;
 }
 

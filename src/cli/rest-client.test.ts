@@ -21,6 +21,18 @@ describe('shapeProblem', () => {
     expect(shapeProblem({ n: null }, { n: 'number' })).toBe("'n' is a null, not a number");
     expect(shapeProblem([1], { n: 'number' })).toBe('it is not a JSON object');
   });
+
+  it('looks into nested objects and every element of arrays, naming the path to the field (the commands read them and threw TypeError or RangeError)', () => {
+    const shape = { jobs: [{ jid: 'string', metrics: { 'read-records': 'number' } }] } as const;
+    expect(shapeProblem({ jobs: [] }, shape)).toBeUndefined();
+    expect(shapeProblem({ jobs: [{ jid: 'a', metrics: { 'read-records': 1 } }] }, shape)).toBeUndefined();
+    expect(shapeProblem({ jobs: 5 }, shape)).toBe("'jobs' is a number, not an array");
+    expect(shapeProblem({ jobs: [5] }, shape)).toBe("'jobs[0]' is a number, not an object");
+    expect(shapeProblem({ jobs: [{ jid: 'a', metrics: { 'read-records': 1 } }, {}] }, shape)).toBe("'jobs[1].jid' is missing, not a string");
+    expect(shapeProblem({ jobs: [{ jid: 'a', metrics: [] }] }, shape)).toBe("'jobs[0].metrics' is an array, not an object");
+    expect(shapeProblem({ jobs: [{ jid: 'a', metrics: {} }] }, shape)).toBe("'jobs[0].metrics.read-records' is missing, not a number");
+    expect(shapeProblem({ ids: [1, '2'] }, { ids: ['number'] })).toBe("'ids[1]' is a string, not a number");
+  });
 });
 
 describe('rest against a server that is not a Sluice JobManager', () => {

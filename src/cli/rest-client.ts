@@ -51,16 +51,50 @@ function checkAddress(address: string, baseUrl: string): void {
 /** How long one REST request may take before the CLI gives up on it (the server is stuck or is not Sluice's). */
 export const REST_REQUEST_TIMEOUT_MS = 30_000;
 
-/** Top-level fields a response must have, with their JSON types ('array' for arrays). */
-export type ResponseShape = Readonly<Record<string, 'string' | 'number' | 'boolean' | 'object' | 'array'>>;
+/**
+ * The JSON type of a response's field: 'array' and 'object' of any content; a shape, an
+ * object with those fields; `[type]`, an array whose every element is of that type.
+ */
+export type FieldType = 'string' | 'number' | 'boolean' | 'object' | 'array' | ResponseShape | readonly [FieldType];
 
-/** What is wrong with `json` for `shape`, or undefined when it fits. */
+/** Fields a response must have, with their JSON types. */
+export interface ResponseShape {
+  readonly [field: string]: FieldType;
+}
+
+function jsonType(v: unknown): string {
+  return v === undefined ? 'missing' : Array.isArray(v) ? 'array' : v === null ? 'null' : typeof v;
+}
+
+const withArticle = (type: string): string => `${type === 'array' || type === 'object' ? 'an' : 'a'} ${type}`;
+
+/** What is wrong with the value `v` of the field `name` for `type`, or undefined when it fits. */
+function fieldProblem(v: unknown, type: FieldType, name: string): string | undefined {
+  const expected = typeof type === 'string' ? type : Array.isArray(type) ? 'array' : 'object';
+  const actual = jsonType(v);
+  if (actual !== expected) return `'${name}' is ${actual === 'missing' ? 'missing' : withArticle(actual)}, not ${withArticle(expected)}`;
+  if (typeof type === 'string') return undefined;
+  if (Array.isArray(type)) {
+    const element = (type as readonly [FieldType])[0];
+    for (const [k, e] of (v as unknown[]).entries()) {
+      const problem = fieldProblem(e, element, `${name}[${k}]`);
+      if (problem !== undefined) return problem;
+    }
+    return undefined;
+  }
+  for (const [field, t] of Object.entries(type as ResponseShape)) {
+    const problem = fieldProblem((v as Record<string, unknown>)[field], t, `${name}.${field}`);
+    if (problem !== undefined) return problem;
+  }
+  return undefined;
+}
+
+/** What is wrong with `json` for `shape` (the first field missing or of another type, at any depth), or undefined when it fits. */
 export function shapeProblem(json: unknown, shape: ResponseShape): string | undefined {
-  if (typeof json !== 'object' || json === null || Array.isArray(json)) return `it is not a JSON object`;
+  if (jsonType(json) !== 'object') return `it is not a JSON object`;
   for (const [field, type] of Object.entries(shape)) {
-    const v = (json as Record<string, unknown>)[field];
-    const actual = v === undefined ? 'missing' : Array.isArray(v) ? 'array' : v === null ? 'null' : typeof v;
-    if (actual !== type) return `'${field}' is ${actual === 'missing' ? 'missing' : `${actual === 'array' || actual === 'object' ? 'an' : 'a'} ${actual}`}, not ${type === 'array' || type === 'object' ? 'an' : 'a'} ${type}`;
+    const problem = fieldProblem((json as Record<string, unknown>)[field], type, field);
+    if (problem !== undefined) return problem;
   }
   return undefined;
 }
@@ -101,10 +135,13 @@ export async function rest<T>(target: RestTarget, method: string, path: string, 
     throw new CliError(`${method} ${path}: ${res.status} ${Array.isArray(errors) ? errors.map(String).join('; ') : text}`);
   }
   const problem = shape === undefined ? undefined : shapeProblem(json, shape);
-  if (problem !== undefined) {
-    throw new CliError(`${method} ${path}: the answer of ${target.baseUrl} is not what a Sluice JobManager sends (${problem}); is --jobmanager the right address, and the server the same version as this CLI?`);
-  }
+  if (problem !== undefined) throw unexpectedAnswer(target, method, path, problem);
   return json as T;
+}
+
+/** The error for an answer that is JSON but not what a Sluice (or Flink) JobManager sends: `problem` says what is wrong with it. */
+export function unexpectedAnswer(target: RestTarget, method: string, path: string, problem: string): CliError {
+  return new CliError(`${method} ${path}: the answer of ${target.baseUrl} is not what a Sluice JobManager sends (${problem}); is --jobmanager the right address, and the server the same version as this CLI?`);
 }
 
 /**

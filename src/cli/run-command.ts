@@ -16,6 +16,7 @@ import { ProgressLine } from './progress-line.js';
 import { LocalExecutor } from '../runtime/local-executor.js';
 import { OPERATION_RESULT_GRACE_MS, RestServer } from '../rest/rest-server.js';
 import { checkpointTable } from './checkpoint-table.js';
+import { UPPER_BOUND_MAX_PARALLELISM } from '../runtime/state/key-group.js';
 
 function printCheckpoints(entries: readonly import('../runtime/checkpoint/checkpoint-stats.js').CheckpointStatsEntry[]): void {
   if (entries.length === 0) return;
@@ -112,9 +113,12 @@ export function jobFrames(e: Error, jobFile: string): string {
   return shown.length === 0 ? '' : `\n${shown.join('\n')}`;
 }
 
-function parseParallelism(text: string | undefined): number {
-  if (text === undefined) throw new CliError(`-p needs a value\n${RUN_USAGE}`, 2);
-  if (!/^\d+$/.test(text) || Number(text) < 1) throw new CliError(`invalid parallelism '${text}': give an integer >= 1, e.g. -p 2`, 2);
+/** The value of -p/--parallelism (`flag`, as given): an integer in [1, UPPER_BOUND_MAX_PARALLELISM], as in Flink. */
+function parseParallelism(text: string | undefined, flag: string): number {
+  if (text === undefined) throw new CliError(`${flag} needs a value\n${RUN_USAGE}`, 2);
+  if (!/^\d+$/.test(text) || Number(text) < 1 || Number(text) > UPPER_BOUND_MAX_PARALLELISM) {
+    throw new CliError(`invalid parallelism '${text}': give an integer >= 1 and <= ${UPPER_BOUND_MAX_PARALLELISM} (Flink's upper bound), e.g. ${flag} 2`, 2);
+  }
   return Number(text);
 }
 
@@ -123,7 +127,9 @@ export function parseRunArgs(argv: readonly string[]): RunArgs {
   let typeCheck = true;
   let progress: boolean | undefined;
   let restorePath: string | undefined;
-  let allowNonRestoredState = false;
+  // The restore options as given (-n, --claim-mode, ...): they only apply with -s.
+  let allowNonRestoredStateFlag: string | undefined;
+  let claimModeFlag: string | undefined;
   let jobManager: string | undefined;
   let token: string | undefined;
   let detached = false;
@@ -140,8 +146,8 @@ export function parseRunArgs(argv: readonly string[]): RunArgs {
   };
   for (; i < argv.length; i++) {
     const a = argv[i]!;
-    if (a === '-p' || a === '--parallelism') config.set('parallelism.default', parseParallelism(argv[++i]));
-    else if (a.startsWith('--parallelism=')) config.set('parallelism.default', parseParallelism(a.slice('--parallelism='.length)));
+    if (a === '-p' || a === '--parallelism') config.set('parallelism.default', parseParallelism(argv[++i], a));
+    else if (a.startsWith('--parallelism=')) config.set('parallelism.default', parseParallelism(a.slice('--parallelism='.length), '--parallelism'));
     else if (a === '-D') setConfig(argv[++i]);
     else if (a.startsWith('-D')) setConfig(a.slice(2));
     else if (a === '--no-typecheck') typeCheck = false;
@@ -159,11 +165,12 @@ export function parseRunArgs(argv: readonly string[]): RunArgs {
     else if (a === '-s' || a === '--fromSavepoint' || a === '--from-savepoint') {
       restorePath = argv[++i];
       if (restorePath === undefined) throw new CliError(`${a} needs the path of a savepoint or retained checkpoint\n${RUN_USAGE}`, 2);
-    } else if (a === '-n' || a === '--allow-non-restored-state' || a === '--allowNonRestoredState') allowNonRestoredState = true;
+    } else if (a === '-n' || a === '--allow-non-restored-state' || a === '--allowNonRestoredState') allowNonRestoredStateFlag = a;
     else if (a === '--claim-mode' || a === '--claimMode' || a === '-rm') {
       const mode = argv[++i]?.toUpperCase();
       if (mode !== 'CLAIM' && mode !== 'NO_CLAIM') throw new CliError(`${a} needs claim or no_claim\n${RUN_USAGE}`, 2);
       config.set('execution.state-recovery.claim-mode', mode);
+      claimModeFlag = a;
     }
     else if (a === '--') {
       i++;
@@ -173,7 +180,13 @@ export function parseRunArgs(argv: readonly string[]): RunArgs {
   }
   const jobPath = argv[i];
   if (jobPath === undefined) throw new CliError(`no job file given\n${RUN_USAGE}`, 2);
-  if (allowNonRestoredState && restorePath === undefined) throw new CliError(`--allow-non-restored-state needs -s <path>\n${RUN_USAGE}`, 2);
+  if (allowNonRestoredStateFlag !== undefined && restorePath === undefined) {
+    throw new CliError(`${allowNonRestoredStateFlag} needs -s <path>: it lets a restore skip state no operator of the job takes; give -s <savepoint or checkpoint>, or drop ${allowNonRestoredStateFlag}\n${RUN_USAGE}`, 2);
+  }
+  if (claimModeFlag !== undefined && restorePath === undefined) {
+    throw new CliError(`${claimModeFlag} only applies with -s <path>: it says who owns the snapshot a run restores from; give -s <savepoint or checkpoint>, or drop ${claimModeFlag}\n${RUN_USAGE}`, 2);
+  }
+  const allowNonRestoredState = allowNonRestoredStateFlag !== undefined;
   if (detached && jobManager === undefined) throw new CliError(`--detached needs --jobmanager host:port\n${RUN_USAGE}`, 2);
   if (token !== undefined && jobManager === undefined) {
     throw new CliError(`--token is the token for the REST API of the JobManager given with --jobmanager; to make this run's REST API ask for a token, set -D rest.auth.token=<token>\n${RUN_USAGE}`, 2);

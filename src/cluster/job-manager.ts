@@ -113,10 +113,14 @@ export class JobManager {
     const server = createServer((socket) => this.registry.accept(socket));
     this.server = server;
     const c = this.o.config;
-    const taken = (what: string, key: string, flag: string) => (e: unknown): never => {
-      const code = (e as NodeJS.ErrnoException).code;
+    // `flag`/`addressFlag`: the command-line flag of the port/address option, if there is one.
+    const taken = (what: string, key: string, flag: string, addressFlag?: string) => (e: unknown): never => {
+      const { code, syscall } = e as NodeJS.ErrnoException;
+      const addressKey = key.replace(/port$/, 'address');
+      const giveAddress = `give a host name or IP address of this machine with ${addressFlag === undefined ? '' : `${addressFlag} or `}-D ${addressKey}=<address>`;
       if (code === 'EADDRINUSE') throw new Error(`the ${what} port ${c.getNumber(key)} is taken; give another with ${flag} or -D ${key}=<port> (0: any free port)`, { cause: e });
-      if (code === 'EADDRNOTAVAIL') throw new Error(`the ${what} address ${c.getString(key.replace(/port$/, 'address'))} is not one of this machine's; fix ${key.replace(/port$/, 'address')}`, { cause: e });
+      if (code === 'EADDRNOTAVAIL') throw new Error(`the ${what} address ${c.getString(addressKey)} (${addressKey}) is not one of this machine's; ${giveAddress}`, { cause: e });
+      if (syscall === 'getaddrinfo') throw new Error(`the ${what} address '${c.getString(addressKey)}' (${addressKey}) cannot be resolved (${code}); ${giveAddress}`, { cause: e });
       throw e;
     };
     await new Promise<void>((resolve, reject) => {
@@ -125,7 +129,7 @@ export class JobManager {
     }).catch(taken('rpc', 'jobmanager.rpc.port', '--rpc-port'));
     this.rpcPort = (server.address() as AddressInfo).port;
     try {
-      if (this.o.rest !== false) this.restUrl = await this.rest.start().catch(taken('REST', 'rest.port', '--rest-port'));
+      if (this.o.rest !== false) this.restUrl = await this.rest.start().catch(taken('REST', 'rest.port', '--rest-port', '--rest-address'));
     } catch (e) {
       // Nothing may keep the process alive: the command that started it exits with the error.
       await this.crash();

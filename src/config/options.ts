@@ -37,8 +37,8 @@ const PORT = { type: 'int', min: 0, max: 65_535 } as const;
 
 export const OPTIONS: readonly ConfigOption[] = [
   // pipeline
-  opt('parallelism.default', { type: 'int', min: 1 }, 1, 'Parallelism of operators that set none.'),
-  opt('pipeline.max-parallelism', { type: 'int', min: 1 }, undefined, 'Max parallelism (number of key groups) of operators that set none; default derives from the parallelism (at least 128).'),
+  opt('parallelism.default', { type: 'int', min: 1, max: 32_768 }, 1, 'Parallelism of operators that set none.'),
+  opt('pipeline.max-parallelism', { type: 'int', min: 1, max: 32_768 }, undefined, 'Max parallelism (number of key groups) of operators that set none; default derives from the parallelism (at least 128).'),
   opt('pipeline.auto-watermark-interval', { type: 'duration' }, 200, 'How often periodic watermarks are generated; 0 turns periodic watermarks off.'),
   opt(
     'pipeline.watermark-alignment.allow-unaligned-source-splits',
