@@ -467,6 +467,9 @@ describe('addresses and ports given on the command line', () => {
       expect(r.stderr, args.join(' ')).toMatch(new RegExp(`^error: ${escapeRegExp(prefix)} cannot be resolved \\([A-Z_]+\\); ${escapeRegExp(fix)}\n$`));
       expect(r.code, args.join(' ')).toBe(1);
     }
+    const run = sluice('run', '--embedded', '-D', `rest.address=${host}`, `${jobs}/word-lengths.ts`);
+    expect(run.stderr).toMatch(new RegExp(`^error: ${escapeRegExp(`cannot serve the REST API on ${host}:8081 (rest.address, rest.port): `)}.*; ${escapeRegExp('give an address of this machine with -D rest.address=<address>')}\n$`));
+    expect(run.code).toBe(1);
   });
 
   it('--token without --jobmanager is refused: it would not protect the run\'s own REST API', () => {

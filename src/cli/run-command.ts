@@ -388,7 +388,11 @@ async function startRest(config: ConfigurationType, executor: LocalExecutor): Pr
   try {
     url = await server.start();
   } catch (e) {
-    if ((e as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw new CliError(`cannot serve the REST API on ${options.address}:${options.port}: ${(e as Error).message}`);
+    if ((e as NodeJS.ErrnoException).code !== 'EADDRINUSE') {
+      throw new CliError(
+        `cannot serve the REST API on ${options.address}:${options.port} (rest.address, rest.port): ${(e as Error).message}; give an address of this machine with -D rest.address=<address>`,
+      );
+    }
     server = new RestServer({ ...options, port: 0 });
     url = await server.start();
   }
