@@ -155,6 +155,51 @@ describe('PostgresUpsertSink against the machine server', () => {
     }
   });
 
+  it('a record without a value for a key column is a bad record (in a UNIQUE column that allows null, such records replaced each other in a batch and added a row at every replay)', async () => {
+    const table = await createTable('ups_nullkey', 'id integer UNIQUE, name text');
+    type Named = { id?: number; name: string };
+    const sinkFor = (deadLetter?: (r: Named, e: Error) => void) =>
+      new PostgresUpsertSink<Named, 'id' | 'name'>({
+        connection: server.connection,
+        table,
+        row: { fields: { id: (r) => r.id ?? null, name: (r) => r.name } },
+        keyColumns: ['id'],
+        ...(deadLetter === undefined ? {} : { deadLetter }),
+      });
+    try {
+      const env = StreamExecutionEnvironment.create({ 'parallelism.default': 1, 'restart-strategy.type': 'none' });
+      env.fromElements<Named>({ name: 'first' }, { name: 'second' }, { id: 1, name: 'third' }).sinkTo(sinkFor());
+      await expect(env.executeAsync(undefined, { log: () => {} }).result).rejects.toThrow(
+        /record \{"name":"first"\} has no value for the key column 'id' \(null or missing\): rows are found by their key.* or send these elsewhere with deadLetter/,
+      );
+      // With a dead letter: the keyless records go there, each once; the others are written.
+      const dead: string[] = [];
+      for (let run = 0; run < 2; run++) {
+        const again = StreamExecutionEnvironment.create({ 'parallelism.default': 1, 'restart-strategy.type': 'none' });
+        again.fromElements<Named>({ name: 'first' }, { name: 'second' }, { id: 1, name: 'third' }).sinkTo(sinkFor((r) => dead.push(r.name)));
+        await again.execute();
+      }
+      expect(dead).toEqual(['first', 'second', 'first', 'second']);
+      expect(await sql(server, `SELECT id, name FROM ${table} ORDER BY id`)).toEqual([{ id: 1, name: 'third' }]);
+    } finally {
+      await dropTable(table);
+    }
+  });
+
+  it('a connection port that is not a port fails the job naming it (a string crashed the process: an unhandled error event from the failed connect)', async () => {
+    for (const port of ['abc', 0, 70_000, 5432.5]) {
+      const env = StreamExecutionEnvironment.create({ 'parallelism.default': 1, 'restart-strategy.type': 'none' });
+      env
+        .fromElements<Count>({ k: 1, c: 1 })
+        .sinkTo(new PostgresUpsertSink<Count, 'k' | 'c'>({ connection: { ...server.connection, port: port as number }, table: 'never_written', row: { fields: { k: (r) => r.k, c: (r) => r.c } }, keyColumns: ['k'] }));
+      await expect(env.executeAsync(undefined, { log: () => {} }).result, String(port)).rejects.toThrow(
+        new RegExp(`PostgreSQL connection: port must be an integer from 1 to 65535, got ${JSON.stringify(port).replace('.', '\\.')} \\(or leave it out: 5432, or PGPORT\\)`),
+      );
+    }
+    // Outlive pg's connect timer (connectTimeoutMs): an unheard 'error' event would end this process here.
+    await new Promise((r) => setTimeout(r, 200));
+  });
+
   it('declares: the key columns must be mapped columns, checked by the compiler and at construction', () => {
     const make = (keys: readonly ('k' | 'c')[]) => () =>
       new PostgresUpsertSink<Count, 'k' | 'c'>({ table: 't', row: { fields: { k: (r) => r.k, c: (r) => r.c } }, keyColumns: keys });

@@ -11,7 +11,15 @@ export function clientConfig(o: PostgresConnectionOptions): pg.ClientConfig {
   };
   if (o.connectionString !== undefined) config.connectionString = o.connectionString;
   if (o.host !== undefined) config.host = o.host;
-  if (o.port !== undefined) config.port = o.port;
+  if (o.port !== undefined) {
+    if (!Number.isInteger(o.port) || o.port < 1 || o.port > 65_535) {
+      throw new Error(`PostgreSQL connection: port must be an integer from 1 to 65535, got ${JSON.stringify(o.port) ?? String(o.port)} (or leave it out: 5432, or PGPORT)`);
+    }
+    config.port = o.port;
+  }
+  if (o.connectTimeoutMs !== undefined && !(Number.isFinite(o.connectTimeoutMs) && o.connectTimeoutMs >= 0)) {
+    throw new Error(`PostgreSQL connection: connectTimeoutMs must be a number of milliseconds >= 0, got ${JSON.stringify(o.connectTimeoutMs) ?? String(o.connectTimeoutMs)}`);
+  }
   if (o.user !== undefined) config.user = o.user;
   if (o.password !== undefined) config.password = o.password;
   if (o.database !== undefined) config.database = o.database;
@@ -27,14 +35,15 @@ export function describeClient(c: pg.ClientBase): string {
 /** Opens one connection; the error names the server. */
 export async function connect(o: PostgresConnectionOptions, what: string): Promise<pg.Client> {
   const client = new pg.Client(clientConfig(o));
+  // Errors outside of a query (also a connect that failed, whose timer may still fire) are the
+  // next query's business; unheard, an 'error' event would end the process.
+  client.on('error', () => {});
   try {
     await client.connect();
   } catch (e) {
     await client.end().catch(() => {});
     throw new Error(`${what}: cannot connect to PostgreSQL at ${describeClient(client)}: ${(e as Error).message}`, { cause: e });
   }
-  // A broken connection emits 'error' outside of any query: the next query reports it instead.
-  client.on('error', () => {});
   return client;
 }
 

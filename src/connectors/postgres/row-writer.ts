@@ -87,7 +87,7 @@ export class RowBuffer<T> {
   private rows: SqlValue[][] = [];
   private byKey = new Map<string, number>();
 
-  constructor(private readonly keyPositions: readonly number[] | undefined) {}
+  constructor(readonly keyPositions: readonly number[] | undefined) {}
 
   get size(): number {
     return this.rows.length;
@@ -253,19 +253,43 @@ async function findBadRecord<T>(
   return bad(values[0], error);
 }
 
-/** The row of a record; a mapping function that throws fails the job naming the record. */
-export function mapRecord<T>(mapping: CompiledMapping<T>, value: T, what: string): SqlValue[] {
+/**
+ * The row of a record; a mapping function that throws fails the job naming the record. With
+ * `keys` (the positions of the key columns), a key column without a value is a bad record
+ * too: rows are found by their key (ON CONFLICT, and the batch keeps one row per key), so
+ * records without one would overwrite each other in a batch and add a row at every replay.
+ */
+export function mapRecord<T>(mapping: CompiledMapping<T>, value: T, what: string, keys?: readonly number[]): SqlValue[] {
+  let row: SqlValue[];
   try {
-    return mapping.toRow(value);
+    row = mapping.toRow(value);
   } catch (e) {
     throw new BadRecordError(`${what}: the row mapping failed for record ${previewRecord(value)}: ${(e as Error).message}`, value, undefined, { cause: e });
   }
+  if (keys !== undefined) {
+    for (const i of keys) {
+      if (row[i] !== null && row[i] !== undefined) continue;
+      throw new BadRecordError(
+        `${what}: record ${previewRecord(value)} has no value for the key column '${mapping.columns[i]}' (null or missing): ` +
+          'rows are found by their key, so records without one would replace each other and be written again at every replay; give every record its key, or send these elsewhere with deadLetter',
+        value,
+        undefined,
+      );
+    }
+  }
+  return row;
 }
 
-/** The row of a record, or, when the mapping throws and a dead letter is configured, `undefined` once the record went there. */
-export function mapRecordOrDeadLetter<T>(mapping: CompiledMapping<T>, value: T, what: string, deadLetter: PostgresDeadLetter<T> | undefined): SqlValue[] | undefined | Promise<undefined> {
+/** The row of a record, or, when it is bad (see mapRecord) and a dead letter is configured, `undefined` once the record went there. */
+export function mapRecordOrDeadLetter<T>(
+  mapping: CompiledMapping<T>,
+  value: T,
+  what: string,
+  deadLetter: PostgresDeadLetter<T> | undefined,
+  keys?: readonly number[],
+): SqlValue[] | undefined | Promise<undefined> {
   try {
-    return mapRecord(mapping, value, what);
+    return mapRecord(mapping, value, what, keys);
   } catch (e) {
     if (deadLetter === undefined || !(e instanceof BadRecordError)) throw e;
     const r = deadLetter(value, e);

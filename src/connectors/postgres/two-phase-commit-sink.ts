@@ -179,7 +179,7 @@ export class PostgresTwoPhaseCommitSink<T, C extends string = string> extends Tw
   invoke(txn: PostgresTransaction, value: T): void | Promise<void> {
     const t = this.liveOrThrow(txn, 'write to');
     if (t.phase !== 'open') throw new Error(`${t.writer.what}: write to a transaction that is ${t.phase}`);
-    const row = mapRecordOrDeadLetter(this.mapping, value, t.writer.what, this.options.deadLetter);
+    const row = mapRecordOrDeadLetter(this.mapping, value, t.writer.what, this.options.deadLetter, this.keys);
     if (row === undefined || row instanceof Promise) return row;
     t.buffer.add(value, row);
     t.records++;

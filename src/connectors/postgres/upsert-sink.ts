@@ -87,7 +87,7 @@ class UpsertWriter<T> implements SinkWriter<T> {
   ) {}
 
   write(value: T): void | Promise<void> {
-    const row = mapRecordOrDeadLetter(this.mapping, value, this.what, this.deadLetter);
+    const row = mapRecordOrDeadLetter(this.mapping, value, this.what, this.deadLetter, this.buffer.keyPositions);
     if (row === undefined || row instanceof Promise) return row;
     this.buffer.add(value, row);
     if (this.buffer.size >= this.stmts.maxRows) return this.flush();

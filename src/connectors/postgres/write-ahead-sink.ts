@@ -150,7 +150,7 @@ export class PostgresWriteAheadSink<T, C extends string = string> extends WriteA
       } else {
         const buffer = new RowBuffer<T>(this.keys);
         for (const v of values) {
-          const row = await mapRecordOrDeadLetter(this.mapping, v, what, this.options.deadLetter);
+          const row = await mapRecordOrDeadLetter(this.mapping, v, what, this.options.deadLetter, this.keys);
           if (row === undefined) continue;
           buffer.add(v, row);
           if (buffer.size >= this.stmts.maxRows) await writeRows(client, this.stmts, buffer.take(), { what, inTransaction: true, deadLetter: this.options.deadLetter });
