@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -41,6 +41,24 @@ describe('state.backend.type', () => {
     expect(onLmdb).toEqual(countReference(6000, 700));
     expect(await run('hashmap')).toEqual(onLmdb);
     await expect.poll(() => readdirSync(localDir).length, { timeout: 5000 }).toBe(0);
+  });
+
+  it('a localdir that is a file fails the job naming state.backend.lmdb.localdir (it was a bare ENOTDIR with a stack)', async () => {
+    const file = join(localDir, 'a-file');
+    writeFileSync(file, 'x');
+    try {
+      const env = StreamExecutionEnvironment.create({ 'restart-strategy.type': 'none', 'state.backend.type': 'lmdb', 'state.backend.lmdb.localdir': join(file, 'sub') });
+      env
+        .fromElements(1, 2)
+        .keyBy((n) => n)
+        .process(new CountPerKey())
+        .sinkTo(new CollectSink<string>());
+      await expect(env.executeAsync(undefined, { log: () => {} }).result).rejects.toThrow(
+        /the lmdb state backend cannot make its working directory in '.*a-file\/sub' \(state\.backend\.lmdb\.localdir\): it \(or a parent\) is a file, not a directory; point state\.backend\.lmdb\.localdir at a writable directory/,
+      );
+    } finally {
+      rmSync(file, { force: true });
+    }
   });
 });
 

@@ -99,8 +99,18 @@ export class LmdbKeyedStateBackend implements KeyedStateBackend {
   ) {
     this.hints = new KeyGroupHints(keyGroupRange, maxParallelism);
     const parent = options.localDir ?? tmpdir();
-    makeDirectoriesSync(parent);
-    this.path = mkdtempSync(join(parent, 'sluice-lmdb-'));
+    try {
+      makeDirectoriesSync(parent);
+      this.path = mkdtempSync(join(parent, 'sluice-lmdb-'));
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code ?? (e as Error).message;
+      const why = code === 'ENOTDIR' || code === 'EEXIST' ? 'it (or a parent) is a file, not a directory' : code === 'EACCES' || code === 'EPERM' || code === 'EROFS' ? `it is not writable (${code})` : (e as Error).message;
+      throw new Error(
+        `the lmdb state backend cannot make its working directory in '${parent}' (${options.localDir === undefined ? 'the temporary directory' : 'state.backend.lmdb.localdir'}): ${why}; ` +
+          'point state.backend.lmdb.localdir at a writable directory on a local disk',
+        { cause: e },
+      );
+    }
     this.spillDir = parent;
     this.db = open<Buffer, Buffer>({
       path: this.path,
