@@ -244,6 +244,43 @@ describe('a savepoint whose source positions another operator would get', () => 
   });
 });
 
+describe('a restore whose keys changed type', () => {
+  for (const backend of ['hashmap', 'lmdb'] as const) {
+    it(`is refused naming both types on ${backend} (the restored state sat under number keys no record had, and every count started again)`, async () => {
+      const checkpoints = tempDir();
+      const build = (keyOf: (n: number) => string | number, p: number) => {
+        const env = retainingEnv(p, checkpoints);
+        env.config.set('state.backend.type', backend);
+        env.config.set('restart-strategy.type', 'none');
+        env
+          .fromSource(numberSource({ count: RECORDS, eventsPerSecond: 30_000 }), 'numbers')
+          .uid('numbers')
+          .keyBy(keyOf)
+          .process(new CountPerKey())
+          .uid('count')
+          .sinkTo(new CollectSink<string>())
+          .uid('sink');
+        return env;
+      };
+      const first = await runUntilCanceled(build((n) => n % KEYS, 2), 2);
+      const path = latestCheckpoint(checkpoints, first.jobId);
+      const restore = async (keyOf: (n: number) => string | number, p: number): Promise<string> => {
+        const env = build(keyOf, p);
+        const x = new LocalExecutor(env.getJobGraph(), env.config, { log: () => {}, restoreFrom: { path, allowNonRestoredState: false } });
+        return x.run().then(
+          (r) => r.status,
+          (err: Error) => err.message,
+        );
+      };
+      expect(await restore((n) => `k${n % KEYS}`, 2)).toMatch(
+        /the keyed state restored for this operator has keys that are numbers, and the job now gives the key 'k\d+' \(string\): no restored state would ever be read again .*give it a new uid and run with --allow-non-restored-state/,
+      );
+      // Keys of the same type restore as before, also at another parallelism.
+      expect(await restore((n) => n % KEYS, 3)).toBe('FINISHED');
+    });
+  }
+});
+
 describe('after the savepoint of a stop', () => {
   // Found by the chaos soak: a periodic checkpoint triggered while the stopped job's tasks were
   // closing failed (the lmdb backend was already disposed), the failure restarted the job from

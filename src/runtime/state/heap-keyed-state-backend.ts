@@ -11,6 +11,7 @@ import { TimerQueue } from '../task/timer-queue.js';
 import { stateCodec } from './state-codec.js';
 import { restoredStateMismatch, storedStateKind } from './ttl.js';
 import { reregisteredStateMismatch } from './state-registration.js';
+import { keyTypeBit, restoredKeyTypeMismatch, restoredKeyTypes } from './restored-key-types.js';
 import type { InternalState, KeyedStateBackend, SnapshotRequest } from './keyed-state-backend.js';
 import { createStateHandle } from './state-handles.js';
 import type { HeapSnapshotReplica, SnapshotThread } from './snapshot-thread.js';
@@ -58,7 +59,11 @@ export class HeapKeyedStateBackend implements KeyedStateBackend {
 
   private readonly hints: KeyGroupHints;
 
+  /** The types of the restored keys (restored-key-types.ts); 0 when nothing was restored. */
+  private restoredKeyTypeMask = 0;
+
   setCurrentKey(key: KeyType): void {
+    if (this.restoredKeyTypeMask !== 0 && (this.restoredKeyTypeMask & keyTypeBit(key)) === 0) throw restoredKeyTypeMismatch(this.restoredKeyTypeMask, key);
     const kg = ownedKeyGroup(key, this.keyGroupRange, this.maxParallelism);
     this.currentKey = key;
     this.currentKeyGroup = kg;
@@ -66,6 +71,7 @@ export class HeapKeyedStateBackend implements KeyedStateBackend {
   }
 
   setCurrentKeyInGroup(key: KeyType, keyGroup: number): void {
+    if (this.restoredKeyTypeMask !== 0 && (this.restoredKeyTypeMask & keyTypeBit(key)) === 0) throw restoredKeyTypeMismatch(this.restoredKeyTypeMask, key);
     this.currentSlot = this.hints.slotOf(key, keyGroup);
     this.currentKey = key;
     this.currentKeyGroup = keyGroup;
@@ -289,6 +295,7 @@ export class HeapKeyedStateBackend implements KeyedStateBackend {
   restore(snapshots: readonly KeyedStateSnapshot[]): void {
     if (this.states.size > 0 || this.timerQueues.some((q) => q !== undefined)) throw new Error('restore must happen before any state or timer is registered');
     const chains = restoredChains(snapshots, this.keyGroupRange, this.maxParallelism);
+    this.restoredKeyTypeMask = restoredKeyTypes(chains);
     this.restored = chains.states;
     this.restoredTimers = chains.timers;
   }

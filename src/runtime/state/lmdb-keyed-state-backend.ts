@@ -23,6 +23,7 @@ import { msgpackElementEnd, msgpackMapHeader, msgpackNumberAt } from './msgpack-
 import { stateCodec } from './state-codec.js';
 import { restoredStateMismatch, storedStateKind } from './ttl.js';
 import { reregisteredStateMismatch } from './state-registration.js';
+import { keyTypeBit, restoredKeyTypeMismatch, restoredKeyTypes } from './restored-key-types.js';
 import { makeDirectoriesSync } from '../../util/make-directories.js';
 
 export interface LmdbBackendOptions {
@@ -125,7 +126,11 @@ export class LmdbKeyedStateBackend implements KeyedStateBackend {
     this.cache = new WriteBackCache(this.db, options.cacheEntriesMax ?? DEFAULT_CACHE_ENTRIES);
   }
 
+  /** The types of the restored keys (restored-key-types.ts); 0 when nothing was restored. */
+  private restoredKeyTypeMask = 0;
+
   setCurrentKey(key: KeyType): void {
+    if (this.restoredKeyTypeMask !== 0 && (this.restoredKeyTypeMask & keyTypeBit(key)) === 0) throw restoredKeyTypeMismatch(this.restoredKeyTypeMask, key);
     const kg = ownedKeyGroup(key, this.keyGroupRange, this.maxParallelism);
     this.currentKey = key;
     this.currentKeyGroup = kg;
@@ -133,6 +138,7 @@ export class LmdbKeyedStateBackend implements KeyedStateBackend {
   }
 
   setCurrentKeyInGroup(key: KeyType, keyGroup: number): void {
+    if (this.restoredKeyTypeMask !== 0 && (this.restoredKeyTypeMask & keyTypeBit(key)) === 0) throw restoredKeyTypeMismatch(this.restoredKeyTypeMask, key);
     this.hints.slotOf(key, keyGroup);
     this.currentKey = key;
     this.currentKeyGroup = keyGroup;
@@ -417,6 +423,7 @@ export class LmdbKeyedStateBackend implements KeyedStateBackend {
     this.checkOpen();
     if (this.handles.size > 0 || this.timerQueues.some((q) => q !== undefined)) throw new Error('restore must happen before any state or timer is registered');
     const chains = restoredChains(snapshots, this.keyGroupRange, this.maxParallelism);
+    this.restoredKeyTypeMask = restoredKeyTypes(chains);
     // Each key group's chain, loaded in transactions of about RESTORE_ENTRIES_PER_TXN writes
     // (a commit per group and delta made commits most of a chain's restore).
     const work: (() => number)[] = [];
