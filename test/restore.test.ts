@@ -256,7 +256,7 @@ describe('a restore whose keys changed type', () => {
           .fromSource(numberSource({ count: RECORDS, eventsPerSecond: 30_000 }), 'numbers')
           .uid('numbers')
           .keyBy(keyOf)
-          .process(new CountPerKey() as never)
+          .process<string>(new CountPerKey() as never)
           .uid('count')
           .sinkTo(new CollectSink<string>())
           .uid('sink');
