@@ -1,18 +1,21 @@
 import type { Broker, Connection, ConnectionPool, GenericError, metadataV12 } from '@platformatic/kafka';
+import { checkConnectionOptions, checkOptionsObject, describeValue } from './kafka-options.js';
 import { kafka, kafkaIfLoaded } from './kafka-protocol.js';
 
 type MetadataResponse = Awaited<ReturnType<typeof metadataV12.api.async>>;
 
 /** Options shared by the Kafka source and sink for reaching the cluster. */
 export interface KafkaConnectionOptions {
-  /** `host:port[,host:port...]` (Kafka's `bootstrap.servers`). */
+  /** `host:port[,host:port...]` (Kafka's `bootstrap.servers`; a `PLAINTEXT://` prefix is allowed), or an array of `host:port`. */
   readonly bootstrapServers: string | readonly string[];
   /** Kafka's `client.id` (default `sluice`). */
   readonly clientId?: string;
-  /** Kafka's `request.timeout.ms` (default 30 000). */
+  /** Kafka's `request.timeout.ms`: an integer number of milliseconds in [1, 2147483647] (default 30 000). */
   readonly requestTimeoutMs?: number;
-  /** How long a request is retried on retriable errors (unknown leader, coordinator loading, ...) before it fails (default 60 000). */
+  /** How long a request is retried on retriable errors (unknown leader, coordinator loading, ...) before it fails: milliseconds >= 0, 0: no retries (default 60 000). */
   readonly retryTimeoutMs?: number;
+  /** Where the client says it is retrying brokers it cannot reach (once per outage); default: not said. */
+  readonly log?: (message: string) => void;
 }
 
 export interface TopicPartitionInfo {
@@ -73,14 +76,40 @@ const RETRIABLE = new Set([
 /** Errors after which cached leaders or coordinators are stale. */
 const STALE = new Set(['NOT_COORDINATOR', 'COORDINATOR_NOT_AVAILABLE', 'NOT_LEADER_OR_FOLLOWER', 'LEADER_NOT_AVAILABLE', 'UNKNOWN_TOPIC_OR_PARTITION', 'FENCED_LEADER_EPOCH']);
 
-export function parseBootstrap(servers: string | readonly string[]): Broker[] {
+/** What `bootstrapServers` accepts, for error messages. */
+const BOOTSTRAP_FORM = "'host:port[,host:port...]' (PLAINTEXT:// may prefix each) or an array of 'host:port' strings";
+
+/**
+ * The brokers of `bootstrapServers`: `host:port` entries separated by commas (or an array),
+ * each optionally prefixed with `PLAINTEXT://` as Kafka's Java client accepts; IPv6 hosts in
+ * brackets. `owner` names the component in errors ('kafka source', ...).
+ */
+export function parseBootstrap(servers: string | readonly string[], owner = 'kafka'): Broker[] {
+  const isList = Array.isArray(servers) && servers.every((x: unknown) => typeof x === 'string');
+  if (typeof servers !== 'string' && !isList) throw new Error(`${owner}: bootstrapServers must be ${BOOTSTRAP_FORM}, got ${describeValue(servers)}`);
   const list = (typeof servers === 'string' ? servers.split(',') : [...servers]).map((s) => s.trim()).filter((s) => s.length > 0);
-  if (list.length === 0) throw new Error('kafka: bootstrapServers is empty');
-  return list.map((s) => {
+  if (list.length === 0) throw new Error(`${owner}: bootstrapServers is empty; give ${BOOTSTRAP_FORM}`);
+  return list.map((entry) => {
+    let s = entry;
+    const scheme = /^([A-Za-z][A-Za-z0-9_+.-]*):\/\//.exec(s);
+    if (scheme !== null) {
+      const name = scheme[1]!.toUpperCase();
+      if (name === 'SSL' || name === 'SASL_SSL' || name === 'SASL_PLAINTEXT') {
+        throw new Error(`${owner}: bootstrapServers entry '${entry}': ${scheme[1]}:// is not supported (Sluice connects to Kafka without TLS or SASL); give a PLAINTEXT listener as host:port or PLAINTEXT://host:port`);
+      }
+      if (name !== 'PLAINTEXT') throw new Error(`${owner}: bootstrapServers entry '${entry}' has the scheme '${scheme[1]}://', which is not a Kafka listener; give host:port or PLAINTEXT://host:port`);
+      s = s.slice(scheme[0].length);
+    }
+    if (/[;\s]/.test(s)) {
+      throw new Error(`${owner}: bootstrapServers entry '${entry}' is not host:port: separate servers with commas ('host1:9092,host2:9092'), not ';' or spaces`);
+    }
     const i = s.lastIndexOf(':');
     const port = Number(s.slice(i + 1));
-    if (i <= 0 || !Number.isInteger(port) || port <= 0 || port > 65535) throw new Error(`kafka: bootstrap server '${s}' is not host:port`);
-    return { host: s.slice(0, i).replace(/^\[(.*)\]$/, '$1'), port };
+    const host = s.slice(0, i).replace(/^\[(.*)\]$/, '$1');
+    if (i <= 0 || !/^[0-9]+$/.test(s.slice(i + 1)) || port <= 0 || port > 65535 || !/^[0-9A-Za-z._%:-]+$/.test(host)) {
+      throw new Error(`${owner}: bootstrapServers entry '${entry}' is not host:port (a host name or address and a port in [1, 65535]; IPv6 addresses in brackets, [::1]:9092)`);
+    }
+    return { host, port };
   });
 }
 
@@ -101,9 +130,13 @@ export class KafkaCluster {
   readonly requestTimeoutMs: number;
   readonly retryTimeoutMs: number;
   private closed = false;
+  /** The retries after a failed connection were logged (reset when a request succeeds). */
+  private unreachableLogged = false;
 
   constructor(readonly options: KafkaConnectionOptions) {
+    checkOptionsObject('kafka', options);
     this.bootstrap = parseBootstrap(options.bootstrapServers);
+    checkConnectionOptions('kafka', options);
     this.requestTimeoutMs = options.requestTimeoutMs ?? 30_000;
     this.retryTimeoutMs = options.retryTimeoutMs ?? 60_000;
   }
@@ -128,21 +161,38 @@ export class KafkaCluster {
     return this.closed;
   }
 
-  /** Runs `op`, again after a short pause while it fails with a retriable error, up to `retryTimeoutMs`. */
-  async retrying<T>(what: string, op: () => Promise<T>, retriable: (e: unknown) => boolean = isRetriable): Promise<T> {
-    const deadline = Date.now() + this.retryTimeoutMs;
+  /**
+   * Runs `op`, again after a short pause while it fails with a retriable error, until
+   * `deadline` (default: `retryTimeoutMs` from now). `op` gets the deadline: requests it makes
+   * that retry on their own (a topic's metadata, a coordinator) pass it on, so nested retries
+   * end together instead of each taking `retryTimeoutMs` again.
+   */
+  async retrying<T>(what: string, op: (deadline: number) => Promise<T>, retriable: (e: unknown) => boolean = isRetriable, deadline = Date.now() + this.retryTimeoutMs): Promise<T> {
     let pauseMs = 20;
     for (;;) {
       try {
-        return await op();
+        const result = await op(deadline);
+        this.unreachableLogged = false;
+        return result;
       } catch (e) {
         if (this.closed) throw e;
         if (kafkaErrorIds(e).some((id) => STALE.has(id)) || (e as GenericError).code === 'PLT_KFK_NETWORK') this.forgetCaches();
         if (!retriable(e) || Date.now() + pauseMs > deadline) throw withContext(e, what);
+        this.logUnreachable(e, deadline);
         await sleep(pauseMs);
         pauseMs = Math.min(pauseMs * 2, 500);
       }
     }
+  }
+
+  /** Says once (until a request succeeds again) that no broker can be reached and for how long that is retried. */
+  private logUnreachable(e: unknown, deadline: number): void {
+    const log = this.options.log;
+    const unreachable = log === undefined || this.unreachableLogged ? undefined : unreachableDetails.get(e as object);
+    if (unreachable === undefined) return;
+    this.unreachableLogged = true;
+    const seconds = Math.max(0, deadline - Date.now()) / 1000;
+    log!(`kafka: cannot reach ${unreachable.brokers} yet (${unreachable.reasons}); retrying for up to ${seconds >= 10 ? Math.round(seconds) : Number(seconds.toFixed(1))} s`);
   }
 
   private forgetCaches(): void {
@@ -160,10 +210,11 @@ export class KafkaCluster {
     }
   }
 
-  async connectionTo(nodeId: number): Promise<Connection> {
+  /** A connection to a broker; `deadline`: of the retrying request asking (see retrying). */
+  async connectionTo(nodeId: number, deadline?: number): Promise<Connection> {
     let broker = this.brokers.get(nodeId);
     if (broker === undefined) {
-      await this.refreshMetadata([]);
+      await this.refreshMetadata([], isRetriable, deadline);
       broker = this.brokers.get(nodeId);
     }
     if (broker === undefined) throw new Error(`kafka: broker ${nodeId} is not in the cluster metadata`);
@@ -171,8 +222,13 @@ export class KafkaCluster {
   }
 
   /** Metadata of the given topics (all topics with `null`); also refreshes the broker list. */
-  async refreshMetadata(topics: string[] | null, retriable: (e: unknown) => boolean = isRetriable): Promise<MetadataResponse> {
-    const response = await this.retrying('metadata', async () => (await kafka()).metadataV12.api.async(await this.anyConnection(), topics, false, false), retriable);
+  async refreshMetadata(topics: string[] | null, retriable: (e: unknown) => boolean = isRetriable, deadline?: number): Promise<MetadataResponse> {
+    return this.retrying('metadata', () => this.metadata(topics), retriable, deadline);
+  }
+
+  /** One Metadata request (not retried); updates the broker list and the topic cache. */
+  private async metadata(topics: string[] | null): Promise<MetadataResponse> {
+    const response = await (await kafka()).metadataV12.api.async(await this.anyConnection(), topics, false, false);
     this.brokers = new Map(response.brokers.map((b) => [b.nodeId, { host: b.host, port: b.port }]));
     for (const t of response.topics) {
       if (t.errorCode !== 0 || t.name === null || t.name === undefined) continue;
@@ -192,8 +248,8 @@ export class KafkaCluster {
     return this.topics.get(name);
   }
 
-  /** A topic's partitions and leaders (cached); fails when the topic does not exist. */
-  async topic(name: string): Promise<TopicInfo> {
+  /** A topic's partitions and leaders (cached); fails when the topic does not exist. `deadline`: of the retrying request asking (see retrying). */
+  async topic(name: string, deadline?: number): Promise<TopicInfo> {
     const cached = this.topics.get(name);
     if (cached !== undefined && cached.partitions.every((p) => p.leaderId >= 0)) return cached;
     // A topic created a moment ago may be unknown to the broker asked for a little while; one
@@ -201,10 +257,12 @@ export class KafkaCluster {
     // says 'not present in metadata': this says which topic and what to do, sooner).
     const missingDeadline = Date.now() + Math.min(this.retryTimeoutMs, TOPIC_MISSING_GRACE_MS);
     const missing = (): TopicMissing => new TopicMissing(`kafka: topic '${name}' does not exist (create it first; Sluice does not create topics)`);
+    // One level of retries (a retried refreshMetadata inside took the whole retryTimeoutMs
+    // before this one started its own: twice the documented wait for an unreachable broker).
     return this.retrying(`metadata of topic '${name}'`, async () => {
       let response: MetadataResponse;
       try {
-        response = await this.refreshMetadata([name], (e) => isRetriable(e) && !kafkaErrorIds(e).includes('UNKNOWN_TOPIC_OR_PARTITION'));
+        response = await this.metadata([name]);
       } catch (e) {
         if (kafkaErrorIds(e).includes('UNKNOWN_TOPIC_OR_PARTITION')) throw missing();
         throw e;
@@ -214,7 +272,7 @@ export class KafkaCluster {
       const info = this.topics.get(name)!;
       if (info.partitions.some((p) => p.leaderId < 0)) throw retriableError(`kafka: a partition of topic '${name}' has no leader`);
       return info;
-    }, (e) => (e instanceof TopicMissing ? Date.now() < missingDeadline : isRetriable(e)));
+    }, (e) => (e instanceof TopicMissing ? Date.now() < missingDeadline : isRetriable(e)), deadline);
   }
 
   /** Names of all topics (internal ones excluded). */
@@ -223,18 +281,18 @@ export class KafkaCluster {
     return response.topics.filter((t) => !t.isInternal && t.errorCode === 0 && t.name !== null).map((t) => this.topics.get(t.name!)!);
   }
 
-  async leaderConnection(topic: string, partition: number): Promise<{ connection: Connection; leaderEpoch: number; leaderId: number }> {
-    const t = await this.topic(topic);
+  async leaderConnection(topic: string, partition: number, deadline?: number): Promise<{ connection: Connection; leaderEpoch: number; leaderId: number }> {
+    const t = await this.topic(topic, deadline);
     const p = t.partitions[partition];
     if (p === undefined) throw new Error(`kafka: topic '${topic}' has no partition ${partition} (it has ${t.partitions.length})`);
-    return { connection: await this.connectionTo(p.leaderId), leaderEpoch: p.leaderEpoch, leaderId: p.leaderId };
+    return { connection: await this.connectionTo(p.leaderId, deadline), leaderEpoch: p.leaderEpoch, leaderId: p.leaderId };
   }
 
   /** The coordinator of a consumer group or a transactional id (FindCoordinator), cached. */
-  async coordinator(keyType: 'group' | 'transaction', key: string): Promise<Connection> {
+  async coordinator(keyType: 'group' | 'transaction', key: string, deadline?: number): Promise<Connection> {
     const cacheKey = `${keyType}:${key}`;
     const known = this.coordinators.get(cacheKey);
-    if (known !== undefined) return this.connectionTo(known);
+    if (known !== undefined) return this.connectionTo(known, deadline);
     const response = await this.retrying(`find the ${keyType} coordinator of '${key}'`, async () => {
       const k = await kafka();
       const r = await k.findCoordinatorV6.api.async(
@@ -243,7 +301,7 @@ export class KafkaCluster {
         [key],
       );
       return r;
-    });
+    }, isRetriable, deadline);
     const c = response.coordinators.find((x) => x.key === key);
     if (c === undefined) throw new Error(`kafka: no coordinator found for ${keyType} '${key}'`);
     this.brokers.set(c.nodeId, { host: c.host, port: c.port });
@@ -281,8 +339,18 @@ function unreachableBrokers(e: unknown, brokers: readonly Broker[]): unknown {
   });
   const names = brokers.map((b) => `${b.host}:${b.port}`).join(', ');
   const why = causes.length > 0 ? ` (${[...new Set(causes)].join('; ')})` : '';
-  return new k.GenericError('PLT_KFK_NETWORK', `kafka: cannot connect to any broker of ${names}${why}; check bootstrapServers and that the brokers are up`, { cause: e });
+  const error = new k.GenericError('PLT_KFK_NETWORK', `kafka: cannot connect to any broker of ${names}${why}; check bootstrapServers and that the brokers are up`, { cause: e });
+  // The short form for the retry log: the system error codes (ECONNREFUSED, ...) where there are any.
+  const codes = ((e as Error & { errors?: unknown[] }).errors ?? []).map((x) => {
+    const cause = x instanceof Error ? (x.cause as (Error & { code?: unknown }) | undefined) : undefined;
+    return typeof cause?.code === 'string' ? cause.code : (cause?.message ?? (x instanceof Error ? x.message : String(x)));
+  });
+  unreachableDetails.set(error, { brokers: names, reasons: codes.length > 0 ? [...new Set(codes)].join(', ') : 'no answer' });
+  return error;
 }
+
+/** The brokers and reasons of the errors unreachableBrokers made. */
+const unreachableDetails = new WeakMap<object, { brokers: string; reasons: string }>();
 
 /** Called after a request got an answer: the module is loaded. */
 function retriableError(message: string): Error {

@@ -1,4 +1,5 @@
-import { KafkaCluster, type KafkaConnectionOptions } from './kafka-cluster.js';
+import { KafkaCluster, parseBootstrap, type KafkaConnectionOptions } from './kafka-cluster.js';
+import { INT32_MAX, checkConnectionOptions, checkNumberOption, checkOptionsObject, checkStringOption } from './kafka-options.js';
 import { deadLetterEnvelope, deadLetterHeaders } from './dead-letter.js';
 import { RecordSender } from './record-sender.js';
 
@@ -7,7 +8,7 @@ export interface KafkaDeadLetterOptions extends KafkaConnectionOptions {
   readonly topic: string;
   /** Added as header `sluice.dlq.origin`: what refused the record (a table name, for example). */
   readonly origin?: string;
-  /** The connection closes after this long without dead letters (default 1000 ms), so it never keeps a process alive. */
+  /** The connection closes after this long without dead letters: milliseconds >= 0 (default 1000), so it never keeps a process alive. */
   readonly idleCloseMs?: number;
 }
 
@@ -25,6 +26,14 @@ export interface KafkaDeadLetterOptions extends KafkaConnectionOptions {
  * dead letter and disconnects when idle.
  */
 export function kafkaDeadLetter<T = unknown>(options: KafkaDeadLetterOptions): (record: T, error: Error) => Promise<void> {
+  const owner = 'kafkaDeadLetter';
+  checkOptionsObject(owner, options);
+  parseBootstrap(options.bootstrapServers, owner);
+  checkConnectionOptions(owner, options);
+  checkStringOption(owner, 'topic', options.topic, 'the dead-letter topic; it must exist');
+  if (options.topic === undefined) throw new Error(`${owner}: topic is required (the dead-letter topic; it must exist)`);
+  checkStringOption(owner, 'origin', options.origin, 'the sluice.dlq.origin header', true);
+  checkNumberOption(owner, 'idleCloseMs', options.idleCloseMs, { min: 0, max: INT32_MAX, unit: 'milliseconds' });
   let open: { cluster: KafkaCluster; sender: RecordSender } | undefined;
   let pending = 0;
   let idle: ReturnType<typeof setTimeout> | undefined;

@@ -1,6 +1,18 @@
 import type { MessageRecord } from '@platformatic/kafka';
 import type { Sink, SinkWriter, SinkWriterContext } from '../../api/sink.js';
-import { KafkaCluster, type KafkaConnectionOptions, type TopicInfo } from './kafka-cluster.js';
+import zlib from 'node:zlib';
+import { KafkaCluster, parseBootstrap, type KafkaConnectionOptions, type TopicInfo } from './kafka-cluster.js';
+import {
+  INT32_MAX,
+  checkConnectionOptions,
+  checkDeadLetterOption,
+  checkFunctionOption,
+  checkNumberOption,
+  checkOneOf,
+  checkOptionsObject,
+  checkStringOption,
+  describeValue,
+} from './kafka-options.js';
 import {
   abortLingeringTransactions,
   brokerTransactionMaxTimeoutMs,
@@ -30,7 +42,7 @@ export interface KafkaSinkOptions<T, K = never, V = T> extends KafkaConnectionOp
   readonly deliveryGuarantee?: DeliveryGuarantee;
   /** Prefix of the transactional ids (`<prefix>-<subtask>-<checkpointId>`); required for 'exactly-once', unique per job writing to a cluster. */
   readonly transactionalIdPrefix?: string;
-  /** Kafka's `transaction.timeout.ms` (default 900 000, the brokers' default maximum). */
+  /** Kafka's `transaction.timeout.ms`: an integer number of milliseconds in [1, 2147483647] (default 900 000, the brokers' default maximum). */
   readonly transactionTimeoutMs?: number;
   /** The record key, taken from the value (default: no key). */
   readonly key?: (value: T) => K;
@@ -53,10 +65,11 @@ export interface KafkaSinkOptions<T, K = never, V = T> extends KafkaConnectionOp
    * at-least-once after failures).
    */
   readonly deadLetter?: { readonly topic: string } | ((value: T, error: Error) => void | Promise<void>);
-  /** Records per produce round (default 2000). */
+  /** Records per produce round: an integer >= 1 (default 2000). */
   readonly batchRecordsMax?: number;
+  /** 'none' (default), 'gzip', 'snappy', 'lz4' or 'zstd' (zstd needs Node.js 22.15 or later). */
   readonly compression?: Compression;
-  /** Where the sink reports what it did on start (aborted lingering transactions); default stderr. */
+  /** Where the sink reports what it did on start (aborted lingering transactions) and brokers it cannot reach yet; default stderr. */
   readonly log?: (message: string) => void;
 }
 
@@ -95,11 +108,10 @@ export class KafkaSink<T, K = never, V = T> implements Sink<T> {
   readonly deliveryGuarantee: DeliveryGuarantee;
   readonly transactionTimeoutMs: number;
 
+  /** Checks every option (a bad one fails here, naming it, the value and what is accepted, instead of in every restart's writer). */
   constructor(readonly options: KafkaSinkOptions<T, K, V>) {
+    checkSinkOptions(options);
     this.deliveryGuarantee = options.deliveryGuarantee ?? 'none';
-    if (!['none', 'at-least-once', 'exactly-once'].includes(this.deliveryGuarantee)) {
-      throw new Error(`kafka sink: deliveryGuarantee must be 'none', 'at-least-once' or 'exactly-once', got '${String(this.deliveryGuarantee)}'`);
-    }
     this.transactionTimeoutMs = options.transactionTimeoutMs ?? DEFAULT_TRANSACTION_TIMEOUT_MS;
     if (this.deliveryGuarantee === 'exactly-once') {
       const prefix = options.transactionalIdPrefix;
@@ -109,11 +121,10 @@ export class KafkaSink<T, K = never, V = T> implements Sink<T> {
       const problem = checkTransactionTimeout({ transactionTimeoutMs: this.transactionTimeoutMs, brokerMaxTimeoutMs: undefined, checkpointTimeoutMs: undefined, restartDelayMsMax: undefined });
       if (problem !== undefined) throw new Error(problem);
     }
-    if (typeof options.topic !== 'function' && (typeof options.topic !== 'string' || options.topic.length === 0)) throw new Error('kafka sink: topic is required');
   }
 
   async createWriter(ctx: SinkWriterContext, restoredState: readonly unknown[]): Promise<SinkWriter<T>> {
-    const cluster = new KafkaCluster({ ...this.options, clientId: this.options.clientId ?? `sluice-sink-${ctx.subtaskIndex}` });
+    const cluster = new KafkaCluster({ ...this.options, clientId: this.options.clientId ?? `sluice-sink-${ctx.subtaskIndex}`, log: (m) => this.log(m) });
     try {
       const router = new RecordRouter(this.options, cluster);
       if (this.deliveryGuarantee !== 'exactly-once' || ctx.checkpointing !== true) {
@@ -143,6 +154,33 @@ export class KafkaSink<T, K = never, V = T> implements Sink<T> {
   log(message: string): void {
     if (this.options.log !== undefined) this.options.log(message);
     else process.stderr.write(`[sluice] ${message}\n`);
+  }
+}
+
+const SINK = 'kafka sink';
+const COMPRESSIONS: readonly Compression[] = ['none', 'gzip', 'snappy', 'lz4', 'zstd'];
+
+function checkSinkOptions<T, K, V>(o: KafkaSinkOptions<T, K, V>): void {
+  checkOptionsObject(SINK, o);
+  parseBootstrap(o.bootstrapServers, SINK);
+  checkConnectionOptions(SINK, o);
+  if (typeof o.topic !== 'function' && (typeof o.topic !== 'string' || o.topic.length === 0)) {
+    throw new Error(`${SINK}: topic is required: a topic name or a function (element) => topic name, got ${describeValue(o.topic)}`);
+  }
+  checkOneOf(SINK, 'deliveryGuarantee', o.deliveryGuarantee, ['none', 'at-least-once', 'exactly-once']);
+  checkStringOption(SINK, 'transactionalIdPrefix', o.transactionalIdPrefix, 'the prefix of the transactional ids, unique to this job');
+  checkNumberOption(SINK, 'transactionTimeoutMs', o.transactionTimeoutMs, { min: 1, max: INT32_MAX, integer: true, unit: 'milliseconds' });
+  checkFunctionOption(SINK, 'key', o.key, '(element) => key');
+  resolveSerializer(o.keySerializer, 'string', SINK, 'keySerializer');
+  checkFunctionOption(SINK, 'value', o.value, '(element) => value');
+  resolveSerializer(o.valueSerializer, 'json', SINK, 'valueSerializer');
+  checkFunctionOption(SINK, 'partition', o.partition, '(element, partitions) => partition');
+  checkFunctionOption(SINK, 'headers', o.headers, '(element) => ({ name: string | Buffer })');
+  checkDeadLetterOption(SINK, o.deadLetter, '(element, error) => void | Promise<void>');
+  checkNumberOption(SINK, 'batchRecordsMax', o.batchRecordsMax, { min: 1, integer: true, unit: 'records' });
+  checkOneOf(SINK, 'compression', o.compression, COMPRESSIONS);
+  if (o.compression === 'zstd' && typeof (zlib as { zstdCompressSync?: unknown }).zstdCompressSync !== 'function') {
+    throw new Error(`${SINK}: compression 'zstd' needs Node.js 22.15 or later (this is ${process.version}); use 'gzip', 'snappy' or 'lz4', or upgrade Node.js`);
   }
 }
 

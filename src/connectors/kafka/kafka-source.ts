@@ -1,7 +1,20 @@
 import type { InputStatus, ReaderOutput, Source, SourceOutput, SourceReader, SourceReaderContext } from '../../api/source.js';
 import { stringHashCode } from '../../runtime/state/key-group.js';
-import { KafkaCluster, sleep, type KafkaConnectionOptions, type TopicInfo } from './kafka-cluster.js';
+import { KafkaCluster, parseBootstrap, sleep, type KafkaConnectionOptions, type TopicInfo } from './kafka-cluster.js';
 import { deadLetterHeaders } from './dead-letter.js';
+import {
+  INT32_MAX,
+  checkBooleanOption,
+  checkConnectionOptions,
+  checkDeadLetterOption,
+  checkFunctionOption,
+  checkNumberOption,
+  checkOneOf,
+  checkOptionsObject,
+  checkStringOption,
+  describeValue,
+  didYouMean,
+} from './kafka-options.js';
 import { kafka } from './kafka-protocol.js';
 import { RecordSender } from './record-sender.js';
 import { resolveDeserializer, type Deserializer, type DeserializerSpec } from './serde.js';
@@ -33,11 +46,11 @@ export interface KafkaSourceOptions<T> extends KafkaConnectionOptions {
   readonly topicPattern?: RegExp;
   /** The consumer group: for `startingOffsets: { committed }` and for the offsets committed back on checkpoint completion (monitoring only). */
   readonly groupId?: string;
-  /** Default 'earliest'. */
+  /** Default 'earliest'. `{ timestampMs }`: an integer number of epoch milliseconds >= 0. */
   readonly startingOffsets?: StartingOffsets;
   /** 'latest': bounded, each partition ends at the offset that was latest when the job started (Flink's setBounded(latest())). Default: unbounded. */
   readonly stoppingOffsets?: 'latest';
-  /** Default 'read_committed': records of open or aborted transactions are never read. */
+  /** Default 'read_committed': records of open or aborted transactions are never read (exactly these two values; anything else is refused). */
   readonly isolationLevel?: 'read_committed' | 'read_uncommitted';
   /** How the value becomes the record: 'string' (default), 'json', 'bytes' or a function of the value bytes. */
   readonly deserializer?: DeserializerSpec<T>;
@@ -58,12 +71,13 @@ export interface KafkaSourceOptions<T> extends KafkaConnectionOptions {
    * written again (at-least-once). A dead letter that cannot be written fails the job.
    */
   readonly deadLetter?: { readonly topic: string } | ((record: ConsumedRecord, error: Error) => void | Promise<void>);
-  /** Records buffered per subtask before fetching pauses (default 10 000). */
+  /** Records buffered per subtask before fetching pauses: an integer >= 1 (default 10 000). */
   readonly queueRecordsMax?: number;
-  /** Kafka's fetch.max.wait.ms (default 200). */
+  /** Kafka's fetch.max.wait.ms: an integer >= 0 (default 200). */
   readonly fetchMaxWaitMs?: number;
-  /** Kafka's max.partition.fetch.bytes: bytes of one partition a fetch asks for (default 1 MiB; a larger first batch still comes whole). */
+  /** Kafka's max.partition.fetch.bytes: bytes of one partition a fetch asks for, an integer >= 1 (default 1 MiB; a larger first batch still comes whole). */
   readonly fetchPartitionMaxBytes?: number;
+  /** Where the source reports discovered partitions, dead letters and brokers it cannot reach yet (default stderr). */
   readonly log?: (message: string) => void;
 }
 
@@ -101,19 +115,21 @@ const IS_CONTROL = 1 << 5;
 export class KafkaSource<T = string> implements Source<T, KafkaSplit> {
   readonly splitKind = 'kafka';
   readonly boundedness: 'bounded' | 'unbounded';
+  /** topicPattern without the 'g' and 'y' flags (whose lastIndex made test() skip every other matching topic). */
+  private readonly pattern: RegExp | undefined;
 
+  /** Checks every option (a bad one fails here, naming it, the value and what is accepted). */
   constructor(readonly options: KafkaSourceOptions<T>) {
-    const hasTopics = options.topics !== undefined && (typeof options.topics === 'string' || options.topics.length > 0);
-    if (hasTopics === (options.topicPattern !== undefined)) throw new Error('kafka source: give either topics or topicPattern');
-    const so = options.startingOffsets;
-    if (typeof so === 'object' && 'committed' in so && options.groupId === undefined) throw new Error('kafka source: startingOffsets { committed } needs a groupId');
+    checkSourceOptions(options);
+    const p = options.topicPattern;
+    this.pattern = p === undefined ? undefined : /[gy]/.test(p.flags) ? new RegExp(p.source, p.flags.replace(/[gy]/g, '')) : p;
     this.boundedness = options.stoppingOffsets === 'latest' ? 'bounded' : 'unbounded';
   }
 
   /** @internal */
   matches(topic: string): boolean {
     const o = this.options;
-    if (o.topicPattern !== undefined) return o.topicPattern.test(topic) && !topic.startsWith('__');
+    if (this.pattern !== undefined) return this.pattern.test(topic) && !topic.startsWith('__');
     return (typeof o.topics === 'string' ? [o.topics] : o.topics!).includes(topic);
   }
 
@@ -126,7 +142,7 @@ export class KafkaSource<T = string> implements Source<T, KafkaSplit> {
   }
 
   async createSplits(parallelism: number): Promise<KafkaSplit[]> {
-    const cluster = new KafkaCluster({ ...this.options, clientId: this.options.clientId ?? 'sluice-source' });
+    const cluster = new KafkaCluster({ ...this.options, clientId: this.options.clientId ?? 'sluice-source', log: (m) => this.log(m) });
     try {
       const topics = await this.subscribedTopics(cluster);
       const partitions = topics.flatMap((t) => t.partitions.map((p) => ({ topic: t.name, partition: p.partition })));
@@ -153,13 +169,79 @@ export class KafkaSource<T = string> implements Source<T, KafkaSplit> {
   isolation(): 0 | 1 {
     return (this.options.isolationLevel ?? 'read_committed') === 'read_committed' ? 1 : 0;
   }
+
+  /** @internal */
+  log(message: string): void {
+    if (this.options.log !== undefined) this.options.log(message);
+    else process.stderr.write(`[sluice] ${message}\n`);
+  }
+}
+
+const SOURCE = 'kafka source';
+const STARTING_OFFSETS = "'earliest', 'latest', { timestampMs: <epoch ms> } or { committed: true, fallback?: 'earliest' | 'latest' }";
+
+function checkSourceOptions(o: KafkaSourceOptions<unknown>): void {
+  checkOptionsObject(SOURCE, o);
+  parseBootstrap(o.bootstrapServers, SOURCE);
+  checkConnectionOptions(SOURCE, o);
+  const topics: unknown = o.topics;
+  const topicsOk =
+    topics === undefined ||
+    (typeof topics === 'string' && topics.length > 0) ||
+    (Array.isArray(topics) && topics.length > 0 && topics.every((t: unknown) => typeof t === 'string' && t.length > 0));
+  if (!topicsOk) throw new Error(`${SOURCE}: topics must be a topic name or a non-empty array of topic names, got ${describeValue(topics)}`);
+  if (o.topicPattern !== undefined && !(o.topicPattern instanceof RegExp)) {
+    throw new Error(`${SOURCE}: topicPattern must be a RegExp (e.g. /^orders-/), got ${describeValue(o.topicPattern)}`);
+  }
+  if ((topics === undefined) === (o.topicPattern === undefined)) {
+    throw new Error(`${SOURCE}: give either topics or topicPattern (${topics === undefined ? 'neither was given' : 'not both'})`);
+  }
+  checkStringOption(SOURCE, 'groupId', o.groupId, "the consumer group, Kafka's group.id");
+  checkStartingOffsets(o.startingOffsets, o.groupId);
+  checkOneOf(SOURCE, 'stoppingOffsets', o.stoppingOffsets, ['latest'], ' (bounded: each partition ends at the offset that was latest when the job started) or absent (unbounded)');
+  checkOneOf(SOURCE, 'isolationLevel', o.isolationLevel, ['read_committed', 'read_uncommitted']);
+  resolveDeserializer(o.deserializer, 'string', SOURCE, 'deserializer');
+  checkFunctionOption(SOURCE, 'recordDeserializer', o.recordDeserializer, '(record: ConsumedRecord) => T');
+  checkNumberOption(SOURCE, 'partitionDiscoveryIntervalMs', o.partitionDiscoveryIntervalMs, { min: 0, unit: 'milliseconds', note: '0: off' });
+  checkBooleanOption(SOURCE, 'commitOffsetsOnCheckpoint', o.commitOffsetsOnCheckpoint);
+  checkDeadLetterOption(SOURCE, o.deadLetter, '(record, error) => void | Promise<void>');
+  checkNumberOption(SOURCE, 'queueRecordsMax', o.queueRecordsMax, { min: 1, integer: true, unit: 'records' });
+  checkNumberOption(SOURCE, 'fetchMaxWaitMs', o.fetchMaxWaitMs, { min: 0, max: INT32_MAX, integer: true, unit: 'milliseconds' });
+  checkNumberOption(SOURCE, 'fetchPartitionMaxBytes', o.fetchPartitionMaxBytes, { min: 1, max: INT32_MAX, integer: true, unit: 'bytes' });
+}
+
+function checkStartingOffsets(so: unknown, groupId: string | undefined): void {
+  if (so === undefined || so === 'earliest' || so === 'latest') return;
+  if (so === null || typeof so !== 'object' || Array.isArray(so)) {
+    throw new Error(`${SOURCE}: startingOffsets must be ${STARTING_OFFSETS}, got ${describeValue(so)}${didYouMean(so, ['earliest', 'latest'])}`);
+  }
+  const keys = Object.keys(so);
+  const extra = (allowed: string[]): string[] => keys.filter((k) => !allowed.includes(k));
+  if ('timestampMs' in so) {
+    const t = (so as { timestampMs: unknown }).timestampMs;
+    if (typeof t !== 'number' || !Number.isSafeInteger(t) || t < 0) {
+      const hint = t instanceof Date ? ' (a Date: give date.getTime())' : typeof t === 'string' ? " (a string: give a number, e.g. Date.parse('2026-01-01T00:00:00Z'))" : '';
+      throw new Error(`${SOURCE}: startingOffsets.timestampMs must be an integer number of epoch milliseconds >= 0, got ${describeValue(t)}${hint}`);
+    }
+    if (extra(['timestampMs']).length > 0) throw new Error(`${SOURCE}: startingOffsets { timestampMs } takes no other keys, got ${describeValue(so)}`);
+    return;
+  }
+  if ('committed' in so) {
+    const c = so as { committed: unknown; fallback?: unknown };
+    if (c.committed !== true) throw new Error(`${SOURCE}: startingOffsets.committed must be true, got ${describeValue(c.committed)} (for no committed offsets use 'earliest' or 'latest')`);
+    checkOneOf(SOURCE, 'startingOffsets.fallback', c.fallback, ['earliest', 'latest'], ' (where partitions without a committed offset start; default earliest)');
+    if (extra(['committed', 'fallback']).length > 0) throw new Error(`${SOURCE}: startingOffsets { committed } takes only committed and fallback, got ${describeValue(so)}`);
+    if (groupId === undefined) throw new Error(`${SOURCE}: startingOffsets { committed } needs a groupId`);
+    return;
+  }
+  throw new Error(`${SOURCE}: startingOffsets must be ${STARTING_OFFSETS}, got ${describeValue(so)}`);
 }
 
 async function listOffsets(cluster: KafkaCluster, partitions: readonly { topic: string; partition: number }[], timestamp: bigint, isolation: 0 | 1): Promise<Map<string, bigint>> {
   const out = new Map<string, bigint>();
   for (const tp of partitions) {
-    const r = await cluster.retrying(`ListOffsets of ${tp.topic}:${tp.partition}`, async () => {
-      const leader = await cluster.leaderConnection(tp.topic, tp.partition);
+    const r = await cluster.retrying(`ListOffsets of ${tp.topic}:${tp.partition}`, async (deadline) => {
+      const leader = await cluster.leaderConnection(tp.topic, tp.partition, deadline);
       return (await kafka()).listOffsetsV9.api.async(leader.connection, -1, isolation, [{ name: tp.topic, partitions: [{ partitionIndex: tp.partition, currentLeaderEpoch: -1, timestamp }] }]);
     });
     const offset = r.topics[0]!.partitions[0]!.offset;
@@ -186,8 +268,8 @@ async function resolveStartingOffsets(
   const groupId = o.groupId!;
   const topics = new Map<string, number[]>();
   for (const tp of partitions) topics.set(tp.topic, [...(topics.get(tp.topic) ?? []), tp.partition]);
-  const r = await cluster.retrying(`OffsetFetch of group '${groupId}'`, async () =>
-    (await kafka()).offsetFetchV9.api.async(await cluster.coordinator('group', groupId), [{ groupId, memberEpoch: -1, topics: [...topics].map(([name, partitionIndexes]) => ({ name, partitionIndexes })) }], true),
+  const r = await cluster.retrying(`OffsetFetch of group '${groupId}'`, async (deadline) =>
+    (await kafka()).offsetFetchV9.api.async(await cluster.coordinator('group', groupId, deadline), [{ groupId, memberEpoch: -1, topics: [...topics].map(([name, partitionIndexes]) => ({ name, partitionIndexes })) }], true),
   );
   const fallback = await listOffsets(cluster, partitions, so.fallback === 'latest' ? LATEST : EARLIEST, isolation);
   const out = new Map(fallback);
@@ -249,7 +331,7 @@ class KafkaSourceReader<T> implements SourceReader<T, KafkaSplit> {
   }
 
   start(): void {
-    this.cluster = new KafkaCluster({ ...this.source.options, clientId: this.source.options.clientId ?? `sluice-source-${this.ctx.subtaskIndex}` });
+    this.cluster = new KafkaCluster({ ...this.source.options, clientId: this.source.options.clientId ?? `sluice-source-${this.ctx.subtaskIndex}`, log: (m) => this.log(m) });
   }
 
   addSplits(splits: readonly KafkaSplit[]): void {
@@ -445,8 +527,8 @@ class KafkaSourceReader<T> implements SourceReader<T, KafkaSplit> {
     const topics = new Map<string, { partitionIndex: number; committedOffset: bigint; committedLeaderEpoch: number }[]>();
     for (const o of offsets) topics.set(o.topic, [...(topics.get(o.topic) ?? []), { partitionIndex: o.partition, committedOffset: o.offset, committedLeaderEpoch: -1 }]);
     try {
-      await cluster.retrying(`OffsetCommit of group '${groupId}'`, async () =>
-        (await kafka()).offsetCommitV9.api.async(await cluster.coordinator('group', groupId), groupId, -1, '', null, [...topics].map(([name, partitions]) => ({ name, partitions }))),
+      await cluster.retrying(`OffsetCommit of group '${groupId}'`, async (deadline) =>
+        (await kafka()).offsetCommitV9.api.async(await cluster.coordinator('group', groupId, deadline), groupId, -1, '', null, [...topics].map(([name, partitions]) => ({ name, partitions }))),
       );
     } catch (e) {
       if (this.closed) return; // the attempt ended meanwhile
@@ -462,8 +544,7 @@ class KafkaSourceReader<T> implements SourceReader<T, KafkaSplit> {
   }
 
   private log(message: string): void {
-    if (this.source.options.log !== undefined) this.source.options.log(message);
-    else process.stderr.write(`[sluice] ${message}\n`);
+    this.source.log(message);
   }
 
   private wakePoll(): void {
@@ -535,9 +616,9 @@ class KafkaSourceReader<T> implements SourceReader<T, KafkaSplit> {
     }
     let response;
     try {
-      response = await cluster.retrying(`fetch from broker ${leader}`, async () =>
+      response = await cluster.retrying(`fetch from broker ${leader}`, async (deadline) =>
         (await kafka()).fetchV17.api.async(
-          await cluster.connectionTo(leader),
+          await cluster.connectionTo(leader, deadline),
           this.source.options.fetchMaxWaitMs ?? 200,
           1,
           8 << 20,

@@ -37,8 +37,8 @@ export function parseTransactionalId(prefix: string, id: string): { subtask: num
  * transaction they left open; returns the producer id and epoch to write with.
  */
 export async function initTransactionalProducer(cluster: KafkaCluster, transactionalId: string, transactionTimeoutMs: number): Promise<ProducerIdentity> {
-  const r = await cluster.retrying(`InitProducerId for transactional id '${transactionalId}'`, async () => {
-    const coordinator = await cluster.coordinator('transaction', transactionalId);
+  const r = await cluster.retrying(`InitProducerId for transactional id '${transactionalId}'`, async (deadline) => {
+    const coordinator = await cluster.coordinator('transaction', transactionalId, deadline);
     return (await kafka()).initProducerIdV5.api.async(coordinator, transactionalId, transactionTimeoutMs, -1n, -1);
   });
   return { transactionalId, producerId: r.producerId, producerEpoch: r.producerEpoch };
@@ -57,8 +57,8 @@ export class TransactionCommitError extends Error {
 export async function endTransaction(cluster: KafkaCluster, txn: PreparedTransaction, commit: boolean, transactionTimeoutMs: number): Promise<void> {
   const producerId = BigInt(txn.producerId);
   try {
-    await cluster.retrying(`EndTxn(${commit ? 'commit' : 'abort'}) of transactional id '${txn.transactionalId}'`, async () => {
-      const coordinator = await cluster.coordinator('transaction', txn.transactionalId);
+    await cluster.retrying(`EndTxn(${commit ? 'commit' : 'abort'}) of transactional id '${txn.transactionalId}'`, async (deadline) => {
+      const coordinator = await cluster.coordinator('transaction', txn.transactionalId, deadline);
       await (await kafka()).endTxnV4.api.async(coordinator, txn.transactionalId, producerId, txn.producerEpoch, commit);
     });
   } catch (e) {
@@ -80,9 +80,9 @@ export async function brokerTransactionMaxTimeoutMs(cluster: KafkaCluster): Prom
   const metadata = await cluster.refreshMetadata([]);
   let min: number | undefined;
   for (const b of metadata.brokers) {
-    const r = await cluster.retrying(`DescribeConfigs of broker ${b.nodeId}`, async () =>
+    const r = await cluster.retrying(`DescribeConfigs of broker ${b.nodeId}`, async (deadline) =>
       (await kafka()).describeConfigsV4.api.async(
-        await cluster.connectionTo(b.nodeId),
+        await cluster.connectionTo(b.nodeId, deadline),
         [{ resourceType: (await kafka()).ConfigResourceTypes.BROKER, resourceName: String(b.nodeId), configurationKeys: ['transaction.max.timeout.ms'] }],
         false,
         false,
@@ -137,7 +137,7 @@ export async function abortLingeringTransactions(cluster: KafkaCluster, scope: L
   try {
     const metadata = await cluster.refreshMetadata([]);
     for (const b of metadata.brokers) {
-      const r = await cluster.retrying(`ListTransactions on broker ${b.nodeId}`, async () => (await kafka()).listTransactionsV1.api.async(await cluster.connectionTo(b.nodeId), [], [], -1n, null));
+      const r = await cluster.retrying(`ListTransactions on broker ${b.nodeId}`, async (deadline) => (await kafka()).listTransactionsV1.api.async(await cluster.connectionTo(b.nodeId, deadline), [], [], -1n, null));
       for (const t of r.transactionStates) if (t.transactionState === 'Ongoing' || t.transactionState === 'PrepareAbort') open.add(t.transactionalId);
     }
   } catch (e) {

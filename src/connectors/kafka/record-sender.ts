@@ -112,8 +112,8 @@ export class RecordSender {
       list.push(r.partition!);
       topics.set(r.topic, list);
     }
-    await this.cluster.retrying(`AddPartitionsToTxn for transactional id '${txn.transactionalId}'`, async () => {
-      const coordinator = await this.cluster.coordinator('transaction', txn.transactionalId);
+    await this.cluster.retrying(`AddPartitionsToTxn for transactional id '${txn.transactionalId}'`, async (deadline) => {
+      const coordinator = await this.cluster.coordinator('transaction', txn.transactionalId, deadline);
       await (await kafka()).addPartitionsToTxnV3.api.async(coordinator, [
         {
           transactionalId: txn.transactionalId,
@@ -133,8 +133,8 @@ export class RecordSender {
     const k = await kafka();
     const sequences = (this.sequences ??= new k.NumericMap());
     try {
-      await this.cluster.retrying(`produce to ${tp}`, async () => {
-        const leader = await this.cluster.leaderConnection(topic, partition!);
+      await this.cluster.retrying(`produce to ${tp}`, async (deadline) => {
+        const leader = await this.cluster.leaderConnection(topic, partition!, deadline);
         await k.produceV11.api.async(leader.connection, -1, this.options.produceTimeoutMs, records, {
           compression: this.options.compression,
           ...(txn === undefined

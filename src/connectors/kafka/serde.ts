@@ -1,3 +1,5 @@
+import { describeValue, didYouMean } from './kafka-options.js';
+
 /**
  * Turning record parts into bytes and back. A serializer may return `undefined` (no key; or,
  * for a value, a tombstone); a deserializer gets `undefined` for a missing key or value.
@@ -18,7 +20,8 @@ export const stringDeserializer: Deserializer<string | undefined> = (b) => b?.to
 export const jsonDeserializer: Deserializer<unknown> = (b) => (b === undefined ? undefined : JSON.parse(b.toString('utf8')));
 export const bytesDeserializer: Deserializer<Buffer | undefined> = (b) => b;
 
-export function resolveSerializer<T>(spec: SerializerSpec<T> | undefined, fallback: 'string' | 'json'): Serializer<T> {
+/** `owner` and `option` name the option in the error for an unknown name ('kafka sink', 'valueSerializer'). */
+export function resolveSerializer<T>(spec: SerializerSpec<T> | undefined, fallback: 'string' | 'json', owner = 'kafka', option = 'serializer'): Serializer<T> {
   const s = spec ?? fallback;
   switch (s) {
     case 'string':
@@ -28,12 +31,12 @@ export function resolveSerializer<T>(spec: SerializerSpec<T> | undefined, fallba
     case 'bytes':
       return bytesSerializer as Serializer<T>;
     default:
-      if (typeof s !== 'function') throw new Error(`kafka: unknown serializer '${String(s)}' (use 'string', 'json', 'bytes' or a function)`);
+      if (typeof s !== 'function') throw unknownFormat(owner, option, s, '(value) => Buffer | undefined');
       return s;
   }
 }
 
-export function resolveDeserializer<T>(spec: DeserializerSpec<T> | undefined, fallback: 'string' | 'json'): Deserializer<T> {
+export function resolveDeserializer<T>(spec: DeserializerSpec<T> | undefined, fallback: 'string' | 'json', owner = 'kafka', option = 'deserializer'): Deserializer<T> {
   const s = spec ?? fallback;
   switch (s) {
     case 'string':
@@ -43,7 +46,13 @@ export function resolveDeserializer<T>(spec: DeserializerSpec<T> | undefined, fa
     case 'bytes':
       return bytesDeserializer as Deserializer<T>;
     default:
-      if (typeof s !== 'function') throw new Error(`kafka: unknown deserializer '${String(s)}' (use 'string', 'json', 'bytes' or a function)`);
+      if (typeof s !== 'function') throw unknownFormat(owner, option, s, '(bytes: Buffer | undefined) => T');
       return s;
   }
+}
+
+const FORMATS = ['string', 'json', 'bytes'];
+
+function unknownFormat(owner: string, option: string, value: unknown, shape: string): Error {
+  return new Error(`${owner}: ${option} must be 'string', 'json', 'bytes' or a function ${shape}, got ${describeValue(value)}${didYouMean(value, FORMATS)}`);
 }
