@@ -230,6 +230,11 @@ describe('ExactlyOnceFileSink: transaction lifecycle', () => {
     );
   });
 
+  // '' resolved to the working directory, which got the part files.
+  it('an empty directory path is refused by the constructor', () => {
+    expect(() => new ExactlyOnceFileSink<string>('')).toThrow(`exactly-once file sink: the path is empty; give a directory for the part files ('.' for the working directory)`);
+  });
+
   it('readCommittedLines of a missing directory is empty', async () => {
     expect(await readCommittedLines(join(root, 'never-written'))).toEqual([]);
   });

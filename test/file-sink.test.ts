@@ -1,6 +1,6 @@
 // FileSink (at least once, one part file per subtask): what a run without state, a restart, a
 // savepoint resume and a rescale leave in the part files, against an independent reference.
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { StreamExecutionEnvironment } from '../src/index.js';
@@ -106,5 +106,58 @@ describe('FileSink', () => {
     expect((await resumed.run()).status).toBe('FINISHED');
     // Until 2026-12-07 the resumed run truncated the part files: the lines before the stop were lost.
     expect(compareMultisets(lines(out), reference())).toEqual({ duplicates: 0, missing: 0, unexpected: 0 });
+  });
+});
+
+/** Permissions are not enforced for root: the tests that need them are skipped there. */
+const isRoot = process.getuid?.() === 0;
+const writerContext = { subtaskIndex: 0, parallelism: 1, attemptNumber: 0 };
+
+describe('FileSink bad input', () => {
+  // '' resolved to the working directory, which got a part-0; Flink refuses an empty Path.
+  it('an empty directory path or one that is not a string is refused by the constructor', () => {
+    expect(() => new FileSink<string>('')).toThrow(new Error(`file sink: the path is empty; give a directory for the part files ('.' for the working directory)`));
+    expect(() => new FileSink<string>(null as unknown as string)).toThrow(new TypeError('file sink: the path must be a string, got null; give a directory for the part files'));
+  });
+
+  // NaN never flushed before a checkpoint; -1 and 0 flushed at every record, as 1 does.
+  it.each([0, -1, Number.NaN, 1.5, '64'])('bufferBytes %s is refused by the constructor, naming the option and the value', (bufferBytes) => {
+    expect(() => new FileSink<string>(tempDir(), { bufferBytes: bufferBytes as number })).toThrow(
+      new RangeError(`file sink: bufferBytes (the characters buffered before a write) must be an integer >= 1, got ${typeof bufferBytes === 'string' ? `the string '${bufferBytes}'` : String(bufferBytes)}`),
+    );
+  });
+
+  // Was `ENOTDIR: not a directory, mkdir ...` with Node's stack.
+  it('a file where the directory should be: an error naming it and the fix', async () => {
+    const file = join(tempDir(), 'outfile');
+    writeFileSync(file, 'x');
+    await expect(new FileSink<string>(file).createWriter(writerContext)).rejects.toThrow(`file sink: '${file}' is a file, not a directory; give a directory for the part files`);
+    await expect(new FileSink<string>(join(file, 'sub', 'out')).createWriter(writerContext)).rejects.toThrow(
+      `file sink: '${file}' (on the way to '${join(file, 'sub', 'out')}') is a file, not a directory; give a directory for the part files`,
+    );
+    const out = tempDir();
+    mkdirSync(join(out, 'part-0'));
+    await expect(new FileSink<string>(out).createWriter(writerContext)).rejects.toThrow(`file sink: '${join(out, 'part-0')}' is a directory, not a part file; remove it or give another directory`);
+  });
+
+  // Was a bare `EACCES: permission denied, open ...`.
+  it.skipIf(isRoot)('a directory it may not write into: an error naming it and the fix', async () => {
+    const locked = join(tempDir(), 'locked');
+    mkdirSync(locked);
+    chmodSync(locked, 0o500);
+    try {
+      await expect(new FileSink<string>(locked).createWriter(writerContext)).rejects.toThrow(`file sink: cannot write into '${locked}' (EACCES): grant write access or give another directory`);
+      await expect(new FileSink<string>(join(locked, 'out')).createWriter(writerContext)).rejects.toThrow(
+        `file sink: cannot create '${join(locked, 'out')}' (EACCES): grant write access to '${locked}' or give another directory`,
+      );
+      chmodSync(locked, 0o700);
+      writeFileSync(join(locked, 'part-0'), '');
+      chmodSync(join(locked, 'part-0'), 0o400);
+      await expect(new FileSink<string>(locked).createWriter(writerContext)).rejects.toThrow(
+        `file sink: cannot write '${join(locked, 'part-0')}' (EACCES): grant write access to it or give another directory`,
+      );
+    } finally {
+      chmodSync(locked, 0o700);
+    }
   });
 });

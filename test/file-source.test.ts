@@ -1,4 +1,4 @@
-import { writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { StreamExecutionEnvironment } from '../src/index.js';
@@ -149,4 +149,101 @@ describe('FileSource split assignment', () => {
     const committed = await readCommittedLines(out);
     expect(compareMultisets(committed, reference), `seed ${seed}: parallelisms ${path.join(' -> ')}`).toEqual({ duplicates: 0, missing: 0, unexpected: 0 });
   }, 60_000);
+});
+
+/** Every line a job reading `source` at parallelism 1 collects, and how it ended. */
+async function readAll(source: FileSource): Promise<string[]> {
+  const env = StreamExecutionEnvironment.create({ 'parallelism.default': 1 });
+  const sink = new CollectSink<string>();
+  env.fromSource(source, 'files').sinkTo(sink);
+  await env.execute();
+  return [...sink.values];
+}
+
+/** Permissions are not enforced for root: the tests that need them are skipped there. */
+const isRoot = process.getuid?.() === 0;
+
+describe('FileSource bad input', () => {
+  // 0 read nothing and the job finished; -1 and NaN failed with a bare RangeError of
+  // Buffer.allocUnsafe at the first read, 1.5 with ERR_OUT_OF_RANGE; 2^31 aborts Node's read.
+  it.each([0, -1, Number.NaN, 1.5, 2 ** 31, Number.POSITIVE_INFINITY, '4096'])('chunkBytes %s is refused by the constructor, naming the option and the value', (chunkBytes) => {
+    expect(() => new FileSource(tempDir(), { chunkBytes: chunkBytes as number })).toThrow(
+      new RangeError(`file source: chunkBytes (the bytes read at a time) must be an integer in [1, 2147483647], got ${typeof chunkBytes === 'string' ? `the string '${chunkBytes}'` : String(chunkBytes)}`),
+    );
+  });
+
+  it('chunkBytes 1 (the smallest) reads every line', async () => {
+    const dir = tempDir();
+    writeFileSync(join(dir, 'f'), 'ab\r\n\nc\nlast');
+    expect(() => new FileSource(dir, { chunkBytes: 2 ** 31 - 1 })).not.toThrow();
+    expect(await readAll(new FileSource(dir, { chunkBytes: 1 }))).toEqual(['ab', '', 'c', 'last']);
+  });
+
+  // '' resolved to the working directory, whose files were read; Flink refuses an empty Path.
+  it('an empty path or one that is not a string is refused by the constructor', () => {
+    expect(() => new FileSource('')).toThrow(new Error(`file source: the path is empty; give a file or a directory to read ('.' for the working directory)`));
+    expect(() => new FileSource(undefined as unknown as string)).toThrow(new TypeError('file source: the path must be a string, got undefined; give a file or a directory to read'));
+    expect(() => new FileSource(42 as unknown as string)).toThrow(/file source: the path must be a string, got 42/);
+  });
+
+  // Symbolic links were skipped without a word (Dirent.isFile() is false for a link); Flink's
+  // listing follows them.
+  it('a symbolic link to a file in the directory is read as the file; links to directories are skipped as subdirectories are', async () => {
+    const dir = tempDir();
+    const elsewhere = tempDir();
+    writeFileSync(join(dir, 'a'), 'a:0\na:1\n');
+    writeFileSync(join(elsewhere, 'target'), 'b:0\n');
+    symlinkSync(join(elsewhere, 'target'), join(dir, 'b'));
+    symlinkSync('a', join(dir, 'c')); // relative, to a file of the same directory
+    mkdirSync(join(dir, 'sub'));
+    writeFileSync(join(dir, 'sub', 'inner'), 'not read\n');
+    symlinkSync(elsewhere, join(dir, 'to-dir'));
+    const source = new FileSource(dir);
+    expect((await source.createSplits()).map((s) => s.path)).toEqual(['a', 'b', 'c'].map((n) => join(dir, n)));
+    expect((await readAll(source)).sort()).toEqual(['a:0', 'a:0', 'a:1', 'a:1', 'b:0']);
+  });
+
+  it('a broken symbolic link fails the job at start, naming the link and its target', async () => {
+    const dir = tempDir();
+    writeFileSync(join(dir, 'a'), 'a\n');
+    symlinkSync(join(dir, 'gone'), join(dir, 'b'));
+    await expect(readAll(new FileSource(dir))).rejects.toThrow(`file source: '${join(dir, 'b')}' is a symbolic link to '${join(dir, 'gone')}', which does not exist; fix or remove the link`);
+    // The path itself a broken link: not "does not exist" without a word about the link.
+    await expect(new FileSource(join(dir, 'b')).createSplits()).rejects.toThrow(`file source: '${join(dir, 'b')}' is a symbolic link to '${join(dir, 'gone')}', which does not exist`);
+    const loops = tempDir();
+    symlinkSync('loop', join(loops, 'loop'));
+    await expect(new FileSource(loops).createSplits()).rejects.toThrow(`file source: '${join(loops, 'loop')}' is a symbolic link in a loop (ELOOP); fix or remove the link`);
+    await expect(new FileSource(join(loops, 'loop')).createSplits()).rejects.toThrow(/^file source: cannot read '.*\/loop' \(resolved to .*\): ELOOP/);
+  });
+
+  it('a missing path fails the job at start, saying so', async () => {
+    const missing = join(tempDir(), 'missing');
+    await expect(readAll(new FileSource(missing))).rejects.toThrow(`file source: '${missing}' does not exist (resolved to ${missing}); check the path`);
+  });
+
+  // Every stat error was "does not exist"; readdir's EACCES came bare, without 'file source:'.
+  it.skipIf(isRoot)('a path it may not read is a permission error naming the path, not "does not exist"', async () => {
+    const dir = tempDir();
+    mkdirSync(join(dir, 'locked'));
+    writeFileSync(join(dir, 'locked', 'f'), 'x\n');
+    chmodSync(join(dir, 'locked'), 0o000);
+    try {
+      await expect(readAll(new FileSource(join(dir, 'locked')))).rejects.toThrow(
+        `file source: cannot list the directory '${join(dir, 'locked')}': permission denied (EACCES); grant read access to it and its parent directories, or give another path`,
+      );
+      const inside = join(dir, 'locked', 'f');
+      await expect(new FileSource(inside).createSplits()).rejects.toThrow(
+        `file source: cannot read '${inside}' (resolved to ${inside}): permission denied (EACCES); grant read access to it and its parent directories, or give another path`,
+      );
+    } finally {
+      chmodSync(join(dir, 'locked'), 0o700);
+    }
+  });
+
+  // As Flink's text format: not an error (documented in docs/connectors.md).
+  it('invalid UTF-8 is read as U+FFFD', async () => {
+    const dir = tempDir();
+    writeFileSync(join(dir, 'f'), Buffer.from([0x61, 0xff, 0x62, 0x0a, 0xc3, 0x0a]));
+    expect(await readAll(new FileSource(dir))).toEqual(['a\ufffdb', '\ufffd']);
+  });
 });

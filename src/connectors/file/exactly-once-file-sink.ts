@@ -5,6 +5,7 @@ import { join, resolve } from 'node:path';
 import type { SinkWriter, SinkWriterContext } from '../../api/sink.js';
 import { TwoPhaseCommitSink, type TwoPhaseCommitContext, type TwoPhaseCommitState } from '../../api/two-phase-commit-sink.js';
 import { makeDirectories } from '../../util/make-directories.js';
+import { checkPath } from './file-options.js';
 
 export interface ExactlyOnceFileSinkOptions<T> {
   /**
@@ -94,6 +95,7 @@ export class ExactlyOnceFileSink<T> extends TwoPhaseCommitSink<T, FileTransactio
     options: ExactlyOnceFileSinkOptions<T> = {},
   ) {
     super();
+    checkPath('exactly-once file sink', dir, 'give a directory for the part files');
     this.format = options.format ?? defaultFormat;
     this.bufferChars = options.bufferBytes ?? 1 << 16;
     if (!(this.bufferChars > 0)) throw new RangeError(`exactly-once file sink: bufferBytes must be > 0, got ${options.bufferBytes}`);

@@ -1,12 +1,14 @@
-import { open, type FileHandle } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { statSync } from 'node:fs';
+import { open, stat, type FileHandle } from 'node:fs/promises';
+import { dirname, join, resolve } from 'node:path';
 import type { Sink, SinkWriter, SinkWriterContext } from '../../api/sink.js';
 import { makeDirectories } from '../../util/make-directories.js';
+import { checkPath, checkWholeNumber } from './file-options.js';
 
 export interface FileSinkOptions<T> {
   /** Turns a record into one line (without the newline); default: strings as they are, else JSON. */
   readonly format?: (value: T) => string;
-  /** Bytes buffered before a write is issued. */
+  /** Characters buffered before a write is issued: an integer >= 1. */
   readonly bufferBytes?: number;
 }
 
@@ -19,19 +21,80 @@ export interface FileSinkOptions<T> {
  * again. The exactly-once file sink commits files per checkpoint instead.
  */
 export class FileSink<T> implements Sink<T> {
+  private readonly bufferBytes: number;
+
   constructor(
     readonly dir: string,
     private readonly options: FileSinkOptions<T> = {},
-  ) {}
+  ) {
+    checkPath('file sink', dir, 'give a directory for the part files');
+    // NaN never flushed before a checkpoint (everything stayed in memory); -1 flushed at every record.
+    this.bufferBytes = checkWholeNumber('file sink', 'bufferBytes', options.bufferBytes, 1, Number.MAX_SAFE_INTEGER, 'the characters buffered before a write') ?? 1 << 16;
+  }
 
   async createWriter(ctx: SinkWriterContext): Promise<SinkWriter<T>> {
     const dir = resolve(this.dir);
-    await makeDirectories(dir);
+    try {
+      await makeDirectories(dir);
+    } catch (e) {
+      throw directoryError(dir, e);
+    }
     // Always O_APPEND: a write lands at the end, never at a position an older handle remembers.
-    const handle = await open(join(dir, `part-${ctx.subtaskIndex}`), 'a');
+    const file = join(dir, `part-${ctx.subtaskIndex}`);
+    let handle;
+    try {
+      handle = await open(file, 'a');
+    } catch (e) {
+      throw await partFileError(dir, file, e);
+    }
     if (ctx.restoredCheckpointId === undefined) await handle.truncate(0);
-    return new FileWriter<T>(handle, this.options.format ?? defaultFormat, this.options.bufferBytes ?? 1 << 16);
+    return new FileWriter<T>(handle, this.options.format ?? defaultFormat, this.bufferBytes);
   }
+}
+
+/**
+ * The output directory cannot be made: one line naming the path and the fix. No cause: the
+ * job's root cause is this message, not Node's `ENOTDIR: not a directory, mkdir` and its stack.
+ */
+function directoryError(dir: string, e: unknown): Error {
+  const { code, syscall, path = dir } = e as NodeJS.ErrnoException;
+  if (code === 'ENOTDIR') {
+    const file = nonDirectoryOnPath(dir) ?? path;
+    const within = file === dir ? '' : ` (on the way to '${dir}')`;
+    return new Error(`file sink: '${file}'${within} is a file, not a directory; give a directory for the part files`);
+  }
+  if (code === 'EACCES' || code === 'EPERM') {
+    if (syscall === 'mkdir') return new Error(`file sink: cannot create '${path}' (${code}): grant write access to '${dirname(path)}' or give another directory`);
+    return new Error(`file sink: cannot reach '${dir}' (${code}): grant access to the directories above it or give another directory`);
+  }
+  return new Error(`file sink: cannot create the directory '${dir}': ${(e as Error).message}`);
+}
+
+/** The first of `dir` and its parents that exists and is not a directory (stat of a path below a file says ENOTDIR of the whole path). */
+function nonDirectoryOnPath(dir: string): string | undefined {
+  for (let p = dir; ; p = dirname(p)) {
+    try {
+      return statSync(p).isDirectory() ? undefined : p;
+    } catch {
+      if (dirname(p) === p) return undefined;
+    }
+  }
+}
+
+/** A part file cannot be opened for appending: one line naming the path and the fix. */
+async function partFileError(dir: string, file: string, e: unknown): Promise<Error> {
+  const code = (e as NodeJS.ErrnoException).code;
+  if (code === 'EISDIR') return new Error(`file sink: '${file}' is a directory, not a part file; remove it or give another directory`);
+  if (code === 'EACCES' || code === 'EPERM') {
+    const exists = await stat(file).then(
+      () => true,
+      () => false,
+    );
+    // An existing part file is opened, so only it needs write access; a new one is created in the directory.
+    if (exists) return new Error(`file sink: cannot write '${file}' (${code}): grant write access to it or give another directory`);
+    return new Error(`file sink: cannot write into '${dir}' (${code}): grant write access or give another directory`);
+  }
+  return new Error(`file sink: cannot open '${file}' for appending: ${(e as Error).message}`);
 }
 
 function defaultFormat(value: unknown): string {

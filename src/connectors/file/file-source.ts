@@ -1,6 +1,8 @@
-import { open, readdir, stat, type FileHandle } from 'node:fs/promises';
+import type { Stats } from 'node:fs';
+import { lstat, open, readdir, readlink, stat, type FileHandle } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { InputStatus, ReaderOutput, Source, SourceReader, SourceReaderContext } from '../../api/source.js';
+import { checkPath, checkWholeNumber } from './file-options.js';
 
 /** A file to read and the byte offset of the next line: the position a checkpoint keeps. */
 export interface FileSplit {
@@ -9,7 +11,7 @@ export interface FileSplit {
 }
 
 export interface FileSourceOptions {
-  /** Bytes read at a time. */
+  /** Bytes read at a time: an integer in [1, 2^31 - 1] (the most one read of Node's takes). */
   readonly chunkBytes?: number;
   /**
    * 'on-request' (default, as Flink's FileSource): the JobManager hands out one file at a time
@@ -21,17 +23,23 @@ export interface FileSourceOptions {
 }
 
 /**
- * Reads text files line by line (UTF-8, '\n' or '\r\n'). A path may be a file or a directory
- * (its files, sorted by name). Bounded; position = file and byte offset.
+ * Reads text files line by line (UTF-8, '\n' or '\r\n'; invalid bytes become U+FFFD, as in
+ * Flink's text format). A path may be a file or a directory (its files and links to files,
+ * sorted by name). Bounded; position = file and byte offset.
  */
 export class FileSource implements Source<string, FileSplit> {
   readonly splitKind = 'file';
   readonly boundedness = 'bounded' as const;
   readonly splitAssignment: 'static' | 'on-request';
+  private readonly chunkBytes: number;
   constructor(
     readonly path: string,
-    private readonly options: FileSourceOptions = {},
+    options: FileSourceOptions = {},
   ) {
+    checkPath('file source', path, 'give a file or a directory to read');
+    // 0 read nothing and the job finished; NaN, -1 and 1.5 failed at the first read with a
+    // bare RangeError; above 2^31 - 1 Node's read aborts the process.
+    this.chunkBytes = checkWholeNumber('file source', 'chunkBytes', options.chunkBytes, 1, 2 ** 31 - 1, 'the bytes read at a time') ?? 1 << 20;
     const assignment = options.splitAssignment ?? 'on-request';
     if (assignment !== 'static' && assignment !== 'on-request') throw new RangeError(`file source: splitAssignment must be 'static' or 'on-request', got ${String(options.splitAssignment)}`);
     this.splitAssignment = assignment;
@@ -42,18 +50,70 @@ export class FileSource implements Source<string, FileSplit> {
     let s;
     try {
       s = await stat(p);
-    } catch {
-      throw new Error(`file source: '${this.path}' does not exist (resolved to ${p}); check the path`);
+    } catch (e) {
+      const code = errorCode(e);
+      if (code === 'ENOENT' || code === 'ENOTDIR') {
+        const link = await brokenLinkTarget(p);
+        if (link !== undefined) throw new Error(`file source: '${this.path}' is a symbolic link to '${link}', which does not exist (resolved to ${p}); fix the link or give its target`);
+        throw new Error(`file source: '${this.path}' does not exist (resolved to ${p}); check the path`);
+      }
+      throw accessError(`cannot read '${this.path}' (resolved to ${p})`, e);
     }
     if (s.isFile()) return [{ path: p, offset: 0 }];
     if (!s.isDirectory()) throw new Error(`file source: '${p}' is neither a file nor a directory`);
-    const names = (await readdir(p, { withFileTypes: true })).filter((d) => d.isFile() && !d.name.startsWith('.')).map((d) => d.name);
+    let entries;
+    try {
+      entries = await readdir(p, { withFileTypes: true });
+    } catch (e) {
+      throw accessError(`cannot list the directory '${p}'`, e);
+    }
+    // Regular files, and symbolic links to regular files (followed, as Flink's listing does);
+    // subdirectories and links to them are skipped (not recursive).
+    const names: string[] = [];
+    for (const d of entries) {
+      if (d.name.startsWith('.')) continue;
+      if (d.isFile() || (d.isSymbolicLink() && (await linkTarget(join(p, d.name))).isFile())) names.push(d.name);
+    }
     return names.sort().map((n) => ({ path: join(p, n), offset: 0 }));
   }
 
   createReader(ctx: SourceReaderContext): SourceReader<string, FileSplit> {
-    return new FileReader(this.options.chunkBytes ?? 1 << 20, this.splitAssignment === 'on-request' ? ctx : undefined);
+    return new FileReader(this.chunkBytes, this.splitAssignment === 'on-request' ? ctx : undefined);
   }
+}
+
+/** What the symbolic link `link` in a listed directory points to; a broken link is an error naming it. */
+async function linkTarget(link: string): Promise<Stats> {
+  try {
+    return await stat(link);
+  } catch (e) {
+    const code = errorCode(e);
+    if (code === 'ENOENT' || code === 'ENOTDIR') {
+      throw new Error(`file source: '${link}' is a symbolic link to '${(await brokenLinkTarget(link)) ?? '?'}', which does not exist; fix or remove the link`);
+    }
+    if (code === 'ELOOP') throw new Error(`file source: '${link}' is a symbolic link in a loop (ELOOP); fix or remove the link`);
+    throw accessError(`cannot follow the symbolic link '${link}'`, e);
+  }
+}
+
+/** The target of `path` when it is a symbolic link (whose target is missing: stat said so), else undefined. */
+async function brokenLinkTarget(path: string): Promise<string | undefined> {
+  try {
+    return (await lstat(path)).isSymbolicLink() ? await readlink(path) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** `file source: <what>: permission denied (EACCES); grant read access ...`; another error with its own message. No cause: the job's root cause is this message, not Node's stack. */
+function accessError(what: string, e: unknown): Error {
+  const code = errorCode(e);
+  if (code === 'EACCES' || code === 'EPERM') return new Error(`file source: ${what}: permission denied (${code}); grant read access to it and its parent directories, or give another path`);
+  return new Error(`file source: ${what}: ${(e as Error).message}`);
+}
+
+function errorCode(e: unknown): string | undefined {
+  return (e as NodeJS.ErrnoException | undefined)?.code;
 }
 
 class FileReader implements SourceReader<string, FileSplit> {
