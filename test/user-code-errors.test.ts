@@ -17,8 +17,8 @@ async function outcome(build: (env: StreamExecutionEnvironment) => void): Promis
   }
 }
 
-/** A source whose reader does `poll` (records 1, 2, 3 first). */
-function source(poll: (n: number) => InputStatus | 'yes'): Source<number, number> {
+/** A source whose reader does `poll` (records 1, 2, 3 first, with `timestampMs` when given). */
+function source(poll: (n: number) => InputStatus | 'yes', timestampMs?: number): Source<number, number> {
   return {
     boundedness: 'bounded',
     createSplits: () => [0],
@@ -30,7 +30,7 @@ function source(poll: (n: number) => InputStatus | 'yes'): Source<number, number
         pollNext: (out) => {
           n++;
           if (n <= 3) {
-            out.collect(n);
+            out.collect(n, timestampMs);
             return 'more';
           }
           return poll(n) as InputStatus;
@@ -319,24 +319,7 @@ describe('mistakes in job code', () => {
       ['NaN', Number.NaN],
       ['a string', '2026-12-07T00:00:00Z'],
     ] as const) {
-      const timed: Source<number, number> = {
-        boundedness: 'bounded',
-        createSplits: () => [0],
-        createReader: () => {
-          let n = 0;
-          return {
-            addSplits: () => {},
-            noMoreSplits: () => {},
-            pollNext: (out) => {
-              if (++n > 2) return 'end';
-              out.collect(n, t as number);
-              return 'more';
-            },
-            isAvailable: () => Promise.resolve(),
-            snapshotState: () => [],
-          };
-        },
-      };
+      const timed = source(() => 'end', t as number);
       for (const strategy of [undefined, WatermarkStrategy.forMonotonousTimestamps<number>()]) {
         const message = await outcome((env) =>
           (strategy === undefined ? env.fromSource(timed, 'Clock') : env.fromSource(timed, strategy, 'Clock'))
