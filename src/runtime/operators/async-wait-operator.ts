@@ -1,3 +1,4 @@
+import { previewValue } from '../../util/preview.js';
 import type { AsyncWaitSettings } from '../../api/async-data-stream.js';
 import type { AsyncFunction, ResultFuture } from '../../api/functions.js';
 import { operatorListState, type ListState } from '../../api/state-descriptors.js';
@@ -72,13 +73,7 @@ interface CheckedResultFuture extends ResultFuture<never> {
 
 /** A short description of a record for an error message. */
 function describe(value: unknown): string {
-  let s: string;
-  try {
-    s = JSON.stringify(value) ?? String(value);
-  } catch {
-    s = String(value);
-  }
-  return s.length > 80 ? `${s.slice(0, 77)}...` : s;
+  return previewValue(value, 80);
 }
 
 /**

@@ -1,4 +1,4 @@
-import type { KeyType } from '../state/key-group.js';
+import { describeKey, type KeyType } from '../state/key-group.js';
 
 /**
  * The two inputs of a keyed two-input operation (connect(...).keyBy(k1, k2), an interval join,
@@ -25,7 +25,7 @@ export class KeyTypeAgreement {
     if (typeof other !== typeof key) {
       const [a, b] = first as [KeyType, KeyType];
       throw new Error(
-        `${this.what}: the first input's keys are ${kindOf(a)} (e.g. ${shown(a)}) and the second input's are ${kindOf(b)} (e.g. ${shown(b)}); ` +
+        `${this.what}: the first input's keys are ${kindOf(a)} (e.g. ${describeKey(a)}) and the second input's are ${kindOf(b)} (e.g. ${describeKey(b)}); ` +
           `keys only meet when equal in type and value (1 and '1' are different keys), so nothing would match: make both key selectors return the same type (e.g. String(r.id) on both sides)`,
       );
     }
@@ -35,8 +35,4 @@ export class KeyTypeAgreement {
 
 function kindOf(key: KeyType): string {
   return `${typeof key}s`;
-}
-
-function shown(key: KeyType): string {
-  return typeof key === 'string' ? `'${key.length > 40 ? `${key.slice(0, 37)}...` : key}'` : typeof key === 'bigint' ? `${key}n` : String(key);
 }

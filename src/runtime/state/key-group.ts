@@ -8,6 +8,11 @@
 /** Keys of keyed streams: primitive values with value equality. */
 export type KeyType = string | number | bigint | boolean;
 
+/** A key as an error message shows it: strings quoted (shortened), bigints with their n. */
+export function describeKey(key: KeyType): string {
+  return typeof key === 'string' ? `'${key.length > 40 ? `${key.slice(0, 37)}...` : key}'` : typeof key === 'bigint' ? `${key}n` : String(key);
+}
+
 export const DEFAULT_LOWER_BOUND_MAX_PARALLELISM = 128;
 export const UPPER_BOUND_MAX_PARALLELISM = 32768;
 

@@ -1,4 +1,4 @@
-import type { KeyType } from './key-group.js';
+import { describeKey, type KeyType } from './key-group.js';
 import type { RestoredChains } from './keyed-state-delta.js';
 import { decodeKey, unpackGroup } from './keyed-state-snapshot.js';
 
@@ -35,9 +35,8 @@ const TYPE_NAMES = ['strings', 'numbers', 'bigints', 'booleans'];
 /** The error for a key whose type is not among the restored keys' `mask`. */
 export function restoredKeyTypeMismatch(mask: number, key: KeyType): Error {
   const had = TYPE_NAMES.filter((_, i) => (mask & (1 << i)) !== 0).join(' and ');
-  const shown = typeof key === 'string' ? `'${key.length > 40 ? `${key.slice(0, 37)}...` : key}'` : typeof key === 'bigint' ? `${key}n` : String(key);
   return new Error(
-    `the keyed state restored for this operator has keys that are ${had}, and the job now gives the key ${shown} (${typeof key}): ` +
+    `the keyed state restored for this operator has keys that are ${had}, and the job now gives the key ${describeKey(key)} (${typeof key}): ` +
       `no restored state would ever be read again (1 and '1' are different keys; Flink refuses a restore whose key type changed). ` +
       'Make the key selector return the type it returned before, or start the operator without its state: give it a new uid and run with --allow-non-restored-state',
   );

@@ -1,4 +1,5 @@
 import { isDeepStrictEqual } from 'node:util';
+import { previewValue } from '../../util/preview.js';
 import type { KeyedStateDescriptor, StateTtlConfig } from '../../api/state-descriptors.js';
 
 /**
@@ -42,11 +43,5 @@ function shownTtl(ttl: StateTtlConfig | undefined): string {
 
 function shown(v: unknown): string {
   if (v === undefined) return 'none';
-  let s: string;
-  try {
-    s = typeof v === 'bigint' ? `${v}n` : (JSON.stringify(v) ?? String(v));
-  } catch {
-    s = String(v);
-  }
-  return s.length > 60 ? `${s.slice(0, 57)}...` : s;
+  return typeof v === 'bigint' ? `${v}n` : previewValue(v, 60);
 }
