@@ -116,6 +116,8 @@ for (const name of checkpointNames) {
   }
   const metrics = {};
   for (const k of Object.keys(perRun[0])) {
+    // Lists (each measured job's figure) stay in perRun.
+    if (!perRun.every((m) => typeof m[k] === 'number')) continue;
     const v = median(perRun.map((m) => m[k]));
     metrics[k] = Number.isInteger(v) ? v : Math.round(v * 1000) / 1000;
   }
