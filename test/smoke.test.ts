@@ -43,4 +43,18 @@ describe('enableCheckpointing', () => {
     expect(env.config.get('execution.checkpointing.data-inline-threshold')).toBe(1024);
     expect(() => env.enableCheckpointing({ intervall: 1 } as never)).toThrow(/unknown checkpointing option 'intervall'/);
   });
+
+  it('takes the interval as text, and names a value that is not one as it is', () => {
+    const env = StreamExecutionEnvironment.create();
+    // A string was taken for an object of options, its characters for option names ('0').
+    env.enableCheckpointing('10 s', 'EXACTLY_ONCE');
+    expect(env.config.get('execution.checkpointing.interval')).toBe(10_000);
+    // NaN and Infinity were shown as JSON's null.
+    expect(() => env.enableCheckpointing(Number.NaN)).toThrow(/^invalid value NaN for 'execution\.checkpointing\.interval': must be a number of milliseconds >= 0/);
+    expect(() => env.enableCheckpointing(Number.POSITIVE_INFINITY)).toThrow(/^invalid value Infinity for 'execution\.checkpointing\.interval'/);
+    expect(() => env.enableCheckpointing('soon')).toThrow(/^invalid value "soon" for 'execution\.checkpointing\.interval'/);
+    expect(() => env.setParallelism(Number.NaN)).toThrow(/^invalid value NaN for 'parallelism\.default': expected an integer/);
+    expect(() => env.enableCheckpointing(null as never)).toThrow(/^enableCheckpointing takes an interval \(milliseconds, or text such as '10 s'\) or an object of checkpointing options, got null/);
+    expect(() => env.enableCheckpointing([1000] as never)).toThrow(/got \[1000\]/);
+  });
 });

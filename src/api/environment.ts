@@ -1,3 +1,4 @@
+import { previewValue } from '../util/preview.js';
 import { ConfigError, Configuration, type ConfigValue } from '../config/configuration.js';
 import { stateBackendSpec, type StateBackendType } from '../runtime/state/state-backend-factory.js';
 import { buildJobGraph, type JobGraph } from '../graph/job-graph.js';
@@ -132,12 +133,17 @@ export class StreamExecutionEnvironment {
   }
 
   /**
-   * Turns on periodic checkpoints: `enableCheckpointing(1000)`, `enableCheckpointing(1000,
-   * 'AT_LEAST_ONCE')` or `enableCheckpointing({ interval: 1000, minPause: 500, unaligned: true })`
+   * Turns on periodic checkpoints: `enableCheckpointing(1000)`, `enableCheckpointing('10 s')`,
+   * `enableCheckpointing(1000, 'AT_LEAST_ONCE')` or `enableCheckpointing({ interval: 1000, minPause: 500, unaligned: true })`
    * with the camelCase names of the `execution.checkpointing.*` options.
    */
-  enableCheckpointing(interval: number | CheckpointingOptions, mode?: CheckpointingMode): this {
-    const options: CheckpointingOptions = typeof interval === 'number' ? { interval, ...(mode === undefined ? {} : { mode }) } : interval;
+  enableCheckpointing(interval: number | string | CheckpointingOptions, mode?: CheckpointingMode): this {
+    if (typeof interval !== 'number' && typeof interval !== 'string' && (typeof interval !== 'object' || interval === null || Array.isArray(interval))) {
+      throw new TypeError(
+        `enableCheckpointing takes an interval (milliseconds, or text such as '10 s') or an object of checkpointing options, got ${previewValue(interval, 80)}`,
+      );
+    }
+    const options: CheckpointingOptions = typeof interval === 'number' || typeof interval === 'string' ? { interval, ...(mode === undefined ? {} : { mode }) } : interval;
     for (const [name, value] of Object.entries(options)) {
       if (value === undefined) continue;
       const key = CHECKPOINTING_KEYS[name as keyof CheckpointingOptions];

@@ -1,5 +1,6 @@
 import { parseBytes, parseDurationMs } from './duration.js';
 import { MAX_DURATION_MS, OPTIONS, OPTIONS_BY_KEY, type ConfigOption } from './options.js';
+import { previewValue } from '../util/preview.js';
 
 export type ConfigValue = number | boolean | string;
 
@@ -45,7 +46,7 @@ function optionFor(key: string): ConfigOption {
 
 function parseValue(o: ConfigOption, raw: ConfigValue): ConfigValue {
   const bad = (why: string): never => {
-    throw new ConfigError(`invalid value ${JSON.stringify(raw)} for '${o.key}': ${why}`);
+    throw new ConfigError(`invalid value ${previewValue(raw, 200)} for '${o.key}': ${why}`);
   };
   const spec = o.spec;
   switch (spec.type) {
