@@ -42,10 +42,21 @@ function latestCheckpoint(checkpoints: string, jobId: string): string {
   return newest;
 }
 
+/**
+ * The source rate of a job run until canceled: slow enough that it cannot finish before its
+ * checkpoints on a loaded machine (at 30,000/s its 1 s of data ended before the third
+ * checkpoint at load ~8, and the test waited for a checkpoint that never came).
+ */
+const FIRST_RUN_EVENTS_PER_SECOND = 5_000;
+
 async function runUntilCanceled(env: StreamExecutionEnvironment, afterCheckpoints: number): Promise<LocalExecutor> {
   const executor = new LocalExecutor(env.getJobGraph(), env.config, { log: () => {} });
-  const done = executor.run();
-  while (executor.checkpointStats.counts.completed < afterCheckpoints) await new Promise((r) => setTimeout(r, 5));
+  let ended = false;
+  const done = executor.run().finally(() => (ended = true));
+  while (executor.checkpointStats.counts.completed < afterCheckpoints) {
+    if (ended) throw new Error(`the job ended (${(await done).status}) after ${executor.checkpointStats.counts.completed} of the ${afterCheckpoints} checkpoints the test waits for`);
+    await new Promise((r) => setTimeout(r, 5));
+  }
   executor.cancel();
   const result = await done;
   expect(result.status).toBe('CANCELED');
@@ -59,7 +70,7 @@ describe('restore from a retained checkpoint (sluice run -s)', () => {
   ])('a canceled job resumes from its retained checkpoint at parallelism %i -> %i, and the output stays exactly-once', async (p1, p2) => {
     const checkpoints = tempDir();
     const out = tempDir();
-    const first = await runUntilCanceled(job(p1, checkpoints, out), 3);
+    const first = await runUntilCanceled(job(p1, checkpoints, out, { eventsPerSecond: FIRST_RUN_EVENTS_PER_SECOND }), 3);
     const path = latestCheckpoint(checkpoints, first.jobId);
     const env = job(p2, checkpoints, out);
     const second = new LocalExecutor(env.getJobGraph(), env.config, { log: () => {}, restoreFrom: { path, allowNonRestoredState: false } });
@@ -72,7 +83,7 @@ describe('restore from a retained checkpoint (sluice run -s)', () => {
 
   it('state of an operator that is gone is an error naming the uid, unless allowed', async () => {
     const checkpoints = tempDir();
-    const first = await runUntilCanceled(job(2, checkpoints, tempDir()), 2);
+    const first = await runUntilCanceled(job(2, checkpoints, tempDir(), { eventsPerSecond: FIRST_RUN_EVENTS_PER_SECOND }), 2);
     const path = latestCheckpoint(checkpoints, first.jobId);
     const env = job(2, checkpoints, tempDir(), { withCounter: false });
     const refused = new LocalExecutor(env.getJobGraph(), env.config, { log: () => {}, restoreFrom: { path, allowNonRestoredState: false } });
@@ -111,7 +122,7 @@ describe('restore from a retained checkpoint (sluice run -s)', () => {
   ] as const)('restore mode %s: the restored checkpoint still exists afterwards: %s (CLAIM: the job owns and deletes it)', async (claimMode, kept) => {
     const checkpoints = tempDir();
     const out = tempDir();
-    const first = await runUntilCanceled(job(2, checkpoints, out), 2);
+    const first = await runUntilCanceled(job(2, checkpoints, out, { eventsPerSecond: FIRST_RUN_EVENTS_PER_SECOND }), 2);
     const path = latestCheckpoint(checkpoints, first.jobId);
     const env = job(2, tempDir(), out);
     const second = new LocalExecutor(env.getJobGraph(), env.config, { log: () => {}, restoreFrom: { path, allowNonRestoredState: false, claimMode } });
