@@ -4,7 +4,7 @@ import { chmodSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from '
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { StreamExecutionEnvironment } from '../src/index.js';
-import { FileSink } from '../src/connectors/index.js';
+import { ExactlyOnceFileSink, FileSink, FileSource } from '../src/connectors/index.js';
 import { numberSource } from '../src/connectors/generator/sources.js';
 import { LocalExecutor } from '../src/runtime/local-executor.js';
 import { tempDirs } from './support/temp-dirs.js';
@@ -125,6 +125,19 @@ describe('FileSink bad input', () => {
     expect(() => new FileSink<string>(tempDir(), { bufferBytes: bufferBytes as number })).toThrow(
       new RangeError(`file sink: bufferBytes (the characters buffered before a write) must be an integer >= 1, got ${typeof bufferBytes === 'string' ? `the string '${bufferBytes}'` : String(bufferBytes)}`),
     );
+  });
+
+  // A misspelt name was ignored (the default used), a format that is not a function failed at the first record.
+  it('option names are checked, and format must be a function, for the file source and both file sinks', () => {
+    expect(() => new FileSink<string>(tempDir(), { bufferSize: 10 } as never)).toThrow(/^file sink: unknown option 'bufferSize'; its options are format, bufferBytes$/);
+    expect(() => new FileSink<string>(tempDir(), { format: 'json' } as never)).toThrow(new TypeError("file sink: format must be a function (record) => line, got the string 'json'"));
+    expect(() => new FileSink<string>(tempDir(), 'json' as never)).toThrow(/^file sink: the options must be an object \(\{ format, bufferBytes \}\), got the string 'json'$/);
+    expect(() => new ExactlyOnceFileSink<string>(tempDir(), { bufferbytes: 10 } as never)).toThrow(/^exactly-once file sink: unknown option 'bufferbytes' \(did you mean 'bufferBytes'\?\)/);
+    // 1.5 and '64' passed its check (> 0) before.
+    expect(() => new ExactlyOnceFileSink<string>(tempDir(), { bufferBytes: 1.5 })).toThrow(/^exactly-once file sink: bufferBytes \(the characters buffered before a write\) must be an integer >= 1, got 1\.5$/);
+    expect(() => new FileSource(tempDir(), { splitAssigment: 'static' } as never)).toThrow(/^file source: unknown option 'splitAssigment' \(did you mean 'splitAssignment'\?\); its options are chunkBytes, splitAssignment$/);
+    expect(() => new FileSource(tempDir(), { chunkBytes: 1024, splitAssignment: 'static' })).not.toThrow();
+    expect(() => new ExactlyOnceFileSink<string>(tempDir(), { format: (s) => s, bufferBytes: 1 })).not.toThrow();
   });
 
   // Was `ENOTDIR: not a directory, mkdir ...` with Node's stack.

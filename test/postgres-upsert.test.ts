@@ -3,6 +3,8 @@ import { StreamExecutionEnvironment } from '../src/index.js';
 import type { SinkWriterContext } from '../src/api/sink.js';
 import { numberSource } from '../src/connectors/generator/sources.js';
 import { PostgresUpsertSink } from '../src/connectors/postgres/upsert-sink.js';
+import { PostgresTwoPhaseCommitSink } from '../src/connectors/postgres/two-phase-commit-sink.js';
+import { PostgresWriteAheadSink } from '../src/connectors/postgres/write-ahead-sink.js';
 import { FaultPlan } from '../src/testing/fault-plan.js';
 import { CountPerKey, countReference } from './support/counting-job.js';
 import { machineServer, sql, uniqueTableName, type PostgresServer } from './services/postgres-cluster.js';
@@ -186,18 +188,37 @@ describe('PostgresUpsertSink against the machine server', () => {
     }
   });
 
-  it('a connection port that is not a port fails the job naming it (a string crashed the process: an unhandled error event from the failed connect)', async () => {
+  it('a connection port that is not a port fails the sink\'s constructor naming it (a string crashed the process at connect: an unhandled error event)', () => {
     for (const port of ['abc', 0, 70_000, 5432.5]) {
-      const env = StreamExecutionEnvironment.create({ 'parallelism.default': 1, 'restart-strategy.type': 'none' });
-      env
-        .fromElements<Count>({ k: 1, c: 1 })
-        .sinkTo(new PostgresUpsertSink<Count, 'k' | 'c'>({ connection: { ...server.connection, port: port as number }, table: 'never_written', row: { fields: { k: (r) => r.k, c: (r) => r.c } }, keyColumns: ['k'] }));
-      await expect(env.executeAsync(undefined, { log: () => {} }).result, String(port)).rejects.toThrow(
-        new RegExp(`PostgreSQL connection: port must be an integer from 1 to 65535, got ${JSON.stringify(port).replace('.', '\\.')} \\(or leave it out: 5432, or PGPORT\\)`),
-      );
+      expect(
+        () => new PostgresUpsertSink<Count, 'k' | 'c'>({ connection: { ...server.connection, port: port as number }, table: 'never_written', row: { fields: { k: (r) => r.k, c: (r) => r.c } }, keyColumns: ['k'] }),
+        String(port),
+      ).toThrow(new RegExp(`^PostgreSQL connection: port must be an integer from 1 to 65535, got ${JSON.stringify(port).replace('.', '\\.')} \\(or leave it out: 5432, or PGPORT\\)`));
     }
-    // Outlive pg's connect timer (connectTimeoutMs): an unheard 'error' event would end this process here.
-    await new Promise((r) => setTimeout(r, 200));
+  });
+
+  it('misspelt option names and malformed connection strings fail the constructors, naming the fix and never the password', () => {
+    const row = { fields: { k: (r: Count) => r.k, c: (r: Count) => r.c } };
+    const upsert = (o: Record<string, unknown>) => () => new PostgresUpsertSink<Count, 'k' | 'c'>({ table: 't', row, keyColumns: ['k'], ...o } as never);
+    // keyColumn: no key columns given, so the constructor said "keyColumns is empty" at best.
+    expect(upsert({ keyColumn: ['k'] })).toThrow(/^PostgreSQL upsert sink: unknown option 'keyColumn' \(did you mean 'keyColumns'\?\); its options are connection, table, row, keyColumns, updateColumns, batchRows, deadLetter$/);
+    // db: the default database (named like the user) instead, without a word.
+    expect(upsert({ connection: { host: '127.0.0.1', db: 'orders' } })).toThrow(/^PostgreSQL connection: unknown option 'db'; its options are connectionString, host, port, user, password, database, applicationName, connectTimeoutMs$/);
+    expect(upsert({ connection: { pasword: 'secret' } })).toThrow(/^PostgreSQL connection: unknown option 'pasword' \(did you mean 'password'\?\)/);
+    expect(upsert({ connection: { password: 1234 } })).toThrow(/^PostgreSQL connection: password must be a string, got number$/);
+    // pg took it for a host name: "getaddrinfo ENOTFOUND base".
+    expect(upsert({ connection: { connectionString: 'not a url' } })).toThrow(/^PostgreSQL connection: connectionString is not a URL: it must look like postgresql:\/\/user:password@host:5432\/database/);
+    expect(upsert({ connection: { connectionString: 'mysql://u:hunter2@db/x' } })).toThrow(/^PostgreSQL connection: connectionString has the scheme 'mysql:\/\/'/);
+    expect(upsert({ connection: { connectionString: 'postgres://u:hunter2@db:abc/x' } })).toThrow(/^PostgreSQL connection: connectionString is not a valid URL \(is the port a number\?\)/);
+    expect(upsert({ connection: { connectionString: 'postgres://u:hunter2@db:abc/x' } })).not.toThrow(/hunter2/);
+    expect(upsert({ connection: 'postgres://localhost/db' })).toThrow(/^PostgreSQL upsert sink: connection must be an object \(\{ connectionString \} or/);
+    expect(upsert({ connection: { connectionString: 'postgresql://u:p%40ss@127.0.0.1:5432/test', applicationName: 'billing', connectTimeoutMs: 500 } })).not.toThrow();
+    expect(upsert({ connection: { connectionString: '/var/run/postgresql test' } })).not.toThrow();
+    expect(() => new PostgresUpsertSink(undefined as never)).toThrow(/^PostgreSQL upsert sink: the options must be an object/);
+    expect(() => new PostgresWriteAheadSink({ table: 't', row, sinkId: 's', batchrows: 10 } as never)).toThrow(/^PostgreSQL write-ahead sink: unknown option 'batchrows' \(did you mean 'batchRows'\?\)/);
+    expect(() => new PostgresTwoPhaseCommitSink({ table: 't', row, transactionalIdPrefix: 'p', markertable: 'm' } as never)).toThrow(
+      /^PostgreSQL two-phase-commit sink: unknown option 'markertable' \(did you mean 'markerTable'\?\)/,
+    );
   });
 
   it('declares: the key columns must be mapped columns, checked by the compiler and at construction', () => {

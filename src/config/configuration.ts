@@ -1,5 +1,6 @@
 import { parseBytes, parseDurationMs } from './duration.js';
 import { MAX_DURATION_MS, OPTIONS, OPTIONS_BY_KEY, type ConfigOption } from './options.js';
+import { editDistance } from '../util/known-options.js';
 import { previewValue } from '../util/preview.js';
 
 export type ConfigValue = number | boolean | string;
@@ -8,25 +9,11 @@ export class ConfigError extends Error {
   override readonly name = 'ConfigError';
 }
 
-function levenshtein(a: string, b: string): number {
-  const prev = Array.from({ length: b.length + 1 }, (_, i) => i);
-  for (let i = 1; i <= a.length; i++) {
-    let diag = prev[0]!;
-    prev[0] = i;
-    for (let j = 1; j <= b.length; j++) {
-      const tmp = prev[j]!;
-      prev[j] = Math.min(prev[j]! + 1, prev[j - 1]! + 1, diag + (a[i - 1] === b[j - 1] ? 0 : 1));
-      diag = tmp;
-    }
-  }
-  return prev[b.length]!;
-}
-
 export function closestKey(key: string): string {
   let best = OPTIONS[0]!.key;
   let bestD = Number.POSITIVE_INFINITY;
   for (const o of OPTIONS) {
-    const d = levenshtein(key, o.key);
+    const d = editDistance(key, o.key);
     if (d < bestD) {
       bestD = d;
       best = o.key;

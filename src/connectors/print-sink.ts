@@ -1,3 +1,4 @@
+import { checkKnownOptions } from '../util/known-options.js';
 import type { Sink, SinkWriter } from '../api/sink.js';
 
 export interface PrintSinkOptions<T = unknown> {
@@ -12,9 +13,14 @@ function defaultFormat(value: unknown): string {
   return typeof value === 'string' ? value : JSON.stringify(value, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v));
 }
 
+const PRINT_OPTION_NAMES = { prefix: true, stderr: true, format: true } as const satisfies Record<keyof PrintSinkOptions, true>;
+
 /** Prints records, one per line, prefixed like Flink's `subtask> record` when parallel. */
 export class PrintSink<T> implements Sink<T> {
-  constructor(private readonly options: PrintSinkOptions<T> = {}) {}
+  constructor(private readonly options: PrintSinkOptions<T> = {}) {
+    checkKnownOptions('print sink', options, PRINT_OPTION_NAMES);
+    if (options.format !== undefined && typeof options.format !== 'function') throw new TypeError(`print sink: format must be a function (record) => text, got ${typeof options.format}`);
+  }
 
   createWriter(ctx: { subtaskIndex: number; parallelism: number }): SinkWriter<T> {
     const stream = this.options.stderr === true ? process.stderr : process.stdout;

@@ -5,7 +5,7 @@ import { join, resolve } from 'node:path';
 import type { SinkWriter, SinkWriterContext } from '../../api/sink.js';
 import { TwoPhaseCommitSink, type TwoPhaseCommitContext, type TwoPhaseCommitState } from '../../api/two-phase-commit-sink.js';
 import { makeDirectories } from '../../util/make-directories.js';
-import { checkPath } from './file-options.js';
+import { checkFileOptions, checkPath, checkWholeNumber } from './file-options.js';
 
 export interface ExactlyOnceFileSinkOptions<T> {
   /**
@@ -68,6 +68,8 @@ interface LiveTransaction {
   queue: Promise<void>;
 }
 
+const SINK_OPTION_NAMES = { format: true, bufferBytes: true } as const satisfies Record<keyof ExactlyOnceFileSinkOptions<unknown>, true>;
+
 /**
  * Flink's FileSink, exactly once: a transaction per subtask and checkpoint. Records go to a
  * hidden in-progress file (`.part-...inprogress`); at the barrier it is flushed, fsynced and
@@ -96,9 +98,9 @@ export class ExactlyOnceFileSink<T> extends TwoPhaseCommitSink<T, FileTransactio
   ) {
     super();
     checkPath('exactly-once file sink', dir, 'give a directory for the part files');
-    this.format = options.format ?? defaultFormat;
-    this.bufferChars = options.bufferBytes ?? 1 << 16;
-    if (!(this.bufferChars > 0)) throw new RangeError(`exactly-once file sink: bufferBytes must be > 0, got ${options.bufferBytes}`);
+    const o = checkFileOptions('exactly-once file sink', options, SINK_OPTION_NAMES);
+    this.format = o.format ?? defaultFormat;
+    this.bufferChars = checkWholeNumber('exactly-once file sink', 'bufferBytes', o.bufferBytes, 1, Number.MAX_SAFE_INTEGER, 'the characters buffered before a write') ?? 1 << 16;
   }
 
   override async createWriter(ctx: SinkWriterContext, restoredState: readonly unknown[]): Promise<SinkWriter<T>> {

@@ -4,6 +4,21 @@
  * the working directory, or failed later with a bare Node error).
  */
 
+import { checkKnownOptions } from '../../util/known-options.js';
+
+/**
+ * The options object (absent: {}), with only `names` (see checkKnownOptions); a `format`
+ * among them must be a function.
+ */
+export function checkFileOptions<O extends object>(what: string, options: O | undefined, names: Readonly<Record<string, true>>): O | Record<string, never> {
+  if (options === undefined) return {};
+  if (options === null || typeof options !== 'object' || Array.isArray(options)) throw new TypeError(`${what}: the options must be an object ({ ${Object.keys(names).join(', ')} }), got ${describeValue(options)}`);
+  checkKnownOptions(what, options, names);
+  const format = (options as { format?: unknown }).format;
+  if (format !== undefined && typeof format !== 'function') throw new TypeError(`${what}: format must be a function (record) => line, got ${describeValue(format)}`);
+  return options;
+}
+
 /** `path` when it is a non-empty string. `what`: 'file source', ...; `fix`: what to give instead. */
 export function checkPath(what: string, path: unknown, fix: string): string {
   if (typeof path !== 'string') throw new TypeError(`${what}: the path must be a string, got ${describeValue(path)}; ${fix}`);

@@ -3,7 +3,7 @@ import { open, stat, type FileHandle } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import type { Sink, SinkWriter, SinkWriterContext } from '../../api/sink.js';
 import { makeDirectories } from '../../util/make-directories.js';
-import { checkPath, checkWholeNumber } from './file-options.js';
+import { checkFileOptions, checkPath, checkWholeNumber } from './file-options.js';
 
 export interface FileSinkOptions<T> {
   /** Turns a record into one line (without the newline); default: strings as they are, else JSON. */
@@ -11,6 +11,8 @@ export interface FileSinkOptions<T> {
   /** Characters buffered before a write is issued: an integer >= 1. */
   readonly bufferBytes?: number;
 }
+
+const SINK_OPTION_NAMES = { format: true, bufferBytes: true } as const satisfies Record<keyof FileSinkOptions<unknown>, true>;
 
 /**
  * Writes records as lines into `<dir>/part-<subtask>`, flushed and synced at every checkpoint.
@@ -22,14 +24,16 @@ export interface FileSinkOptions<T> {
  */
 export class FileSink<T> implements Sink<T> {
   private readonly bufferBytes: number;
+  private readonly options: FileSinkOptions<T>;
 
   constructor(
     readonly dir: string,
-    private readonly options: FileSinkOptions<T> = {},
+    options: FileSinkOptions<T> = {},
   ) {
     checkPath('file sink', dir, 'give a directory for the part files');
+    this.options = checkFileOptions('file sink', options, SINK_OPTION_NAMES);
     // NaN never flushed before a checkpoint (everything stayed in memory); -1 flushed at every record.
-    this.bufferBytes = checkWholeNumber('file sink', 'bufferBytes', options.bufferBytes, 1, Number.MAX_SAFE_INTEGER, 'the characters buffered before a write') ?? 1 << 16;
+    this.bufferBytes = checkWholeNumber('file sink', 'bufferBytes', this.options.bufferBytes, 1, Number.MAX_SAFE_INTEGER, 'the characters buffered before a write') ?? 1 << 16;
   }
 
   async createWriter(ctx: SinkWriterContext): Promise<SinkWriter<T>> {

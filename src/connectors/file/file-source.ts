@@ -2,7 +2,7 @@ import type { Stats } from 'node:fs';
 import { lstat, open, readdir, readlink, stat, type FileHandle } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { InputStatus, ReaderOutput, Source, SourceReader, SourceReaderContext } from '../../api/source.js';
-import { checkPath, checkWholeNumber } from './file-options.js';
+import { checkFileOptions, checkPath, checkWholeNumber } from './file-options.js';
 
 /** A file to read and the byte offset of the next line: the position a checkpoint keeps. */
 export interface FileSplit {
@@ -22,6 +22,8 @@ export interface FileSourceOptions {
   readonly splitAssignment?: 'static' | 'on-request';
 }
 
+const SOURCE_OPTION_NAMES = { chunkBytes: true, splitAssignment: true } as const satisfies Record<keyof FileSourceOptions, true>;
+
 /**
  * Reads text files line by line (UTF-8, '\n' or '\r\n'; invalid bytes become U+FFFD, as in
  * Flink's text format). A path may be a file or a directory (its files and links to files,
@@ -37,6 +39,7 @@ export class FileSource implements Source<string, FileSplit> {
     options: FileSourceOptions = {},
   ) {
     checkPath('file source', path, 'give a file or a directory to read');
+    options = checkFileOptions('file source', options, SOURCE_OPTION_NAMES);
     // 0 read nothing and the job finished; NaN, -1 and 1.5 failed at the first read with a
     // bare RangeError; above 2^31 - 1 Node's read aborts the process.
     this.chunkBytes = checkWholeNumber('file source', 'chunkBytes', options.chunkBytes, 1, 2 ** 31 - 1, 'the bytes read at a time') ?? 1 << 20;

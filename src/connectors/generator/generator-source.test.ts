@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { GeneratorSource, type GeneratorSplit } from './generator-source.js';
+import { nexmarkSource, numberSource } from './sources.js';
 import type { SourceReader } from '../../api/source.js';
 import { collectingReaderOutput } from '../../testing/reader-output.js';
 
@@ -142,3 +143,13 @@ describe('GeneratorSource with on-request splits', () => {
 function range(from: number, to: number): number[] {
   return Array.from({ length: to - from }, (_, k) => from + k);
 }
+
+describe('generator option names', () => {
+  it('a misspelt name is refused (a misspelt count made an unbounded source: a job that never ended)', () => {
+    expect(() => numberSource({ counts: 100 } as never)).toThrow(/^numberSource: unknown option 'counts' \(did you mean 'count'\?\); its options are from, count, eventsPerSecond, splitAssignment, splits$/);
+    expect(() => nexmarkSource({ event: 100 } as never)).toThrow(/^nexmarkSource: unknown option 'event' \(did you mean 'events'\?\)/);
+    expect(() => new GeneratorSource({ generate: (i: number) => i, eventPerSecond: 10 } as never)).toThrow(/^generator source: unknown option 'eventPerSecond' \(did you mean 'eventsPerSecond'\?\)/);
+    expect(() => new GeneratorSource({ count: 10 } as never)).toThrow(/^generator source: generate must be a function \(index\) => record, got undefined$/);
+    expect(() => numberSource({ from: 1, count: 2, eventsPerSecond: 5, splitAssignment: 'static', splits: 1 })).not.toThrow();
+  });
+});

@@ -1,3 +1,5 @@
+import { checkKnownOptions } from '../../util/known-options.js';
+import { previewValue } from '../../util/preview.js';
 import type { InputStatus, ReaderOutput, Source, SourceReader, SourceReaderContext } from '../../api/source.js';
 
 /** A share of the generator's index space: indexes `next`, `next + stride`, ... below `end`. */
@@ -36,6 +38,16 @@ export interface GeneratorSourceOptions<T> {
   readonly splitAssignment?: 'static' | 'on-request';
 }
 
+const GENERATOR_OPTION_NAMES = {
+  generate: true,
+  timestampOf: true,
+  count: true,
+  from: true,
+  eventsPerSecond: true,
+  splits: true,
+  splitAssignment: true,
+} as const satisfies Record<keyof GeneratorSourceOptions<unknown>, true>;
+
 /**
  * A deterministic, replayable source: record i is generate(i). The index space is dealt
  * round-robin to splits, so parallel subtasks advance through event time together.
@@ -48,6 +60,9 @@ export class GeneratorSource<T> implements Source<T, GeneratorSplit> {
   private readonly from: number;
 
   constructor(private readonly o: GeneratorSourceOptions<T>) {
+    if (o === null || typeof o !== 'object') throw new TypeError(`generator source: the options must be an object ({ generate, count, ... }), got ${previewValue(o, 80)}`);
+    checkKnownOptions('generator source', o, GENERATOR_OPTION_NAMES);
+    if (typeof o.generate !== 'function') throw new TypeError(`generator source: generate must be a function (index) => record, got ${previewValue(o.generate, 80)}`);
     this.count = o.count ?? Number.POSITIVE_INFINITY;
     this.from = o.from ?? 0;
     if (!(this.count >= 0) || (Number.isFinite(this.count) && !Number.isInteger(this.count))) {

@@ -1,3 +1,4 @@
+import { checkKnownOptions } from '../../util/known-options.js';
 import { GeneratorSource } from './generator-source.js';
 import { nexmarkEventAt, nexmarkTimestampAt } from './nexmark/nexmark-generator.js';
 import { resolveNexmarkConfig, type NexmarkConfig } from './nexmark/nexmark-config.js';
@@ -13,8 +14,12 @@ export interface NumberSourceOptions {
   readonly splits?: number;
 }
 
+const NUMBER_OPTION_NAMES = { from: true, count: true, eventsPerSecond: true, splitAssignment: true, splits: true } as const satisfies Record<keyof NumberSourceOptions, true>;
+
 /** The numbers from, from + 1, ...: bounded with `count`, otherwise unbounded. */
 export function numberSource(options: NumberSourceOptions = {}): GeneratorSource<number> {
+  // A misspelt `count` made an unbounded source: a job that never ends.
+  checkKnownOptions('numberSource', options, NUMBER_OPTION_NAMES);
   return new GeneratorSource<number>({ generate: (i) => i, ...options });
 }
 
@@ -27,11 +32,14 @@ export interface NexmarkSourceOptions {
   readonly config?: Partial<NexmarkConfig>;
 }
 
+const NEXMARK_OPTION_NAMES = { events: true, eventsPerSecond: true, config: true } as const satisfies Record<keyof NexmarkSourceOptions, true>;
+
 /**
  * Nexmark events (persons, auctions, bids in proportions 1:3:46) with event timestamps,
  * generated deterministically from the event number.
  */
 export function nexmarkSource(options: NexmarkSourceOptions = {}): GeneratorSource<NexmarkEvent> {
+  checkKnownOptions('nexmarkSource', options, NEXMARK_OPTION_NAMES);
   const config = resolveNexmarkConfig(options.config);
   return new GeneratorSource<NexmarkEvent>({
     generate: (i) => nexmarkEventAt(i, config),

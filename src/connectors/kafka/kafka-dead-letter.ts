@@ -1,5 +1,6 @@
 import { KafkaCluster, parseBootstrap, type KafkaConnectionOptions } from './kafka-cluster.js';
-import { INT32_MAX, checkConnectionOptions, checkNumberOption, checkOptionsObject, checkStringOption } from './kafka-options.js';
+import { checkKnownOptions } from '../../util/known-options.js';
+import { CONNECTION_OPTION_NAMES, INT32_MAX, checkConnectionOptions, checkNumberOption, checkOptionsObject, checkStringOption } from './kafka-options.js';
 import { deadLetterEnvelope, deadLetterHeaders } from './dead-letter.js';
 import { RecordSender } from './record-sender.js';
 
@@ -11,6 +12,8 @@ export interface KafkaDeadLetterOptions extends KafkaConnectionOptions {
   /** The connection closes after this long without dead letters: milliseconds >= 0 (default 1000), so it never keeps a process alive. */
   readonly idleCloseMs?: number;
 }
+
+const DEAD_LETTER_OPTION_NAMES = { ...CONNECTION_OPTION_NAMES, topic: true, origin: true, idleCloseMs: true } as const satisfies Record<keyof KafkaDeadLetterOptions, true>;
 
 /**
  * A dead-letter output on a Kafka topic for any connector that takes a dead-letter function,
@@ -28,6 +31,7 @@ export interface KafkaDeadLetterOptions extends KafkaConnectionOptions {
 export function kafkaDeadLetter<T = unknown>(options: KafkaDeadLetterOptions): (record: T, error: Error) => Promise<void> {
   const owner = 'kafkaDeadLetter';
   checkOptionsObject(owner, options);
+  checkKnownOptions(owner, options, DEAD_LETTER_OPTION_NAMES);
   parseBootstrap(options.bootstrapServers, owner);
   checkConnectionOptions(owner, options);
   checkStringOption(owner, 'topic', options.topic, 'the dead-letter topic; it must exist');

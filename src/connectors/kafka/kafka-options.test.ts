@@ -260,3 +260,39 @@ describe('an unreachable broker is retried for retryTimeoutMs in all', () => {
     expect(logs[0]).toMatch(/^kafka: cannot reach 127\.0\.0\.1:1 yet \(ECONNREFUSED\); retrying for up to 0\.\d s$/);
   });
 });
+
+describe('Kafka option names are checked too (a misspelt one meant its default without a word)', () => {
+  it('an unknown name fails the source, the sink and kafkaDeadLetter, naming the closest option and listing them all', () => {
+    // groupID: no group, so { committed: true } offsets and offset commits would be refused or skipped.
+    expect(() => source({ groupID: 'billing' })).toThrow(/^kafka source: unknown option 'groupID' \(did you mean 'groupId'\?\); its options are bootstrapServers, clientId, .*fetchPartitionMaxBytes$/);
+    expect(() => source({ isolation_level: 'read_committed' })).toThrow(/^kafka source: unknown option 'isolation_level' \(did you mean 'isolationLevel'\?\)/);
+    // deliverGuarantee: the default 'none' instead of exactly-once.
+    expect(() => sink({ deliverGuarantee: 'exactly-once', transactionalIdPrefix: 'p' })).toThrow(/^kafka sink: unknown option 'deliverGuarantee' \(did you mean 'deliveryGuarantee'\?\)/);
+    expect(() => sink({ acks: 'all' })).toThrow(/^kafka sink: unknown option 'acks'; its options are bootstrapServers, .*compression$/);
+    expect(() => kafkaDeadLetter({ bootstrapServers, topic: 'dlq', idleCloseMS: 10 } as never)).toThrow(/^kafkaDeadLetter: unknown option 'idleCloseMS' \(did you mean 'idleCloseMs'\?\)/);
+  });
+
+  it('every documented option name is accepted', () => {
+    expect(() =>
+      source({
+        clientId: 'c', requestTimeoutMs: 1000, retryTimeoutMs: 0, log: () => {}, groupId: 'g', startingOffsets: 'earliest', stoppingOffsets: 'latest',
+        isolationLevel: 'read_committed', deserializer: 'json', partitionDiscoveryIntervalMs: 0, commitOffsetsOnCheckpoint: true,
+        deadLetter: () => {}, queueRecordsMax: 10, fetchMaxWaitMs: 10, fetchPartitionMaxBytes: 10,
+      }),
+    ).not.toThrow();
+    expect(() => source({ recordDeserializer: (r: unknown) => r })).not.toThrow();
+    expect(() =>
+      sink({
+        clientId: 'c', requestTimeoutMs: 1000, retryTimeoutMs: 0, log: () => {}, deliveryGuarantee: 'exactly-once', transactionalIdPrefix: 'p',
+        transactionTimeoutMs: 60_000, key: () => 'k', keySerializer: 'string', value: (v: unknown) => v, valueSerializer: 'json',
+        partition: () => 0, headers: () => ({}), deadLetter: { topic: 'dlq' }, batchRecordsMax: 10, compression: 'gzip',
+      }),
+    ).not.toThrow();
+  });
+
+  it('deserializer and recordDeserializer together are refused (recordDeserializer won and deserializer was ignored)', () => {
+    expect(() => source({ deserializer: 'json', recordDeserializer: (r: unknown) => r })).toThrow(
+      /^kafka source: give deserializer \(the record's value\) or recordDeserializer \(the whole record: key, headers, offset\.\.\.\), not both/,
+    );
+  });
+});

@@ -6,6 +6,20 @@
  * else (an unknown isolation level read uncommitted records) or failing later in every restart.
  */
 
+import { didYouMean } from '../../util/known-options.js';
+import type { KafkaConnectionOptions } from './kafka-cluster.js';
+
+export { didYouMean };
+
+/** The option names every Kafka connector takes (see checkKnownOptions). */
+export const CONNECTION_OPTION_NAMES = {
+  bootstrapServers: true,
+  clientId: true,
+  requestTimeoutMs: true,
+  retryTimeoutMs: true,
+  log: true,
+} as const satisfies Record<keyof KafkaConnectionOptions, true>;
+
 /** The largest value of a Kafka protocol INT32 field (timeouts and sizes sent to the broker). */
 export const INT32_MAX = 2_147_483_647;
 
@@ -31,25 +45,6 @@ export function describeValue(v: unknown): string {
 export function listOf(names: readonly string[]): string {
   const quoted = names.map((n) => `'${n}'`);
   return quoted.length <= 1 ? quoted.join('') : `${quoted.slice(0, -1).join(', ')} or ${quoted[quoted.length - 1]}`;
-}
-
-/** ` (did you mean 'x'?)` when a string is one of `valid` but for case, '-' / '_' / spaces or a letter or two. */
-export function didYouMean(value: unknown, valid: readonly string[]): string {
-  if (typeof value !== 'string' || value.length === 0) return '';
-  const norm = (s: string): string => s.toLowerCase().replace(/[-_\s]/g, '');
-  const v = norm(value);
-  const close = valid.find((c) => norm(c) === v) ?? valid.find((c) => editDistance(norm(c), v) <= 2 && v.length >= 4);
-  return close === undefined ? '' : ` (did you mean '${close}'?)`;
-}
-
-function editDistance(a: string, b: string): number {
-  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const cur = [i];
-    for (let j = 1; j <= b.length; j++) cur[j] = Math.min(prev[j]! + 1, cur[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
-    prev = cur;
-  }
-  return prev[b.length]!;
 }
 
 /** What a numeric option accepts. */

@@ -3,6 +3,7 @@ import type { Sink, SinkWriter, SinkWriterContext } from '../../api/sink.js';
 import zlib from 'node:zlib';
 import { KafkaCluster, parseBootstrap, type KafkaConnectionOptions, type TopicInfo } from './kafka-cluster.js';
 import {
+  CONNECTION_OPTION_NAMES,
   INT32_MAX,
   checkConnectionOptions,
   checkDeadLetterOption,
@@ -13,6 +14,7 @@ import {
   checkStringOption,
   describeValue,
 } from './kafka-options.js';
+import { checkKnownOptions } from '../../util/known-options.js';
 import {
   abortLingeringTransactions,
   brokerTransactionMaxTimeoutMs,
@@ -160,8 +162,26 @@ export class KafkaSink<T, K = never, V = T> implements Sink<T> {
 const SINK = 'kafka sink';
 const COMPRESSIONS: readonly Compression[] = ['none', 'gzip', 'snappy', 'lz4', 'zstd'];
 
+const SINK_OPTION_NAMES = {
+  ...CONNECTION_OPTION_NAMES,
+  topic: true,
+  deliveryGuarantee: true,
+  transactionalIdPrefix: true,
+  transactionTimeoutMs: true,
+  key: true,
+  keySerializer: true,
+  value: true,
+  valueSerializer: true,
+  partition: true,
+  headers: true,
+  deadLetter: true,
+  batchRecordsMax: true,
+  compression: true,
+} as const satisfies Record<keyof KafkaSinkOptions<unknown>, true>;
+
 function checkSinkOptions<T, K, V>(o: KafkaSinkOptions<T, K, V>): void {
   checkOptionsObject(SINK, o);
+  checkKnownOptions(SINK, o, SINK_OPTION_NAMES);
   parseBootstrap(o.bootstrapServers, SINK);
   checkConnectionOptions(SINK, o);
   if (typeof o.topic !== 'function' && (typeof o.topic !== 'string' || o.topic.length === 0)) {

@@ -3,6 +3,7 @@ import { stringHashCode } from '../../runtime/state/key-group.js';
 import { KafkaCluster, parseBootstrap, sleep, type KafkaConnectionOptions, type TopicInfo } from './kafka-cluster.js';
 import { deadLetterHeaders } from './dead-letter.js';
 import {
+  CONNECTION_OPTION_NAMES,
   INT32_MAX,
   checkBooleanOption,
   checkConnectionOptions,
@@ -15,6 +16,7 @@ import {
   describeValue,
   didYouMean,
 } from './kafka-options.js';
+import { checkKnownOptions } from '../../util/known-options.js';
 import { kafka } from './kafka-protocol.js';
 import { RecordSender } from './record-sender.js';
 import { resolveDeserializer, type Deserializer, type DeserializerSpec } from './serde.js';
@@ -180,8 +182,27 @@ export class KafkaSource<T = string> implements Source<T, KafkaSplit> {
 const SOURCE = 'kafka source';
 const STARTING_OFFSETS = "'earliest', 'latest', { timestampMs: <epoch ms> } or { committed: true, fallback?: 'earliest' | 'latest' }";
 
+const SOURCE_OPTION_NAMES = {
+  ...CONNECTION_OPTION_NAMES,
+  topics: true,
+  topicPattern: true,
+  groupId: true,
+  startingOffsets: true,
+  stoppingOffsets: true,
+  isolationLevel: true,
+  deserializer: true,
+  recordDeserializer: true,
+  partitionDiscoveryIntervalMs: true,
+  commitOffsetsOnCheckpoint: true,
+  deadLetter: true,
+  queueRecordsMax: true,
+  fetchMaxWaitMs: true,
+  fetchPartitionMaxBytes: true,
+} as const satisfies Record<keyof KafkaSourceOptions<unknown>, true>;
+
 function checkSourceOptions(o: KafkaSourceOptions<unknown>): void {
   checkOptionsObject(SOURCE, o);
+  checkKnownOptions(SOURCE, o, SOURCE_OPTION_NAMES);
   parseBootstrap(o.bootstrapServers, SOURCE);
   checkConnectionOptions(SOURCE, o);
   const topics: unknown = o.topics;
@@ -202,6 +223,9 @@ function checkSourceOptions(o: KafkaSourceOptions<unknown>): void {
   checkOneOf(SOURCE, 'isolationLevel', o.isolationLevel, ['read_committed', 'read_uncommitted']);
   resolveDeserializer(o.deserializer, 'string', SOURCE, 'deserializer');
   checkFunctionOption(SOURCE, 'recordDeserializer', o.recordDeserializer, '(record: ConsumedRecord) => T');
+  if (o.deserializer !== undefined && o.recordDeserializer !== undefined) {
+    throw new Error(`${SOURCE}: give deserializer (the record's value) or recordDeserializer (the whole record: key, headers, offset...), not both; recordDeserializer took precedence and deserializer was not used`);
+  }
   checkNumberOption(SOURCE, 'partitionDiscoveryIntervalMs', o.partitionDiscoveryIntervalMs, { min: 0, unit: 'milliseconds', note: '0: off' });
   checkBooleanOption(SOURCE, 'commitOffsetsOnCheckpoint', o.commitOffsetsOnCheckpoint);
   checkDeadLetterOption(SOURCE, o.deadLetter, '(record, error) => void | Promise<void>');

@@ -1,25 +1,85 @@
 import pg from 'pg';
+import { checkKnownOptions } from '../../util/known-options.js';
+import { previewValue } from '../../util/preview.js';
 import type { PostgresConnectionOptions, TableName } from './options.js';
 
 export type { PostgresConnectionOptions, TableName };
 
+const CONNECTION_OPTION_NAMES = {
+  connectionString: true,
+  host: true,
+  port: true,
+  user: true,
+  password: true,
+  database: true,
+  applicationName: true,
+  connectTimeoutMs: true,
+} as const satisfies Record<keyof PostgresConnectionOptions, true>;
+
+/**
+ * Checks a sink's options object, its option names and its connection when the sink is
+ * constructed (a bad one failed at the first connect, in every restart): `names` are the
+ * sink's option names (see checkKnownOptions).
+ */
+export function checkPostgresSinkOptions(what: string, options: unknown, names: Readonly<Record<string, true>>): void {
+  if (options === null || typeof options !== 'object') throw new Error(`${what}: the options must be an object ({ connection, table, row, ... }), got ${previewValue(options, 80)}`);
+  checkKnownOptions(what, options, names);
+  const connection = (options as { connection?: unknown }).connection;
+  if (connection === undefined) return;
+  if (connection === null || typeof connection !== 'object') {
+    throw new Error(`${what}: connection must be an object ({ connectionString } or { host, port, user, password, database }), got ${previewValue(connection, 80)}`);
+  }
+  checkConnectionOptions(connection as PostgresConnectionOptions);
+}
+
+/** The values of a connection's options (never showing a password or a connection string, which may hold one). */
+function checkConnectionOptions(o: PostgresConnectionOptions): void {
+  const what = 'PostgreSQL connection';
+  checkKnownOptions(what, o, CONNECTION_OPTION_NAMES);
+  for (const name of ['host', 'user', 'password', 'database', 'applicationName'] as const) {
+    const v: unknown = o[name];
+    if (v !== undefined && typeof v !== 'string') throw new Error(`${what}: ${name} must be a string, got ${name === 'password' ? typeof v : previewValue(v, 80)}`);
+  }
+  if (o.port !== undefined && !(Number.isInteger(o.port) && o.port >= 1 && o.port <= 65_535)) {
+    throw new Error(`${what}: port must be an integer from 1 to 65535, got ${previewValue(o.port, 80)} (or leave it out: 5432, or PGPORT)`);
+  }
+  if (o.connectTimeoutMs !== undefined && !(typeof o.connectTimeoutMs === 'number' && Number.isFinite(o.connectTimeoutMs) && o.connectTimeoutMs >= 0)) {
+    throw new Error(`${what}: connectTimeoutMs must be a number of milliseconds >= 0, got ${previewValue(o.connectTimeoutMs, 80)}`);
+  }
+  if (o.connectionString !== undefined) checkConnectionString(o.connectionString);
+}
+
+/**
+ * A connection string pg can read: a postgres:// or postgresql:// URL, or a unix socket
+ * directory (`/run/postgresql db`, `socket:`). pg took any other string for a host name
+ * ("not a url" became `getaddrinfo ENOTFOUND base`). The string itself is never shown: it may
+ * hold a password.
+ */
+function checkConnectionString(cs: unknown): void {
+  const what = 'PostgreSQL connection';
+  const form = 'postgresql://user:password@host:5432/database (percent-encode special characters in the user name and password)';
+  if (typeof cs !== 'string') throw new Error(`${what}: connectionString must be a string like ${form}, got ${typeof cs}`);
+  if (cs.startsWith('/') || cs.startsWith('socket:')) return;
+  const scheme = /^([a-z][a-z0-9+.-]*):\/\//i.exec(cs)?.[1];
+  if (scheme === undefined) throw new Error(`${what}: connectionString is not a URL: it must look like ${form}`);
+  if (!/^postgres(ql)?$/i.test(scheme)) throw new Error(`${what}: connectionString has the scheme '${scheme}://': a PostgreSQL connection string looks like ${form}`);
+  try {
+    new URL(cs);
+  } catch {
+    throw new Error(`${what}: connectionString is not a valid URL (is the port a number?): it must look like ${form}`);
+  }
+}
+
 /** The pg configuration of a connection (internal). */
 export function clientConfig(o: PostgresConnectionOptions): pg.ClientConfig {
+  checkConnectionOptions(o);
   const config: pg.ClientConfig = {
     application_name: o.applicationName ?? 'sluice',
     connectionTimeoutMillis: o.connectTimeoutMs ?? 10_000,
   };
   if (o.connectionString !== undefined) config.connectionString = o.connectionString;
   if (o.host !== undefined) config.host = o.host;
-  if (o.port !== undefined) {
-    if (!Number.isInteger(o.port) || o.port < 1 || o.port > 65_535) {
-      throw new Error(`PostgreSQL connection: port must be an integer from 1 to 65535, got ${JSON.stringify(o.port) ?? String(o.port)} (or leave it out: 5432, or PGPORT)`);
-    }
-    config.port = o.port;
-  }
-  if (o.connectTimeoutMs !== undefined && !(Number.isFinite(o.connectTimeoutMs) && o.connectTimeoutMs >= 0)) {
-    throw new Error(`PostgreSQL connection: connectTimeoutMs must be a number of milliseconds >= 0, got ${JSON.stringify(o.connectTimeoutMs) ?? String(o.connectTimeoutMs)}`);
-  }
+  if (o.port !== undefined) config.port = o.port;
   if (o.user !== undefined) config.user = o.user;
   if (o.password !== undefined) config.password = o.password;
   if (o.database !== undefined) config.database = o.database;

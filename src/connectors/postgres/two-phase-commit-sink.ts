@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import type { SinkWriter, SinkWriterContext } from '../../api/sink.js';
 import { TwoPhaseCommitSink, type TwoPhaseCommitContext, type TwoPhaseCommitState } from '../../api/two-phase-commit-sink.js';
-import { createPool, poolClient, quoteIdent, quoteLiteral, quoteTable, sqlState } from './connection.js';
+import { checkPostgresSinkOptions, createPool, poolClient, quoteIdent, quoteLiteral, quoteTable, sqlState } from './connection.js';
 import type { PostgresConnectionOptions, TableName } from './options.js';
 import { compileMapping, keyPositions, type CompiledMapping, type RowMapping } from './row-mapping.js';
 import { describePgError, mapRecordOrDeadLetter, RowBuffer, RowStatements, writeRows, type PostgresDeadLetter } from './row-writer.js';
@@ -92,6 +92,8 @@ const DEFAULT_MARKER_TABLE = 'sluice_prepared_transactions';
 /** Markers older than this many checkpoints of the same subtask are deleted with the next transaction. */
 const MARKER_RETENTION_CHECKPOINTS = 1000;
 
+const TWO_PHASE_COMMIT_OPTION_NAMES = { connection: true, table: true, row: true, transactionalIdPrefix: true, keyColumns: true, updateColumns: true, batchRows: true, markerTable: true, deadLetter: true } as const satisfies Record<keyof PostgresTwoPhaseCommitSinkOptions<unknown, string>, true>;
+
 /**
  * Exactly-once writes into PostgreSQL with prepared transactions (Flink's two-phase commit):
  * one database transaction per subtask and checkpoint. Records go into the open transaction
@@ -123,6 +125,7 @@ export class PostgresTwoPhaseCommitSink<T, C extends string = string> extends Tw
   constructor(options: PostgresTwoPhaseCommitSinkOptions<T, C>) {
     super();
     const what = 'PostgreSQL two-phase-commit sink';
+    checkPostgresSinkOptions(what, options, TWO_PHASE_COMMIT_OPTION_NAMES);
     this.options = options;
     checkPrefix(options.transactionalIdPrefix, what);
     this.prefix = options.transactionalIdPrefix;

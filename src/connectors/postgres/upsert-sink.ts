@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import type { Sink, SinkWriter, SinkWriterContext } from '../../api/sink.js';
-import { connect, quoteTable } from './connection.js';
+import { checkPostgresSinkOptions, connect, quoteTable } from './connection.js';
 import type { PostgresConnectionOptions, TableName } from './options.js';
 import { compileMapping, keyPositions, type CompiledMapping, type RowMapping } from './row-mapping.js';
 import { mapRecordOrDeadLetter, RowBuffer, RowStatements, writeRows, type PostgresDeadLetter } from './row-writer.js';
@@ -27,6 +27,8 @@ export interface PostgresUpsertSinkOptions<T, C extends string> {
   readonly deadLetter?: PostgresDeadLetter<T>;
 }
 
+const UPSERT_OPTION_NAMES = { connection: true, table: true, row: true, keyColumns: true, updateColumns: true, batchRows: true, deadLetter: true } as const satisfies Record<keyof PostgresUpsertSinkOptions<unknown, string>, true>;
+
 /**
  * Writes records as upserts, `INSERT ... ON CONFLICT (key) DO UPDATE`, in multi-row
  * statements: when a batch fills, at every checkpoint barrier (before the checkpoint can
@@ -45,6 +47,7 @@ export class PostgresUpsertSink<T, C extends string = string> implements Sink<T>
 
   constructor(options: PostgresUpsertSinkOptions<T, C>) {
     const what = 'PostgreSQL upsert sink';
+    checkPostgresSinkOptions(what, options, UPSERT_OPTION_NAMES);
     this.options = options;
     this.mapping = compileMapping(options.row, what);
     this.keys = keyPositions(this.mapping.columns, options.keyColumns, what);

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import type { SinkWriter, SinkWriterContext } from '../../api/sink.js';
 import { WriteAheadSink, type PendingCheckpointValues } from '../../api/write-ahead-sink.js';
-import { createPool, poolClient, quoteTable, sqlState } from './connection.js';
+import { checkPostgresSinkOptions, createPool, poolClient, quoteTable, sqlState } from './connection.js';
 import type { PostgresConnectionOptions, TableName } from './options.js';
 import { compileMapping, keyPositions, type CompiledMapping, type RowMapping } from './row-mapping.js';
 import { describePgError, mapRecordOrDeadLetter, RowBuffer, RowStatements, writeRows, type PostgresDeadLetter } from './row-writer.js';
@@ -41,6 +41,8 @@ type TaggedValues<T> = PendingCheckpointValues<T> & { readonly runId?: string };
 /** Markers older than this many checkpoints of the same subtask and run are deleted with the next write. */
 const MARKER_RETENTION_CHECKPOINTS = 1000;
 
+const WRITE_AHEAD_OPTION_NAMES = { connection: true, table: true, row: true, sinkId: true, keyColumns: true, updateColumns: true, batchRows: true, markerTable: true, deadLetter: true } as const satisfies Record<keyof PostgresWriteAheadSinkOptions<unknown, string>, true>;
+
 /**
  * Flink's write-ahead sink into PostgreSQL (E4), for tables where prepared transactions are
  * not wanted: the records of a checkpoint are kept in the checkpoint (so they must be plain
@@ -72,6 +74,7 @@ export class PostgresWriteAheadSink<T, C extends string = string> extends WriteA
   constructor(options: PostgresWriteAheadSinkOptions<T, C>) {
     // sendValues checks and writes the marker in the records' transaction: nothing is known committed before.
     super({ isCheckpointCommitted: () => false, commitCheckpoint: () => {} });
+    checkPostgresSinkOptions('PostgreSQL write-ahead sink', options, WRITE_AHEAD_OPTION_NAMES);
     this.what = `PostgreSQL write-ahead sink '${options.sinkId}'`;
     if (typeof options.sinkId !== 'string' || options.sinkId.length === 0) throw new Error('PostgreSQL write-ahead sink: sinkId is required (one per job and sink: it names the sink in the marker table)');
     this.options = options;

@@ -1,3 +1,4 @@
+import { checkKnownOptions } from '../../util/known-options.js';
 import { connect, type Socket } from 'node:net';
 import { StringDecoder } from 'node:string_decoder';
 import type { InputStatus, ReaderOutput, Source, SourceReader } from '../../api/source.js';
@@ -26,6 +27,8 @@ const RETRY_DELAY_MS = 500;
 /** Lines a poll emits at most. */
 const LINES_PER_POLL = 1024;
 
+const SOCKET_OPTION_NAMES = { host: true, port: true, delimiter: true, maxRetry: true } as const satisfies Record<keyof SocketTextSourceOptions, true>;
+
 /**
  * Lines of text from a TCP server (Flink's socketTextStream), for trying things out with
  * `nc -lk 9999`. Not replayable: what was read before a failure is not read again after the
@@ -40,6 +43,7 @@ export class SocketTextSource implements Source<string, SocketSplit> {
   private readonly maxRetry: number;
 
   constructor(private readonly options: SocketTextSourceOptions) {
+    checkKnownOptions('socketTextStream', options, SOCKET_OPTION_NAMES);
     const { host, port } = options;
     if (typeof host !== 'string' || host === '') throw new TypeError('socketTextStream: the host must be a non-empty string');
     if (!Number.isInteger(port) || port < 1 || port > 65535) throw new RangeError(`socketTextStream: the port must be an integer in [1, 65535], got ${port}`);
