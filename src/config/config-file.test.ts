@@ -50,6 +50,19 @@ describe('the configuration file (conf/config.yaml, as Flink\'s)', () => {
     expect(baseConfiguration({}, withConfig('# nothing yet\n').cwd).entries()).toEqual([]);
   });
 
+  it("Flink's legacy flink-conf.yaml without a config.yaml is an error naming the fix (its settings were ignored without a word)", () => {
+    const cwd = mkdtempSync(join(tmpdir(), 'sluice-conf-'));
+    dirs.push(cwd);
+    mkdirSync(join(cwd, 'conf'));
+    writeFileSync(join(cwd, 'conf', 'flink-conf.yaml'), 'parallelism.default: 2\n');
+    const legacy = join(cwd, 'conf', 'flink-conf.yaml').replace(/[/.]/g, (c) => `\\${c}`);
+    expect(() => configFilePath({}, cwd)).toThrow(new RegExp(`^${legacy} is Flink's legacy configuration file, which Sluice does not read \\(nor does Flink 2\\): its settings go in .*conf/config\\.yaml\\. Rename it to config\\.yaml: its flat 'key: value' lines are valid there$`));
+    expect(() => configFilePath({ SLUICE_CONF_DIR: join(cwd, 'conf') }, tmpdir())).toThrow(/flink-conf\.yaml is Flink's legacy configuration file/);
+    // With a config.yaml beside it, config.yaml is read (as Flink 1.19+ does).
+    writeFileSync(join(cwd, 'conf', 'config.yaml'), 'parallelism.default: 3\n');
+    expect(baseConfiguration({}, cwd).getNumber('parallelism.default')).toBe(3);
+  });
+
   it('errors name the file, the line, the key and the fix', () => {
     const bad = (text: string): string => {
       const { path } = withConfig(text);
@@ -73,6 +86,10 @@ describe('the configuration file (conf/config.yaml, as Flink\'s)', () => {
     );
     expect(bad('rest:\n  port: 8081\nrest.port: 9091\n')).toMatch(/^FILE:3: 'rest\.port' is set twice \(also at line 2;/);
     expect(bad('- a\n- b\n')).toMatch(/^FILE: expected keys and values \(key: value\)/);
+    // The yaml library's message said to call YAML.parseAllDocuments().
+    expect(bad('parallelism.default: 2\n---\nrest.port: 8082\n')).toBe(
+      "FILE:2: a second YAML document starts here ('---'); the configuration is one document: remove the '---' line and keep one set of keys",
+    );
     expect(bad('a: [\n')).toMatch(/^FILE is not valid YAML/);
   });
 });

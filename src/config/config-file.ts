@@ -5,6 +5,8 @@ import { ConfigError, Configuration, type ConfigValue } from './configuration.js
 
 /** The configuration file's name in its directory, as Flink's (`conf/config.yaml`). */
 export const CONFIG_FILE_NAME = 'config.yaml';
+/** Flink's configuration file before 1.19 (flat `key: value` lines), read by Flink 1.x only. */
+const LEGACY_CONFIG_FILE_NAME = 'flink-conf.yaml';
 
 export interface ConfigFile {
   readonly path: string;
@@ -21,11 +23,29 @@ export function configFilePath(env: NodeJS.ProcessEnv = process.env, cwd: string
   const dir = env.SLUICE_CONF_DIR;
   if (dir !== undefined && dir !== '') {
     const path = join(resolve(cwd, dir), CONFIG_FILE_NAME);
-    if (!existsSync(path)) throw new ConfigError(`SLUICE_CONF_DIR is ${dir}, but ${path} does not exist: create it, or unset SLUICE_CONF_DIR`);
+    if (!existsSync(path)) {
+      checkNoLegacyFile(resolve(cwd, dir));
+      throw new ConfigError(`SLUICE_CONF_DIR is ${dir}, but ${path} does not exist: create it, or unset SLUICE_CONF_DIR`);
+    }
     return path;
   }
   const path = join(cwd, 'conf', CONFIG_FILE_NAME);
-  return existsSync(path) ? path : undefined;
+  if (existsSync(path)) return path;
+  checkNoLegacyFile(join(cwd, 'conf'));
+  return undefined;
+}
+
+/**
+ * A directory with Flink's legacy `flink-conf.yaml` and no `config.yaml`: its settings would
+ * be ignored without a word (Flink 2 reads only config.yaml too).
+ */
+function checkNoLegacyFile(dir: string): void {
+  const legacy = join(dir, LEGACY_CONFIG_FILE_NAME);
+  if (!existsSync(legacy)) return;
+  throw new ConfigError(
+    `${legacy} is Flink's legacy configuration file, which Sluice does not read (nor does Flink 2): its settings go in ${join(dir, CONFIG_FILE_NAME)}. ` +
+      `Rename it to ${CONFIG_FILE_NAME}: its flat 'key: value' lines are valid there`,
+  );
 }
 
 /**
@@ -42,7 +62,14 @@ export function readConfigFile(path: string): ConfigFile {
     throw new ConfigError(`cannot read the configuration file ${path}: ${(e as Error).message}`);
   }
   const doc = parseDocument(text, { prettyErrors: true, uniqueKeys: true });
-  if (doc.errors.length > 0) throw new ConfigError(`${path} is not valid YAML: ${doc.errors[0]!.message}`);
+  const error = doc.errors[0];
+  if (error !== undefined) {
+    // The yaml library's message told the reader to call one of its functions.
+    if (error.code === 'MULTIPLE_DOCS') {
+      throw new ConfigError(`${path}:${error.linePos?.[0].line ?? '?'}: a second YAML document starts here ('---'); the configuration is one document: remove the '---' line and keep one set of keys`);
+    }
+    throw new ConfigError(`${path} is not valid YAML: ${error.message}`);
+  }
   const lineOf = (node: Node | null | undefined): string => {
     const offset = node?.range?.[0];
     if (offset === undefined) return '';
