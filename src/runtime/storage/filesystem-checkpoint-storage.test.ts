@@ -84,6 +84,22 @@ describe('filesystem checkpoint storage', () => {
     await expect(stat(chk2)).rejects.toMatchObject({ code: 'ENOENT' });
   });
 
+  it("a job's directory or the checkpoint directory passed instead of a chk-N: the error names the newest completed checkpoint to pass", async () => {
+    const storage = await open();
+    await complete(storage, 1);
+    await complete(storage, 3);
+    // chk-4 never completed: no _metadata, so it is not named.
+    await storage.createCheckpointLocation(4);
+    const newest = join(dir, TEST_JOB_ID, 'chk-3');
+    await expect(storage.readMetadata(join(dir, TEST_JOB_ID))).rejects.toThrow(
+      `not a checkpoint or savepoint directory: ${join(dir, TEST_JOB_ID)} has no _metadata; it holds completed checkpoints: pass one, the newest is ${newest}`,
+    );
+    await expect(storage.readMetadata(dir)).rejects.toThrow(`${dir} has no _metadata; it holds completed checkpoints: pass one, the newest is ${newest}`);
+    const other = 'fedcba9876543210fedcba9876543210';
+    await complete(await open(other), 2);
+    await expect(storage.readMetadata(dir)).rejects.toThrow(/has no _metadata; it holds the checkpoints of several jobs: pass one; the newest of each job: .*chk-(3|2), .*chk-(3|2)$/);
+  });
+
   it('leaves no temp files behind, and reuses the directory of an incomplete attempt', async () => {
     const first = await open();
     const location = await first.createCheckpointLocation(5);

@@ -1,4 +1,5 @@
-import { readFile, stat } from 'node:fs/promises';
+import type { Dirent } from 'node:fs';
+import { readdir, readFile, stat } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { decode } from './checksummed-file.js';
 import { checksumHex } from './crc32c.js';
@@ -40,13 +41,64 @@ export async function locateSnapshot(pointer: string): Promise<SnapshotDirectory
     );
   }
   const metadataFile = join(dir, METADATA_FILE_NAME);
+  let found: boolean;
   try {
-    if (!(await stat(metadataFile)).isFile()) throw noMetadataError(dir);
+    found = (await stat(metadataFile)).isFile();
   } catch (e) {
-    if (isNotFound(e)) throw noMetadataError(dir);
-    throw e;
+    if (!isNotFound(e)) throw e;
+    found = false;
   }
+  if (!found) throw noMetadataError(dir, await completedCheckpointsInside(dir));
   return { dir, metadataFile, checkpointIdFromName: parseCheckpointDirName(basename(dir)) };
+}
+
+/** Whether `dir` holds a `_metadata` file. */
+async function hasMetadata(dir: string): Promise<boolean> {
+  try {
+    return (await stat(join(dir, METADATA_FILE_NAME))).isFile();
+  } catch {
+    return false;
+  }
+}
+
+/** The newest chk-N with a `_metadata` directly in `dir`, if any. */
+async function newestCompletedCheckpoint(dir: string): Promise<string | undefined> {
+  let names: string[];
+  try {
+    names = await readdir(dir);
+  } catch {
+    return undefined;
+  }
+  const ids = names
+    .map((n) => parseCheckpointDirName(n))
+    .filter((id): id is number => id !== undefined)
+    .sort((a, b) => b - a);
+  for (const id of ids) if (await hasMetadata(join(dir, `chk-${id}`))) return join(dir, `chk-${id}`);
+  return undefined;
+}
+
+/**
+ * The completed checkpoints a directory passed instead of one holds, newest of each job: a
+ * job's directory (<dir>/<jobId>: its newest chk-N) or the checkpoint directory itself (the
+ * newest chk-N of each job directory in it, at most 3). Named in the error, as the path to pass.
+ */
+async function completedCheckpointsInside(dir: string): Promise<string[]> {
+  const own = await newestCompletedCheckpoint(dir);
+  if (own !== undefined) return [own];
+  let entries: Dirent[];
+  try {
+    entries = await readdir(dir, { withFileTypes: true });
+  } catch {
+    return [];
+  }
+  const out: string[] = [];
+  for (const e of entries) {
+    if (!e.isDirectory()) continue;
+    const newest = await newestCompletedCheckpoint(join(dir, e.name));
+    if (newest !== undefined) out.push(newest);
+    if (out.length === 3) break;
+  }
+  return out;
 }
 
 /** Reads and checks `_metadata` of a located snapshot. A chk-N directory must hold checkpoint N. */

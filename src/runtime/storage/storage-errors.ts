@@ -114,12 +114,19 @@ export function isNotDirectory(e: unknown): boolean {
   return errnoOf(e) === 'ENOTDIR';
 }
 
-/** "not a checkpoint or savepoint directory: <path> has no _metadata", with the fix. */
-export function noMetadataError(path: string): CheckpointStorageError {
-  return new CheckpointStorageError(
-    'not-a-snapshot-directory',
-    `not a checkpoint or savepoint directory: ${path} has no _metadata; pass the directory of a completed checkpoint (<dir>/<jobId>/chk-N) or of a savepoint (savepoint-<jobId>-<random>), or its _metadata file`,
-  );
+/**
+ * "not a checkpoint or savepoint directory: <path> has no _metadata", with the fix; `inside`:
+ * completed checkpoints found under the path (a job's directory or the checkpoint directory
+ * passed instead of a chk-N), named as what to pass.
+ */
+export function noMetadataError(path: string, inside: readonly string[] = []): CheckpointStorageError {
+  const fix =
+    inside.length === 1
+      ? `it holds completed checkpoints: pass one, the newest is ${inside[0]}`
+      : inside.length > 1
+        ? `it holds the checkpoints of several jobs: pass one; the newest of each job: ${inside.join(', ')}`
+        : 'pass the directory of a completed checkpoint (<dir>/<jobId>/chk-N) or of a savepoint (savepoint-<jobId>-<random>), or its _metadata file';
+  return new CheckpointStorageError('not-a-snapshot-directory', `not a checkpoint or savepoint directory: ${path} has no _metadata; ${fix}`);
 }
 
 export function snapshotNotFoundError(path: string): CheckpointStorageError {
