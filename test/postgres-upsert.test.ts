@@ -209,11 +209,15 @@ describe('PostgresUpsertSink against the machine server', () => {
     // pg took it for a host name: "getaddrinfo ENOTFOUND base".
     expect(upsert({ connection: { connectionString: 'not a url' } })).toThrow(/^PostgreSQL connection: connectionString is not a URL: it must look like postgresql:\/\/user:password@host:5432\/database/);
     expect(upsert({ connection: { connectionString: 'mysql://u:hunter2@db/x' } })).toThrow(/^PostgreSQL connection: connectionString has the scheme 'mysql:\/\/'/);
-    expect(upsert({ connection: { connectionString: 'postgres://u:hunter2@db:abc/x' } })).toThrow(/^PostgreSQL connection: connectionString is not a valid URL \(is the port a number\?\)/);
+    expect(upsert({ connection: { connectionString: 'postgres://u:hunter2@db:abc/x' } })).toThrow(/^PostgreSQL connection: connectionString is not a valid URL \(is the port a number\? one host only\)/);
     expect(upsert({ connection: { connectionString: 'postgres://u:hunter2@db:abc/x' } })).not.toThrow(/hunter2/);
     expect(upsert({ connection: 'postgres://localhost/db' })).toThrow(/^PostgreSQL upsert sink: connection must be an object \(\{ connectionString \} or/);
     expect(upsert({ connection: { connectionString: 'postgresql://u:p%40ss@127.0.0.1:5432/test', applicationName: 'billing', connectTimeoutMs: 500 } })).not.toThrow();
     expect(upsert({ connection: { connectionString: '/var/run/postgresql test' } })).not.toThrow();
+    // A host left out (a socket directory in the query) is one pg takes, though not a URL to Node.
+    expect(upsert({ connection: { connectionString: 'postgresql://user@/dbname?host=/tmp' } })).not.toThrow();
+    expect(upsert({ connection: { connectionString: 'postgresql://h1:5432,h2:5432/db' } })).toThrow(/is not a valid URL \(is the port a number\? one host only\)/);
+    expect(upsert({ connection: { host: 'db', ssl: true } })).toThrow(/^PostgreSQL connection: there is no ssl option; for TLS put sslmode in the connection string/);
     expect(() => new PostgresUpsertSink(undefined as never)).toThrow(/^PostgreSQL upsert sink: the options must be an object/);
     expect(() => new PostgresWriteAheadSink({ table: 't', row, sinkId: 's', batchrows: 10 } as never)).toThrow(/^PostgreSQL write-ahead sink: unknown option 'batchrows' \(did you mean 'batchRows'\?\)/);
     expect(() => new PostgresTwoPhaseCommitSink({ table: 't', row, transactionalIdPrefix: 'p', markertable: 'm' } as never)).toThrow(

@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { parse as parseConnectionString } from 'pg-connection-string';
 import { checkKnownOptions } from '../../util/known-options.js';
 import { previewValue } from '../../util/preview.js';
 import type { PostgresConnectionOptions, TableName } from './options.js';
@@ -35,6 +36,8 @@ export function checkPostgresSinkOptions(what: string, options: unknown, names: 
 /** The values of a connection's options (never showing a password or a connection string, which may hold one). */
 function checkConnectionOptions(o: PostgresConnectionOptions): void {
   const what = 'PostgreSQL connection';
+  // Ignored, it left the connection unencrypted without a word.
+  if ('ssl' in o) throw new Error(`${what}: there is no ssl option; for TLS put sslmode in the connection string (connectionString: 'postgresql://host/db?sslmode=verify-full')`);
   checkKnownOptions(what, o, CONNECTION_OPTION_NAMES);
   for (const name of ['host', 'user', 'password', 'database', 'applicationName'] as const) {
     const v: unknown = o[name];
@@ -64,9 +67,10 @@ function checkConnectionString(cs: unknown): void {
   if (scheme === undefined) throw new Error(`${what}: connectionString is not a URL: it must look like ${form}`);
   if (!/^postgres(ql)?$/i.test(scheme)) throw new Error(`${what}: connectionString has the scheme '${scheme}://': a PostgreSQL connection string looks like ${form}`);
   try {
-    new URL(cs);
+    // pg's own parser (what it does with the string at connect).
+    parseConnectionString(cs);
   } catch {
-    throw new Error(`${what}: connectionString is not a valid URL (is the port a number?): it must look like ${form}`);
+    throw new Error(`${what}: connectionString is not a valid URL (is the port a number? one host only): it must look like ${form}`);
   }
 }
 
