@@ -91,6 +91,9 @@ describe('watermark alignment (withWatermarkAlignment on fromSource)', () => {
       createReader: (): SourceReader<{ split: string; t: number }, string> => {
         const next = new Map<string, number>();
         let turn = 0;
+        // Every 50 records the reader has nothing for a millisecond, so the group's announcements
+        // (every 10 ms) reach it long before the end of the data however loaded the machine is.
+        let sinceRest = 0;
         return {
           addSplits: (splits) => {
             for (const s of splits) next.set(s, 0);
@@ -99,13 +102,17 @@ describe('watermark alignment (withWatermarkAlignment on fromSource)', () => {
           pollNext: (output: ReaderOutput<{ split: string; t: number }>): InputStatus => {
             const open = [...next].filter(([, i]) => i < 2_000);
             if (open.length === 0) return 'end';
+            if (++sinceRest > 50) {
+              sinceRest = 0;
+              return 'nothing';
+            }
             const [split, i] = open[turn++ % open.length]!;
             next.set(split, i + 1);
             const t = split === 'fast' ? i * 100 : i;
             output.createOutputForSplit(split).collect({ split, t }, t);
             return 'more';
           },
-          isAvailable: () => Promise.resolve(),
+          isAvailable: () => new Promise<void>((resolve) => setTimeout(resolve, 1)),
           snapshotState: () => [...next.keys()],
         };
       },
