@@ -393,6 +393,25 @@ describe('heap keyed state backend: TTL', () => {
     expect([...s.get()]).toEqual([]);
   });
 
+  it('list state ReturnExpiredIfNotCleanedUp: an expired element is returned once, by the read that removes it, and a read never revives it (as Flink)', () => {
+    for (const update of ['OnCreateAndWrite', 'OnReadAndWrite'] as const) {
+      const { backend, clock } = fakeClockBackend();
+      const s = backend.getOrCreateState(listState<string>('l', { ttl: ttl(update, 'ReturnExpiredIfNotCleanedUp') }), false) as unknown as ListState<string>;
+      backend.setCurrentKey('k');
+      s.add('a'); // t=0
+      clock.now = 130;
+      expect([...s.get()], update).toEqual(['a']);
+      expect(backend.numEntries('l'), update).toBe(0);
+      expect([...s.get()], update).toEqual([]);
+      s.add('a'); // t=130
+      clock.now = 180;
+      s.add('b'); // t=180
+      clock.now = 230; // a expired, b live
+      expect([...s.get()], update).toEqual(['a', 'b']);
+      expect([...s.get()], update).toEqual(['b']);
+    }
+  });
+
   it('map state: each entry expires on its own; OnReadAndWrite refreshes only the entry read', () => {
     const { backend, clock } = fakeClockBackend();
     const c = backend.getOrCreateState(mapState<string, number>('c', { ttl: ttl('OnCreateAndWrite') }), false) as unknown as MapState<string, number>;

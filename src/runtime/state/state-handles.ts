@@ -224,13 +224,15 @@ class ListStateHandle extends KeyedStateHandle<unknown> {
     if (this.ttl === undefined) return stored;
     const now = this.ctx.nowMs();
     const ttl = this.ttl;
-    const live = (stored as TtlValue<unknown>[]).filter((e) => ttl.returnExpired || !isExpired(ttl, e, now));
-    if (live.length !== stored.length) {
-      if (live.length === 0) this.clear();
-      else this.setRaw(live);
-    }
-    if (ttl.refreshOnRead && live.length > 0) this.setRaw(live.map((e) => ({ v: e.v, t: now })));
-    return live.map((e) => e.v);
+    const elements = stored as TtlValue<unknown>[];
+    const live = elements.filter((e) => !isExpired(ttl, e, now));
+    // Expired elements leave the list at this read; with ReturnExpiredIfNotCleanedUp they are
+    // returned by it, once (Flink's TtlListState: only unexpired ones are written back with a
+    // new timestamp, and a list of expired ones only is cleared by the read that returns it).
+    if (live.length === 0) this.clear();
+    else if (ttl.refreshOnRead) this.setRaw(live.map((e) => ({ v: e.v, t: now })));
+    else if (live.length !== elements.length) this.setRaw(live);
+    return (ttl.returnExpired ? elements : live).map((e) => e.v);
   }
   private checkElement(value: unknown): void {
     if (value === undefined || value === null) throw new Error(`cannot add ${value} to list state '${this.table.name}'`);
