@@ -337,6 +337,37 @@ describe('window evictors', () => {
     expect(compareMultisets(sink.values, want)).toEqual({ duplicates: 0, missing: 0, unexpected: 0 });
   });
 
+  it('an evictor that leaves nothing: the process function still runs, with no elements, and an aggregate emits its empty result (as Flink); a reduce emits nothing', async () => {
+    const n = 3000;
+    const dropAll = { name: 'drop-all', evictBefore: () => [] };
+    const processed = await collect<string>(n, 2, (recs) =>
+      recs
+        .keyBy((e) => e.k)
+        .window(TumblingEventTimeWindows.of(100))
+        .evictor(dropAll)
+        .process<string>({ process: (k, ctx, els, out) => out.collect(`${k}@${ctx.window.start}:${els.length}`) }),
+    );
+    const want = [...windowsOf100(n).keys()].map((w) => `${w}:0`);
+    expect(want.length).toBeGreaterThan(100);
+    expect(compareMultisets(processed.values, want)).toEqual({ duplicates: 0, missing: 0, unexpected: 0 });
+    const aggregated = await collect<number>(n, 2, (recs) =>
+      recs
+        .keyBy((e) => e.k)
+        .window(TumblingEventTimeWindows.of(100))
+        .evictor(dropAll)
+        .aggregate({ createAccumulator: () => 0, add: (_e: Rec, acc: number) => acc + 1, getResult: (acc: number) => acc, merge: (a: number, b: number) => a + b }),
+    );
+    expect(aggregated.values).toEqual(want.map(() => 0));
+    const reduced = await collect<Rec>(n, 2, (recs) =>
+      recs
+        .keyBy((e) => e.k)
+        .window(TumblingEventTimeWindows.of(100))
+        .evictor(dropAll)
+        .reduce((a) => a),
+    );
+    expect(reduced.values).toEqual([]);
+  });
+
   it('rejects values that are not evictors', () => {
     const env = StreamExecutionEnvironment.create();
     const keyed = env.fromElements(1, 2, 3).keyBy((x) => x);

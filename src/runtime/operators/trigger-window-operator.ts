@@ -424,9 +424,12 @@ export class TriggerWindowOperator extends KeyedOperator<unknown> {
     const ctx: EvictorContext = this.triggerCtx;
     let elements: readonly TimestampedValue<unknown>[] = stored.map(([t, value]) => ({ value, timestampMs: t === NO_TIMESTAMP ? undefined : t }));
     if (evictor.evictBefore !== undefined) elements = evictor.evictBefore(elements, this.window, ctx);
-    if (elements.length > 0) {
+    const fn = this.o.fn;
+    // As Flink's EvictingWindowOperator: the window function runs even when the evictor left
+    // nothing (a process function gets no elements, an aggregate its empty accumulator's
+    // result); only a reduce, which has no value for no elements, emits nothing.
+    if (elements.length > 0 || fn.kind !== 'reduce') {
       const values = elements.map((e) => e.value);
-      const fn = this.o.fn;
       if (fn.kind === 'process') {
         fn.process.process(key, this.windowCtx, values, this.collector);
       } else {
@@ -439,7 +442,9 @@ export class TriggerWindowOperator extends KeyedOperator<unknown> {
           for (const v of values) acc = fn.aggregate.add(v, acc);
           result = fn.aggregate.getResult(acc);
         }
-        if (fn.process === undefined) this.collector.collect(result);
+        if (result === undefined) {
+          // An aggregate whose empty accumulator has no result: nothing to emit.
+        } else if (fn.process === undefined) this.collector.collect(result);
         else fn.process.process(key, this.windowCtx, [result], this.collector);
       }
     }
