@@ -293,6 +293,49 @@ describe('checkpoint behaviour', () => {
     }
   });
 
+  it('checkpoints go on being triggered after ones that failed writing their state (the periodic trigger came due meanwhile and was not armed again)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sluice-write-fails-'));
+    try {
+      const env = StreamExecutionEnvironment.create({
+        'parallelism.default': 2,
+        'execution.checkpointing.interval': 10,
+        'execution.checkpointing.dir': dir,
+        'execution.checkpointing.incremental': true,
+        'execution.checkpointing.data-inline-threshold': 0,
+        'execution.checkpointing.tolerable-failed-checkpoints': 1_000_000,
+      });
+      env
+        .fromSource(numberSource({ count: 1e9, eventsPerSecond: 5_000 }), 'numbers')
+        .keyBy((n) => n % 500)
+        .process(new CountPerKey())
+        .sinkTo(new TxnStoreSink(new TxnStore<string>()));
+      const logs: string[] = [];
+      const executor = new LocalExecutor(env.getJobGraph(), env.config, { log: (m) => logs.push(m) });
+      const done = executor.run();
+      const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+      try {
+        while (executor.checkpointStats.counts.completed < 2) await sleep(5);
+        // Every checkpoint from now on fails writing its state files.
+        rmSync(join(dir, executor.jobId, 'shared'), { recursive: true, force: true });
+        await sleep(500);
+        const failedBefore = executor.checkpointStats.counts.failed;
+        await sleep(1_000);
+        const failedAfter = executor.checkpointStats.counts.failed;
+        expect(executor.status).toBe('RUNNING');
+        // At a 10 ms interval a second gives many attempts; before the fix they stopped for good
+        // after the first failure that outlasted an interval.
+        expect(failedAfter - failedBefore, logs.slice(-5).join('\n')).toBeGreaterThanOrEqual(10);
+        const failed = executor.checkpointStats.entries().find((e) => e.status === 'FAILED');
+        expect(failed?.failureMessage).toMatch(/writing the state of .* failed: .*shared/);
+      } finally {
+        executor.cancel();
+        await done.catch(() => {});
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('the final checkpoint commits the last records of a bounded job', async () => {
     // A long interval: without the final checkpoint, nothing would ever be committed.
     const r = await run({ 'execution.checkpointing.interval': 60_000 }, { records: 5_000 });

@@ -378,8 +378,12 @@ export class CheckpointCoordinator implements CheckpointResponder {
         if (!this.inFlight.has(checkpointId)) return;
         const message = `writing the state of ${vertex.name} (${subtaskIndex + 1}/${vertex.parallelism}) failed: ${(e as Error).message}`;
         this.latestFailure = { checkpointId, message };
-        this.apply(onDecline(this.state, this.o.config, checkpointId, 'CHECKPOINT_ASYNC_EXCEPTION', key));
         this.o.gateway.log(`checkpoint ${checkpointId}: ${message}`);
+        this.stats.failed(checkpointId, this.o.clock.nowMs(), message);
+        this.apply(onDecline(this.state, this.o.config, checkpointId, 'CHECKPOINT_ASYNC_EXCEPTION', key));
+        // As after a task's decline: the next periodic checkpoint may have come due while this
+        // one was pending, and nothing else would trigger it.
+        this.decide();
         return;
       }
       if (!this.inFlight.has(checkpointId)) return;

@@ -100,6 +100,15 @@ describe('filesystem checkpoint storage', () => {
     await expect(storage.readMetadata(dir)).rejects.toThrow(/has no _metadata; it holds the checkpoints of several jobs: pass one; the newest of each job: .*chk-(3|2), .*chk-(3|2)$/);
   });
 
+  it("makes the job's directory again when it was removed while the job ran (as Flink's mkdirs): the next checkpoint completes", async () => {
+    const storage = await open();
+    await complete(storage, 1);
+    await rm(join(dir, TEST_JOB_ID), { recursive: true });
+    const { handle } = await complete(storage, 2);
+    expect(handle.pointer).toBe(join(dir, TEST_JOB_ID, 'chk-2'));
+    expect(await readdir(handle.pointer)).toContain('_metadata');
+  });
+
   it('leaves no temp files behind, and reuses the directory of an incomplete attempt', async () => {
     const first = await open();
     const location = await first.createCheckpointLocation(5);
@@ -132,6 +141,8 @@ describe('filesystem checkpoint storage', () => {
     );
     await rm(join(handle.pointer, b!.path));
     await expect(storage.readStateHandle(b!, handle)).rejects.toThrow(`checkpoint 1: file ${join(handle.pointer, b!.path)} is corrupt (missing: _metadata refers to it, but it does not exist)`);
+    await mkdir(join(handle.pointer, b!.path));
+    await expect(storage.readStateHandle(b!, handle)).rejects.toThrow(`checkpoint 1: file ${join(handle.pointer, b!.path)} is corrupt (is a directory: _metadata refers to it as a state file)`);
   });
 
   it('refuses another job\'s checkpoint in its own directory, and a chk-N holding another id', async () => {

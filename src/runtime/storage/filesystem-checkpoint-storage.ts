@@ -105,7 +105,9 @@ export class FilesystemCheckpointStorage implements CheckpointStorage {
     }
     try {
       await rm(dir, { recursive: true, force: true }); // leftovers of an attempt that crashed before _metadata
-      await mkdir(dir);
+      // With its parents, as Flink's mkdirs: a job directory removed while the job ran is made
+      // again, so full checkpoints complete again (incremental ones build on files that went with it).
+      await mkdir(dir, { recursive: true });
     } catch (e) {
       throw storageWriteError(e, this.jobDir, 'checkpoint directory');
     }

@@ -136,6 +136,7 @@ export async function readStateFile(handle: FileStateHandle, path: string, check
     bytes = await readFile(path);
   } catch (e) {
     if (isNotFound(e)) throw new CorruptCheckpointError(path, checkpointId, 'missing: _metadata refers to it, but it does not exist');
+    if ((e as NodeJS.ErrnoException).code === 'EISDIR') throw new CorruptCheckpointError(path, checkpointId, 'is a directory: _metadata refers to it as a state file');
     throw e;
   }
   const { payload, checksum } = decode(bytes, { file: path, checkpointId, expectedKind: 'state' });
