@@ -1,5 +1,5 @@
 import { CountPerKey, countReference } from './support/counting-job.js';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -10,6 +10,7 @@ import type { CheckpointStatsEntry } from '../src/runtime/checkpoint/checkpoint-
 import type { RunningAttempt } from '../src/runtime/local-executor.js';
 import { LocalExecutor } from '../src/runtime/local-executor.js';
 import { FaultPlan } from '../src/testing/fault-plan.js';
+import { decodeMetadata } from '../src/runtime/storage/metadata-codec.js';
 import { systemClock, type Clock } from '../src/runtime/task/clock.js';
 import { compareMultisets, TxnStore, TxnStoreSink } from './support/txn-store-sink.js';
 
@@ -293,7 +294,7 @@ describe('checkpoint behaviour', () => {
     }
   });
 
-  it('checkpoints go on being triggered after ones that failed writing their state (the periodic trigger came due meanwhile and was not armed again)', async () => {
+  it('checkpoints go on being triggered after ones that failed writing their state (the periodic trigger came due meanwhile and was not armed again); once the storage is back, a full one starts a new chain', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'sluice-write-fails-'));
     try {
       const env = StreamExecutionEnvironment.create({
@@ -315,8 +316,10 @@ describe('checkpoint behaviour', () => {
       const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
       try {
         while (executor.checkpointStats.counts.completed < 2) await sleep(5);
-        // Every checkpoint from now on fails writing its state files.
-        rmSync(join(dir, executor.jobId, 'shared'), { recursive: true, force: true });
+        // Every checkpoint from now on fails writing its state files: shared/ is a file.
+        const shared = join(dir, executor.jobId, 'shared');
+        rmSync(shared, { recursive: true, force: true });
+        writeFileSync(shared, 'not a directory');
         await sleep(500);
         const failedBefore = executor.checkpointStats.counts.failed;
         await sleep(1_000);
@@ -327,6 +330,21 @@ describe('checkpoint behaviour', () => {
         expect(failedAfter - failedBefore, logs.slice(-5).join('\n')).toBeGreaterThanOrEqual(10);
         const failed = executor.checkpointStats.entries().find((e) => e.status === 'FAILED');
         expect(failed?.failureMessage).toMatch(/writing the state of .* failed: .*shared/);
+        // The storage is back (shared/ is made again), but the files of the chain are gone: the
+        // next checkpoint is full, and deltas build on it.
+        rmSync(shared);
+        const completedBefore = executor.checkpointStats.counts.completed;
+        const deadline = Date.now() + 10_000;
+        while (executor.checkpointStats.counts.completed < completedBefore + 3 && Date.now() < deadline) await sleep(10);
+        expect(executor.checkpointStats.counts.completed, logs.slice(-5).join('\n')).toBeGreaterThanOrEqual(completedBefore + 3);
+        const latest = executor.checkpointStats.entries().find((e) => e.status === 'COMPLETED')!;
+        const metadata = decodeMetadata(readFileSync(join(latest.externalPath!, '_metadata')), { file: '_metadata', checkpointId: latest.id });
+        const chains = metadata.operators.flatMap((o) => o.subtasks.map((st) => st.keyedState)).filter((c) => c.length > 0);
+        expect(chains.length).toBeGreaterThan(0);
+        for (const chain of chains) {
+          // Every file of the chain exists: it starts at or after the recovery's full checkpoint.
+          for (const k of chain) if (k.data.kind === 'file') expect(existsSync(join(k.data.scope === 'shared' ? shared : latest.externalPath!, k.data.path))).toBe(true);
+        }
       } finally {
         executor.cancel();
         await done.catch(() => {});

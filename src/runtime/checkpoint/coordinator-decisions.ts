@@ -118,8 +118,17 @@ export interface CoordinatorState {
   readonly lastCompletedCheckpointId: number | undefined;
   /** CheckpointFailureManager's continuous failure counter. */
   readonly consecutiveFailures: number;
-  /** After restoring from a NO_CLAIM snapshot: checkpoints are full until one completes. */
+  /**
+   * Checkpoints are full until one completes: after restoring from a NO_CLAIM snapshot (later
+   * ones must not build on its files), and after one failed in the checkpoint storage (the
+   * files a delta would build on may be gone with whatever made it fail).
+   */
   readonly forceFullSnapshot: boolean;
+}
+
+/** A checkpoint failed writing to the checkpoint storage: the next ones are full until one completes. */
+export function afterStorageFailure(state: CoordinatorState): CoordinatorState {
+  return state.forceFullSnapshot ? state : { ...state, forceFullSnapshot: true };
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -21,6 +21,23 @@ describe('IncrementalSnapshots (full or delta)', () => {
     expect(p.confirm(99)).toBe(false); // a savepoint: not ours
   });
 
+  it('a checkpoint requested full starts a new chain once it completes; aborted, the old chain goes on', () => {
+    const p = new IncrementalSnapshots({ maxDeltas: 10, maxDeltaBytesRatio: 10, maxUnconfirmed: 5 });
+    p.plan(1);
+    p.written(1, 100);
+    p.confirm(1);
+    expect(p.plan(2, undefined, true)).toEqual({ kind: 'full' });
+    p.written(2, 100);
+    p.aborted(2);
+    expect(p.plan(3)).toEqual({ kind: 'delta', baseCheckpointId: 1 });
+    p.written(3, 10);
+    p.confirm(3);
+    expect(p.plan(4, undefined, true)).toEqual({ kind: 'full' });
+    p.written(4, 100);
+    expect(p.confirm(4)).toBe(true);
+    expect(p.plan(5)).toEqual({ kind: 'delta', baseCheckpointId: 4 });
+  });
+
   it('a full snapshot when the chain is long or large, or when checkpoints stop completing', () => {
     const p = new IncrementalSnapshots({ maxDeltas: 2, maxDeltaBytesRatio: 1, maxUnconfirmed: 3 });
     const step = (id: number, bytes: number): string => {

@@ -27,7 +27,7 @@ export class IncrementalSnapshots {
    * entries there are now, so a state that only grows (its deltas all still live) does not
    * get a full snapshot every time the deltas outgrow the first, small one.
    */
-  plan(checkpointId: number, liveEntries?: () => number): SnapshotPlan {
+  plan(checkpointId: number, liveEntries?: () => number, forceFull = false): SnapshotPlan {
     assert(checkpointId > this.lastPlanned, `checkpoint ids of snapshots increase (${this.lastPlanned} then ${checkpointId})`);
     this.lastPlanned = checkpointId;
     if (this.pending.size >= this.policy.maxUnconfirmed) {
@@ -36,7 +36,7 @@ export class IncrementalSnapshots {
       this.base = undefined;
     }
     const b = this.base;
-    const full = b === undefined || b.deltas >= this.policy.maxDeltas || b.deltaBytes > this.estimatedFullBytes(b, liveEntries) * this.policy.maxDeltaBytesRatio;
+    const full = forceFull || b === undefined || b.deltas >= this.policy.maxDeltas || b.deltaBytes > this.estimatedFullBytes(b, liveEntries) * this.policy.maxDeltaBytesRatio;
     this.pending.set(checkpointId, { base: full ? undefined : b, bytes: undefined, entries: full ? liveEntries?.() : undefined });
     return full ? { kind: 'full' } : { kind: 'delta', baseCheckpointId: b.checkpointId };
   }
@@ -123,12 +123,12 @@ export class BackendIncrements {
       startTracking(inc);
     }
     if (request.changelog !== undefined) return inc.beginSegment(request.checkpointId, request.changelog === 'materialize');
-    return inc.begin(request.checkpointId, liveEntries);
+    return inc.begin(request.checkpointId, liveEntries, request.full === true);
   }
 
-  /** At the barrier of checkpoint `checkpointId`: seals every change set and plans the snapshot. */
-  begin(checkpointId: number, liveEntries?: () => number): SnapshotPlan {
-    const plan = this.plans.plan(checkpointId, liveEntries);
+  /** At the barrier of checkpoint `checkpointId`: seals every change set and plans the snapshot (`full`: whatever the policy says). */
+  begin(checkpointId: number, liveEntries?: () => number, full = false): SnapshotPlan {
+    const plan = this.plans.plan(checkpointId, liveEntries, full);
     for (const s of this.sets) s.seal(checkpointId);
     // Nothing to build on: only changes after this snapshot will matter.
     if (!this.plans.hasBase) for (const s of this.sets) s.drop(checkpointId);

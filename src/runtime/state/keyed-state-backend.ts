@@ -78,6 +78,8 @@ export interface SnapshotRequest {
   readonly checkpointId: number;
   /** A checkpoint (not a savepoint) with execution.checkpointing.incremental: may be a delta over the last completed checkpoint. */
   readonly incremental: boolean;
+  /** With `incremental`: a full snapshot all the same (`sluice checkpoint --full`), which later deltas build on. */
+  readonly full?: boolean;
   /**
    * state.backend.changelog.enabled: a segment of the state changelog (the changes since the
    * previous segment, or full for the first one) or a materialization (full).

@@ -1,4 +1,4 @@
-import { mkdir, readdir, rm, stat, unlink, writeFile } from 'node:fs/promises';
+import { readdir, rm, stat, unlink, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import {
   checkCheckpointId,
@@ -105,9 +105,12 @@ export class FilesystemCheckpointStorage implements CheckpointStorage {
     }
     try {
       await rm(dir, { recursive: true, force: true }); // leftovers of an attempt that crashed before _metadata
-      // With its parents, as Flink's mkdirs: a job directory removed while the job ran is made
-      // again, so full checkpoints complete again (incremental ones build on files that went with it).
-      await mkdir(dir, { recursive: true });
+      // With its parents, as Flink's mkdirs: a job directory (or its shared/ or taskowned/)
+      // removed while the job ran is made again, so checkpoints complete again (the coordinator
+      // makes the one after a failed checkpoint full: deltas would build on files that are gone).
+      await makeDirectories(dir);
+      await makeDirectories(this.sharedDir);
+      await makeDirectories(this.taskOwnedDir);
     } catch (e) {
       throw storageWriteError(e, this.jobDir, 'checkpoint directory');
     }

@@ -529,8 +529,10 @@ export abstract class StreamTask implements Schedulable {
     const started = this.d.clock.nowMs();
     const asyncParts: Promise<unknown>[] = [];
     const captures: (() => Promise<OperatorSubtaskState>)[] = [];
-    // Savepoints and checkpoints requested full are always full; so they never serve as a base.
-    const incremental = cp.incremental === true && barrier.options.type === 'checkpoint' && barrier.options.full !== true;
+    // Savepoints are always full and never serve as a base; a checkpoint requested full (or
+    // forced full by the coordinator) starts a new chain that later deltas build on.
+    const incremental = cp.incremental === true && barrier.options.type === 'checkpoint';
+    const full = barrier.options.full === true;
     for (const [i, c] of this.chain.operators.entries()) {
       let hook: void | Promise<void>;
       try {
@@ -551,7 +553,7 @@ export abstract class StreamTask implements Schedulable {
         continue;
       }
       const spillDir = cp.responder.keyedStateSpillDir;
-      const keyed = c.keyedBackend?.snapshot({ checkpointId: barrier.checkpointId, incremental, hold: cp.responder.acceptsHeldKeyedState === true, ...(spillDir === undefined ? {} : { spillDir }) });
+      const keyed = c.keyedBackend?.snapshot({ checkpointId: barrier.checkpointId, incremental, ...(full ? { full } : {}), hold: cp.responder.acceptsHeldKeyedState === true, ...(spillDir === undefined ? {} : { spillDir }) });
       captures.push(async () => ({ operatorUid: uid, keyed: keyed === undefined ? undefined : await keyed(), operatorState }));
     }
     for (const w of this.writers) {
