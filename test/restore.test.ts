@@ -1,5 +1,5 @@
 import { CountPerKey, countReference } from './support/counting-job.js';
-import { existsSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { StreamExecutionEnvironment } from '../src/index.js';
@@ -10,6 +10,8 @@ import { LocalExecutor } from '../src/runtime/local-executor.js';
 import { StopWithSavepointStoppingError } from '../src/runtime/job-executor.js';
 import { latestCheckpoint as newestCheckpoint, tempDirs } from './support/temp-dirs.js';
 import { compareMultisets } from './support/txn-store-sink.js';
+import { decodeMetadata } from '../src/runtime/storage/metadata-codec.js';
+import { sharedPathsOf } from '../src/runtime/checkpoint/shared-state-registry.js';
 
 const KEYS = 11;
 const RECORDS = 30_000;
@@ -18,18 +20,19 @@ const tempDir = tempDirs('sluice-restore-');
 const reference = (): string[] => countReference(RECORDS, KEYS);
 
 /** An environment whose checkpoints into `checkpoints` are kept when the job is canceled. */
-function retainingEnv(parallelism: number, checkpoints: string, intervalMs = 30): StreamExecutionEnvironment {
+function retainingEnv(parallelism: number, checkpoints: string, intervalMs = 30, config: Record<string, string | number | boolean> = {}): StreamExecutionEnvironment {
   return StreamExecutionEnvironment.create({
     'parallelism.default': parallelism,
     'execution.checkpointing.interval': intervalMs,
     'execution.checkpointing.dir': checkpoints,
     'execution.checkpointing.externalized-checkpoint-retention': 'RETAIN_ON_CANCELLATION',
     'execution.checkpointing.num-retained': 2,
+    ...config,
   });
 }
 
-function job(parallelism: number, checkpoints: string, out: string, o: { withCounter?: boolean; intervalMs?: number; eventsPerSecond?: number } = {}) {
-  const env = retainingEnv(parallelism, checkpoints, o.intervalMs);
+function job(parallelism: number, checkpoints: string, out: string, o: { withCounter?: boolean; intervalMs?: number; eventsPerSecond?: number; config?: Record<string, string | number | boolean> } = {}) {
+  const env = retainingEnv(parallelism, checkpoints, o.intervalMs, o.config);
   const s = env.fromSource(numberSource({ count: RECORDS, eventsPerSecond: o.eventsPerSecond ?? 30_000 }), 'numbers').uid('numbers').keyBy((n) => n % KEYS);
   const counted = (o.withCounter ?? true) ? s.process(new CountPerKey()).uid('count') : s.process<string>({ processElement: (n, _c, out) => out.collect(String(n)) }).uid('other');
   counted.sinkTo(new ExactlyOnceFileSink<string>(out)).uid('sink');
@@ -130,6 +133,29 @@ describe('restore from a retained checkpoint (sluice run -s)', () => {
     expect(existsSync(path)).toBe(kept);
     const committed = await readCommittedLines(out);
     expect(compareMultisets(committed, reference())).toEqual({ duplicates: 0, missing: 0, unexpected: 0 });
+  });
+
+  it("CLAIM of an incremental checkpoint: its shared files go with it once subsumed, those the old job's other checkpoints reference stay", async () => {
+    const checkpoints = tempDir();
+    const out = tempDir();
+    const incremental = { 'execution.checkpointing.incremental': true, 'execution.checkpointing.data-inline-threshold': 0 };
+    const first = await runUntilCanceled(job(2, checkpoints, out, { eventsPerSecond: FIRST_RUN_EVENTS_PER_SECOND, config: incremental }), 4);
+    const path = latestCheckpoint(checkpoints, first.jobId);
+    const jobDir = join(checkpoints, first.jobId);
+    const sharedOf = (dir: string): Set<string> => new Set(sharedPathsOf(decodeMetadata(readFileSync(join(dir, '_metadata')), { file: dir, checkpointId: undefined })));
+    const others = readdirSync(jobDir).filter((n) => /^chk-\d+$/.test(n) && join(jobDir, n) !== path && existsSync(join(jobDir, n, '_metadata')));
+    expect(others.length).toBeGreaterThan(0);
+    const keptByOthers = new Set(others.flatMap((n) => [...sharedOf(join(jobDir, n))]));
+    const onlyClaimed = [...sharedOf(path)].filter((f) => !keptByOthers.has(f));
+    expect(onlyClaimed.length, 'the newest delta is referenced by the claimed checkpoint only').toBeGreaterThan(0);
+    const env = job(2, tempDir(), out, { config: incremental });
+    const logs: string[] = [];
+    const second = new LocalExecutor(env.getJobGraph(), env.config, { log: (l) => logs.push(l), restoreFrom: { path, allowNonRestoredState: false, claimMode: 'CLAIM' } });
+    expect((await second.run()).status).toBe('FINISHED');
+    expect(existsSync(path)).toBe(false);
+    expect(onlyClaimed.filter((f) => existsSync(join(jobDir, 'shared', f))), logs.filter((l) => l.includes('claimed')).join('\n')).toEqual([]);
+    expect([...keptByOthers].filter((f) => !existsSync(join(jobDir, 'shared', f)))).toEqual([]);
+    expect(compareMultisets(await readCommittedLines(out), reference())).toEqual({ duplicates: 0, missing: 0, unexpected: 0 });
   });
 
   it('a path that is not a snapshot gives a clear error', async () => {

@@ -1,6 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { describeThrown } from '../../util/thrown.js';
-import { rm } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { readdir, rm } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { parseCheckpointDirName, METADATA_FILE_NAME } from '../storage/checkpoint-paths.js';
+import { locateSnapshot, readSnapshotMetadata, sharedDirOfSnapshot, snapshotDirOfPointer } from '../storage/snapshot-directory-reader.js';
 import type { JobGraph } from '../../graph/job-graph.js';
 import type { CheckpointBarrier } from '../channel/stream-element.js';
 import type { CheckpointStorage, CheckpointStorageLocation, StateFileSource } from '../storage/checkpoint-storage.js';
@@ -12,6 +16,7 @@ import { SharedStateRegistry, sharedPaths, sharedPathsOf } from './shared-state-
 import type { Clock } from '../task/clock.js';
 import { checkpointTypeName, CheckpointStatsTracker } from './checkpoint-stats.js';
 import {
+  afterStorageFailure,
   decideTrigger,
   dispatchDecision,
   enqueueRequest,
@@ -76,8 +81,34 @@ export async function discardRetained(storage: CheckpointStorage, c: CompletedCh
     log(`the claimed snapshot ${c.pointer} is subsumed; remove it by hand (only local claimed snapshots are deleted)`);
     return;
   }
-  await rm(c.pointer, { recursive: true, force: true });
-  log(`deleted the claimed snapshot ${c.pointer} (subsumed by newer checkpoints)`);
+  const dir = snapshotDirOfPointer(c.pointer);
+  // A claimed retained checkpoint's shared files are the job's too (as Flink's CLAIM): those no
+  // other checkpoint left in its old job's directory references go with it.
+  const sharedDir = sharedDirOfSnapshot(dir);
+  let free: string[] = [];
+  if (sharedDir !== undefined) {
+    try {
+      free = await sharedFilesOnlyIn(dir);
+    } catch (e) {
+      log(`the claimed snapshot ${c.pointer}: its shared files are kept (${(e as Error).message})`);
+    }
+  }
+  await rm(dir, { recursive: true, force: true });
+  for (const name of free) await rm(join(sharedDir!, name), { force: true });
+  log(`deleted the claimed snapshot ${c.pointer} (subsumed by newer checkpoints)${free.length > 0 ? ` and ${free.length} shared file(s) no other checkpoint of its job references` : ''}`);
+}
+
+/** The shared files the checkpoint in `dir` references that no other completed checkpoint beside it does. */
+async function sharedFilesOnlyIn(dir: string): Promise<string[]> {
+  const mine = new Set(sharedPathsOf(await readSnapshotMetadata(await locateSnapshot(dir))));
+  const parent = dirname(dir);
+  for (const name of await readdir(parent)) {
+    const other = join(parent, name);
+    if (other === dir || parseCheckpointDirName(name) === undefined || !existsSync(join(other, METADATA_FILE_NAME))) continue;
+    // A checkpoint that cannot be read keeps every file: it may reference any of them.
+    for (const p of sharedPathsOf(await readSnapshotMetadata(await locateSnapshot(other)))) mine.delete(p);
+  }
+  return [...mine];
 }
 
 /**
@@ -380,7 +411,7 @@ export class CheckpointCoordinator implements CheckpointResponder {
         this.latestFailure = { checkpointId, message };
         this.o.gateway.log(`checkpoint ${checkpointId}: ${message}`);
         this.stats.failed(checkpointId, this.o.clock.nowMs(), message);
-        this.apply(onDecline(this.state, this.o.config, checkpointId, 'CHECKPOINT_ASYNC_EXCEPTION', key));
+        this.apply(onDecline(afterStorageFailure(this.state), this.o.config, checkpointId, 'CHECKPOINT_ASYNC_EXCEPTION', key));
         // As after a task's decline: the next periodic checkpoint may have come due while this
         // one was pending, and nothing else would trigger it.
         this.decide();
@@ -528,7 +559,7 @@ export class CheckpointCoordinator implements CheckpointResponder {
       }
     } catch (e) {
       this.o.gateway.log(`checkpoint ${complete.checkpointId}: writing _metadata failed: ${(e as Error).message}`);
-      this.state = before;
+      this.state = afterStorageFailure(before);
       this.apply(onCoordinatorFailure(this.state, this.o.config, complete.checkpointId, 'IO_EXCEPTION'));
       this.decide();
       return;
