@@ -161,6 +161,25 @@ describe('window triggers', () => {
     expect(compareMultisets(sink.values, want)).toEqual({ duplicates: 0, missing: 0, unexpected: 0 });
   });
 
+  it('ContinuousEventTimeTrigger aligns a negative timestamp as Flink does (its % truncates toward zero): -15 at 10 ms fires first at -1, the window end of [-100, 0)', async () => {
+    const env = StreamExecutionEnvironment.create({ 'parallelism.default': 1, 'pipeline.auto-watermark-interval': 0 });
+    const sink = new CollectSink<string>();
+    env
+      .fromElements({ t: -15 }, { t: -1 })
+      .assignTimestampsAndWatermarks(
+        WatermarkStrategy.forGenerator<{ t: number }>(() => ({ onEvent: (e, _ts, out) => out.emitWatermark(e.t === -15 ? -10 : -1), onPeriodicEmit: () => {} })).withTimestampAssigner((e) => e.t),
+      )
+      .keyBy(() => 'k')
+      .window(TumblingEventTimeWindows.of(100))
+      .trigger(ContinuousEventTimeTrigger.of(10))
+      .process<string>({ process: (_k, ctx, els, out) => out.collect(`[${ctx.window.start},${ctx.window.end}) at ${ctx.currentWatermark()}: ${els.map((e) => e.t).join(',')}`) })
+      .sinkTo(sink);
+    await env.execute();
+    // Flink: -15 - (-15 % 10) = -10, next firing min(-10 + 10, -1) = -1; the end of input fires the window again.
+    expect(sink.values[0]).toBe('[-100,0) at -1: -15,-1');
+    expect(sink.values.filter((v) => v.startsWith('[-100,0) at -10'))).toEqual([]);
+  });
+
   it('ContinuousProcessingTimeTrigger gives running results of a long processing-time window while records come', async () => {
     // 12 bursts of 10 records, 150 ms apart, into a 10-minute window: firings every 100 ms of
     // processing time show the count growing; the window itself does not end during the job.

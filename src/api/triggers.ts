@@ -166,7 +166,9 @@ export const ContinuousEventTimeTrigger = {
         ctx.registerEventTimeTimer(maxTimestamp(window));
         const state = ctx.getPartitionedState(fireAt);
         if (state.get() === undefined) {
-          const start = timestampMs - (((timestampMs % intervalMs) + intervalMs) % intervalMs);
+          // Flink's `time - (time % interval)`: Java's % truncates toward zero, as JavaScript's,
+          // so a negative timestamp aligns upwards (-15 to -10 at 10 ms), as in Flink.
+          const start = timestampMs - (timestampMs % intervalMs);
           nextFiring(state, start + intervalMs, window, (t) => ctx.registerEventTimeTimer(t));
         }
         return 'CONTINUE';
