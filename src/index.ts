@@ -51,6 +51,7 @@ export {
   type WindowAssigner,
   type TimeWindowAssigner,
   type GlobalWindowAssigner,
+  type SessionWindowTimeGapExtractor,
 } from './api/windows.js';
 export type { ProcessWindowFunction, WindowContext } from './api/window-functions.js';
 export {

@@ -101,7 +101,7 @@ function strategy(boundMs: number): WatermarkStrategy<Ev> {
 // The reference: windows computed with plain loops over the input in arrival order, with
 // the watermark of a single punctuated generator (max over events so far of ts - bound - 1).
 
-type Spec = { kind: 'sliding'; size: number; slide: number; offset: number } | { kind: 'session'; gap: number };
+type Spec = { kind: 'sliding'; size: number; slide: number; offset: number } | { kind: 'session'; gap: number | ((e: Ev) => number) };
 
 interface Firing {
   k: string;
@@ -166,7 +166,7 @@ function simulate(events: readonly Ev[], spec: Spec, boundMs: number, latenessMs
       if (!assigned && starts.length > 0) late.push(e);
     } else {
       let start = e.ts;
-      let end = e.ts + spec.gap;
+      let end = e.ts + (typeof spec.gap === 'function' ? spec.gap(e) : spec.gap);
       const merged = ws.filter((w) => w.start <= end && w.end >= start);
       for (const w of merged) {
         start = Math.min(start, w.start);
@@ -334,11 +334,13 @@ async function runWindowJob(job: WindowJob): Promise<{ rows: Row[]; late: Ev[]; 
 }
 
 function specOf(a: TimeWindowAssigner): Spec {
-  return a.kind === 'sliding' ? { kind: 'sliding', size: a.sizeMs, slide: a.slideMs, offset: a.offsetMs } : { kind: 'session', gap: a.gapMs };
+  if (a.kind === 'sliding') return { kind: 'sliding', size: a.sizeMs, slide: a.slideMs, offset: a.offsetMs };
+  const gapOf = a.gapOf;
+  return { kind: 'session', gap: gapOf === undefined ? a.gapMs : (e) => gapOf(e) };
 }
 
 function describeAssigner(a: TimeWindowAssigner): string {
-  if (a.kind === 'session') return `session(gap ${a.gapMs})`;
+  if (a.kind === 'session') return a.gapOf === undefined ? `session(gap ${a.gapMs})` : 'session(dynamic gap)';
   if (a.sizeMs === a.slideMs) return `tumbling(${a.sizeMs}${a.offsetMs ? `, offset ${a.offsetMs}` : ''})`;
   return `sliding(${a.sizeMs}, ${a.slideMs}${a.offsetMs ? `, offset ${a.offsetMs}` : ''})`;
 }
@@ -372,6 +374,8 @@ describe('event-time windows against the reference (on-time input, several water
     SlidingEventTimeWindows.of(100, 30), // size not a multiple of the slide
     SlidingEventTimeWindows.of(25, 10, 3),
     EventTimeSessionWindows.withGap(40),
+    // Flink's DynamicEventTimeSessionWindows: a gap of 20, 40 or 60 ms by record.
+    EventTimeSessionWindows.withDynamicGap((e: Ev) => 20 + (e.id % 3) * 20),
   ];
   const { events, maxLag } = makeEvents(7, 700, 6, 6, 40, 150);
   const bound = maxLag + 1;
@@ -784,8 +788,28 @@ describe('processing-time windows', () => {
     expect(() => SlidingEventTimeWindows.of(100, 0.5)).toThrow(/window slide must be a positive whole number/);
     expect(() => TumblingProcessingTimeWindows.of(100, 2.5)).toThrow(/window offset must be a whole number of milliseconds, got 2.5/);
     expect(() => EventTimeSessionWindows.withGap(Number.NaN)).toThrow(/session gap must be a positive whole number/);
+    expect(() => EventTimeSessionWindows.withDynamicGap(40 as unknown as () => number)).toThrow(/withDynamicGap needs a function of the record/);
     const keyed = StreamExecutionEnvironment.create().fromElements(1).keyBy((n) => n);
     expect(() => keyed.window(undefined as unknown as WindowAssigner)).toThrow(/window\(\.\.\.\) needs a window assigner, such as TumblingEventTimeWindows.of\(60_000\).*got undefined/);
+  });
+
+  it("withDynamicGap takes Flink's extractor object too; a gap that is not positive fails the job naming it", async () => {
+    const run = async (extract: (n: number) => number): Promise<number[]> => {
+      const env = StreamExecutionEnvironment.create({ 'parallelism.default': 1, 'restart-strategy.type': 'none' });
+      const sink = new CollectSink<number>();
+      env
+        .fromElements(1, 2, 30, 31)
+        .assignTimestampsAndWatermarks(WatermarkStrategy.forMonotonousTimestamps<number>().withTimestampAssigner((n) => n))
+        .keyBy(() => 'k')
+        .window(EventTimeSessionWindows.withDynamicGap({ extract }))
+        .reduce((a, b) => a + b)
+        .sinkTo(sink);
+      await env.execute();
+      return sink.values;
+    };
+    expect(await run((n) => (n < 10 ? 5 : 50))).toEqual([3, 61]);
+    expect(await run((n) => (n < 10 ? 50 : 5))).toEqual([64]);
+    await expect(run((n) => (n === 30 ? 0 : 5))).rejects.toThrow(/withDynamicGap: the gap extractor returned 0; a session gap must be a positive whole number of milliseconds/);
   });
 
   it('a timestamp assigner that returns a fraction of a millisecond fails the job with the fix', async () => {

@@ -29,7 +29,29 @@ export interface SlidingWindowAssigner {
 export interface SessionWindowAssigner {
   readonly kind: 'session';
   readonly time: TimeCharacteristic;
+  /** The gap; 0 with `gapOf`. */
   readonly gapMs: number;
+  /** withDynamicGap: each record's own gap (Flink's SessionWindowTimeGapExtractor). */
+  readonly gapOf?: (element: unknown) => number;
+}
+
+/** Flink's SessionWindowTimeGapExtractor: a record's session gap in ms. A function, or an object with `extract`. */
+export type SessionWindowTimeGapExtractor<T> = ((element: T) => number) | { extract(element: T): number };
+
+function dynamicSession<T>(time: TimeCharacteristic, extractor: SessionWindowTimeGapExtractor<T>): SessionWindowAssigner {
+  const extract = typeof extractor === 'function' ? extractor : typeof extractor?.extract === 'function' ? (e: T) => extractor.extract(e) : undefined;
+  if (extract === undefined) throw new TypeError(`withDynamicGap needs a function of the record that returns its gap in ms (or an object with extract(record)), got ${String(extractor)}`);
+  return { kind: 'session', time, gapMs: 0, gapOf: extract as (element: unknown) => number };
+}
+
+/** A record's dynamic session gap, checked as Flink checks it (0 < gap). */
+export function sessionGapOf(a: SessionWindowAssigner, element: unknown): number {
+  if (a.gapOf === undefined) return a.gapMs;
+  const gap = a.gapOf(element);
+  if (!Number.isSafeInteger(gap) || gap <= 0) {
+    throw new RangeError(`withDynamicGap: the gap extractor returned ${String(gap)}; a session gap must be a positive whole number of milliseconds`);
+  }
+  return gap;
 }
 
 /**
@@ -75,9 +97,13 @@ export const SlidingProcessingTimeWindows = {
 };
 export const EventTimeSessionWindows = {
   withGap: (gapMs: number): SessionWindowAssigner => ({ kind: 'session', time: 'event-time', gapMs: positive('session gap', gapMs) }),
+  /** Each record brings its own gap (Flink's DynamicEventTimeSessionWindows). */
+  withDynamicGap: <T>(extractor: SessionWindowTimeGapExtractor<T>): SessionWindowAssigner => dynamicSession('event-time', extractor),
 };
 export const ProcessingTimeSessionWindows = {
   withGap: (gapMs: number): SessionWindowAssigner => ({ kind: 'session', time: 'processing-time', gapMs: positive('session gap', gapMs) }),
+  /** Each record brings its own gap (Flink's DynamicProcessingTimeSessionWindows). */
+  withDynamicGap: <T>(extractor: SessionWindowTimeGapExtractor<T>): SessionWindowAssigner => dynamicSession('processing-time', extractor),
 };
 export const GlobalWindows = {
   create: (): GlobalWindowAssigner => ({ kind: 'global', time: 'processing-time' }),

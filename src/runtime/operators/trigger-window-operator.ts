@@ -6,7 +6,7 @@ import type { Evictor, EvictorContext, TimestampedValue } from '../../api/evicto
 import type { OnMergeContext, Trigger, TriggerContext, TriggerResult } from '../../api/triggers.js';
 import { NO_TIMESTAMP } from '../channel/stream-element.js';
 import type { WindowContext, WindowFunctionSpec } from '../../api/window-functions.js';
-import { windowStartWithOffset, type TimeWindow, type WindowAssigner } from '../../api/windows.js';
+import { sessionGapOf, windowStartWithOffset, type TimeWindow, type WindowAssigner } from '../../api/windows.js';
 import { MAX_WATERMARK, MIN_WATERMARK } from '../channel/stream-element.js';
 import type { KeyType } from '../state/key-group.js';
 import type { InternalState } from '../state/keyed-state-backend.js';
@@ -194,7 +194,7 @@ export class TriggerWindowOperator extends KeyedOperator<unknown> {
       );
     }
     if (a.kind === 'session') {
-      this.addToSession(value, timestampMs, t, a.gapMs);
+      this.addToSession(value, timestampMs, t, sessionGapOf(a, value));
       return;
     }
     if (a.kind === 'global') {

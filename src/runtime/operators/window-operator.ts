@@ -13,7 +13,7 @@ import {
 } from '../../api/state-descriptors.js';
 import type { KeyedStateStore } from '../../api/functions.js';
 import type { WindowContext, WindowFunctionSpec } from '../../api/window-functions.js';
-import { windowStartWithOffset, type TimeWindow, type TimeWindowAssigner } from '../../api/windows.js';
+import { sessionGapOf, windowStartWithOffset, type TimeWindow, type TimeWindowAssigner } from '../../api/windows.js';
 import type { KeyType } from '../state/key-group.js';
 import type { InternalState } from '../state/keyed-state-backend.js';
 import type { AddingInternalState } from '../state/state-handles.js';
@@ -207,7 +207,7 @@ export class WindowOperator extends KeyedOperator<unknown> {
       // with size < slide a record may fall between windows, which is not lateness.
       if (!assigned && this.isLate(t + 1)) this.late(value, timestampMs);
     } else {
-      this.addToSession(value, timestampMs, t, a.gapMs);
+      this.addToSession(value, timestampMs, t, sessionGapOf(a, value));
     }
   }
 
@@ -584,7 +584,7 @@ export class WindowOperator extends KeyedOperator<unknown> {
 
 function describeAssigner(a: TimeWindowAssigner): string {
   const time = a.time === 'event-time' ? 'event time' : 'processing time';
-  if (a.kind === 'session') return `session windows with a gap of ${a.gapMs} ms (${time})`;
+  if (a.kind === 'session') return a.gapOf === undefined ? `session windows with a gap of ${a.gapMs} ms (${time})` : `session windows with a dynamic gap (${time})`;
   if (a.sizeMs === a.slideMs) return `tumbling windows of ${a.sizeMs} ms (${time})`;
   return `sliding windows of ${a.sizeMs} ms every ${a.slideMs} ms (${time})`;
 }
