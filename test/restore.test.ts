@@ -158,6 +158,22 @@ describe('restore from a retained checkpoint (sluice run -s)', () => {
     expect(compareMultisets(await readCommittedLines(out), reference())).toEqual({ duplicates: 0, missing: 0, unexpected: 0 });
   });
 
+  it('a damaged checkpoint passed to restore from: the error names the file and an older completed checkpoint to restore from instead', async () => {
+    const checkpoints = tempDir();
+    const first = await runUntilCanceled(job(2, checkpoints, tempDir(), { eventsPerSecond: FIRST_RUN_EVENTS_PER_SECOND, config: { 'execution.checkpointing.data-inline-threshold': 0 } }), 3);
+    const path = latestCheckpoint(checkpoints, first.jobId);
+    const jobDir = join(checkpoints, first.jobId);
+    const older = readdirSync(jobDir)
+      .filter((n) => /^chk-\d+$/.test(n) && join(jobDir, n) !== path && existsSync(join(jobDir, n, '_metadata')))
+      .sort((a, b) => Number(b.slice(4)) - Number(a.slice(4)))[0];
+    expect(older).toBeDefined();
+    const stateFile = readdirSync(path).find((n) => n !== '_metadata')!;
+    writeFileSync(join(path, stateFile), 'damaged');
+    const env = job(2, tempDir(), tempDir());
+    const damaged = new LocalExecutor(env.getJobGraph(), env.config, { log: () => {}, restoreFrom: { path, allowNonRestoredState: false } });
+    await expect(damaged.run()).rejects.toThrow(`is corrupt (truncated: 7 bytes, shorter than the 24-byte header); restore from another completed checkpoint of the job, such as ${join(jobDir, older!)} (newest first), or from a savepoint`);
+  });
+
   it('a path that is not a snapshot gives a clear error', async () => {
     const env = job(1, tempDir(), tempDir());
     const missing = new LocalExecutor(env.getJobGraph(), env.config, { log: () => {}, restoreFrom: { path: '/nonexistent/chk-1', allowNonRestoredState: false } });

@@ -18,7 +18,8 @@ import { createCheckpointStorage } from './storage/checkpoint-storage-factory.js
 import type { CheckpointStorage } from './storage/checkpoint-storage.js';
 import { FilesystemCheckpointStorage } from './storage/filesystem-checkpoint-storage.js';
 import { chooseCheckpointToRestore, describeFallbacks } from './storage/choose-checkpoint-to-restore.js';
-import { locateSnapshot, readSnapshotMetadata, readStateHandleInDirectory } from './storage/snapshot-directory-reader.js';
+import { CorruptCheckpointError } from './storage/storage-errors.js';
+import { locateSnapshot, otherSnapshotHint, readSnapshotMetadata, readStateHandleInDirectory, snapshotDirOfPointer } from './storage/snapshot-directory-reader.js';
 import { systemClock, type Clock } from './task/clock.js';
 import type { StreamTask, TaskCheckpointing } from './task/stream-task.js';
 import type { DeployedAttempt, Deployer, TaskView } from './deploy/deployer.js';
@@ -396,12 +397,21 @@ export class JobExecutor {
 
   /** A savepoint or retained checkpoint given by path, redistributed to this job. */
   private async loadSnapshot(path: string, allowNonRestoredState: boolean): Promise<{ restored: Restored; checkpointId: number; dir: string }> {
-    const snapshot = await this.openSnapshot(path);
+    let snapshot: Awaited<ReturnType<JobExecutor['openSnapshot']>>;
+    let assignments: Restored['assignments'];
+    let enumerators: Restored['enumerators'];
+    try {
+      snapshot = await this.openSnapshot(path);
+      const ref = { pointer: snapshot.dir, checkpointId: snapshot.metadata.checkpointId };
+      const reader = { readStateHandle: snapshot.readStateHandle };
+      assignments = await restoreAssignments(snapshot.metadata, this.jobGraph, reader, ref, { allowNonRestoredState, log: this.log });
+      enumerators = await restoreSplitEnumerators(snapshot.metadata, this.jobGraph, reader, ref);
+    } catch (e) {
+      // A damaged snapshot: name one to restore from instead.
+      if (e instanceof CorruptCheckpointError) e.message += await otherSnapshotHint(snapshotDirOfPointer(path));
+      throw e;
+    }
     const metadata = snapshot.metadata;
-    const ref = { pointer: snapshot.dir, checkpointId: metadata.checkpointId };
-    const reader = { readStateHandle: snapshot.readStateHandle };
-    const assignments = await restoreAssignments(metadata, this.jobGraph, reader, ref, { allowNonRestoredState, log: this.log });
-    const enumerators = await restoreSplitEnumerators(metadata, this.jobGraph, reader, ref);
     // Only operators whose state the snapshot holds: a stateless map without a uid loses nothing.
     const stateful = new Set(metadata.operators.filter(holdsState).map((o) => o.operatorUid));
     const withoutUid = this.jobGraph.vertices.flatMap((v) => v.nodes).filter((n) => !n.hasUserUid && stateful.has(n.operatorUid));

@@ -62,7 +62,7 @@ async function hasMetadata(dir: string): Promise<boolean> {
 }
 
 /** The newest chk-N with a `_metadata` directly in `dir`, if any. */
-async function newestCompletedCheckpoint(dir: string): Promise<string | undefined> {
+async function newestCompletedCheckpoint(dir: string, except?: string): Promise<string | undefined> {
   let names: string[];
   try {
     names = await readdir(dir);
@@ -73,8 +73,19 @@ async function newestCompletedCheckpoint(dir: string): Promise<string | undefine
     .map((n) => parseCheckpointDirName(n))
     .filter((id): id is number => id !== undefined)
     .sort((a, b) => b - a);
-  for (const id of ids) if (await hasMetadata(join(dir, `chk-${id}`))) return join(dir, `chk-${id}`);
+  for (const id of ids) if (join(dir, `chk-${id}`) !== except && (await hasMetadata(join(dir, `chk-${id}`)))) return join(dir, `chk-${id}`);
   return undefined;
+}
+
+/**
+ * What to do about a snapshot that cannot be read, for its error: the newest other completed
+ * checkpoint beside a retained checkpoint, or another snapshot in general.
+ */
+export async function otherSnapshotHint(dir: string): Promise<string> {
+  const other = parseCheckpointDirName(basename(dir)) === undefined ? undefined : await newestCompletedCheckpoint(dirname(dir), dir);
+  return other === undefined
+    ? '; restore from another savepoint or retained checkpoint of the job'
+    : `; restore from another completed checkpoint of the job, such as ${other} (newest first), or from a savepoint`;
 }
 
 /**
