@@ -395,22 +395,23 @@ export class JobExecutor {
     return { dir: snapshot.dir, metadata: await readSnapshotMetadata(snapshot), readStateHandle: readStateHandleInDirectory };
   }
 
+  /** The snapshot at `path` and its state, assigned to this job's subtasks. */
+  private async readSnapshotState(path: string, allowNonRestoredState: boolean) {
+    const snapshot = await this.openSnapshot(path);
+    const ref = { pointer: snapshot.dir, checkpointId: snapshot.metadata.checkpointId };
+    const reader = { readStateHandle: snapshot.readStateHandle };
+    const assignments = await restoreAssignments(snapshot.metadata, this.jobGraph, reader, ref, { allowNonRestoredState, log: this.log });
+    const enumerators = await restoreSplitEnumerators(snapshot.metadata, this.jobGraph, reader, ref);
+    return { snapshot, assignments, enumerators };
+  }
+
   /** A savepoint or retained checkpoint given by path, redistributed to this job. */
   private async loadSnapshot(path: string, allowNonRestoredState: boolean): Promise<{ restored: Restored; checkpointId: number; dir: string }> {
-    let snapshot: Awaited<ReturnType<JobExecutor['openSnapshot']>>;
-    let assignments: Restored['assignments'];
-    let enumerators: Restored['enumerators'];
-    try {
-      snapshot = await this.openSnapshot(path);
-      const ref = { pointer: snapshot.dir, checkpointId: snapshot.metadata.checkpointId };
-      const reader = { readStateHandle: snapshot.readStateHandle };
-      assignments = await restoreAssignments(snapshot.metadata, this.jobGraph, reader, ref, { allowNonRestoredState, log: this.log });
-      enumerators = await restoreSplitEnumerators(snapshot.metadata, this.jobGraph, reader, ref);
-    } catch (e) {
+    const { snapshot, assignments, enumerators } = await this.readSnapshotState(path, allowNonRestoredState).catch(async (e: unknown) => {
       // A damaged snapshot: name one to restore from instead.
       if (e instanceof CorruptCheckpointError) e.message += await otherSnapshotHint(snapshotDirOfPointer(path));
       throw e;
-    }
+    });
     const metadata = snapshot.metadata;
     // Only operators whose state the snapshot holds: a stateless map without a uid loses nothing.
     const stateful = new Set(metadata.operators.filter(holdsState).map((o) => o.operatorUid));

@@ -1,10 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { describeThrown } from '../../util/thrown.js';
-import { existsSync } from 'node:fs';
-import { readdir, rm } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
-import { parseCheckpointDirName, METADATA_FILE_NAME } from '../storage/checkpoint-paths.js';
-import { locateSnapshot, readSnapshotMetadata, sharedDirOfSnapshot, snapshotDirOfPointer } from '../storage/snapshot-directory-reader.js';
+import { rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { locateSnapshot, otherCompletedCheckpoints, readSnapshotMetadata, sharedDirOfSnapshot, snapshotDirOfPointer } from '../storage/snapshot-directory-reader.js';
 import type { JobGraph } from '../../graph/job-graph.js';
 import type { CheckpointBarrier } from '../channel/stream-element.js';
 import type { CheckpointStorage, CheckpointStorageLocation, StateFileSource } from '../storage/checkpoint-storage.js';
@@ -98,18 +96,14 @@ export async function discardRetained(storage: CheckpointStorage, c: CompletedCh
   log(`deleted the claimed snapshot ${c.pointer} (subsumed by newer checkpoints)${free.length > 0 ? ` and ${free.length} shared file(s) no other checkpoint of its job references` : ''}`);
 }
 
-/** The shared files the checkpoint in `dir` references that no other completed checkpoint beside it does. */
+/** The shared files the checkpoint in `dir` references that no other completed checkpoint beside it does; throws when one cannot be read (it might reference any). */
 async function sharedFilesOnlyIn(dir: string): Promise<string[]> {
-  const mine = new Set(sharedPathsOf(await readSnapshotMetadata(await locateSnapshot(dir))));
-  const parent = dirname(dir);
-  for (const name of await readdir(parent)) {
-    const other = join(parent, name);
-    if (other === dir || parseCheckpointDirName(name) === undefined || !existsSync(join(other, METADATA_FILE_NAME))) continue;
-    // A checkpoint that cannot be read keeps every file: it may reference any of them.
-    for (const p of sharedPathsOf(await readSnapshotMetadata(await locateSnapshot(other)))) mine.delete(p);
-  }
+  const sharedOf = async (d: string) => sharedPathsOf(await readSnapshotMetadata(await locateSnapshot(d)));
+  const mine = new Set(await sharedOf(dir));
+  for (const other of await otherCompletedCheckpoints(dir)) for (const p of await sharedOf(other)) mine.delete(p);
   return [...mine];
 }
+
 
 /**
  * Deletes every retained checkpoint of a job that ended, with the shared files they

@@ -424,27 +424,25 @@ export class TriggerWindowOperator extends KeyedOperator<unknown> {
     const ctx: EvictorContext = this.triggerCtx;
     let elements: readonly TimestampedValue<unknown>[] = stored.map(([t, value]) => ({ value, timestampMs: t === NO_TIMESTAMP ? undefined : t }));
     if (evictor.evictBefore !== undefined) elements = evictor.evictBefore(elements, this.window, ctx);
-    const fn = this.o.fn;
     // As Flink's EvictingWindowOperator: the window function runs even when the evictor left
     // nothing (a process function gets no elements, an aggregate its empty accumulator's
-    // result); only a reduce, which has no value for no elements, emits nothing.
-    if (elements.length > 0 || fn.kind !== 'reduce') {
-      const values = elements.map((e) => e.value);
-      if (fn.kind === 'process') {
-        fn.process.process(key, this.windowCtx, values, this.collector);
+    // result); a reduce of nothing, or an aggregate result of undefined, emits nothing.
+    const fn = this.o.fn;
+    const values = elements.map((e) => e.value);
+    if (fn.kind === 'process') {
+      fn.process.process(key, this.windowCtx, values, this.collector);
+    } else {
+      let result: unknown;
+      if (fn.kind === 'reduce') {
+        result = values[0];
+        for (let i = 1; i < values.length; i++) result = fn.reduce(result, values[i]);
       } else {
-        let result: unknown;
-        if (fn.kind === 'reduce') {
-          result = values[0];
-          for (let i = 1; i < values.length; i++) result = fn.reduce(result, values[i]);
-        } else {
-          let acc = fn.aggregate.createAccumulator();
-          for (const v of values) acc = fn.aggregate.add(v, acc);
-          result = fn.aggregate.getResult(acc);
-        }
-        if (result === undefined) {
-          // An aggregate whose empty accumulator has no result: nothing to emit.
-        } else if (fn.process === undefined) this.collector.collect(result);
+        let acc = fn.aggregate.createAccumulator();
+        for (const v of values) acc = fn.aggregate.add(v, acc);
+        result = fn.aggregate.getResult(acc);
+      }
+      if (result !== undefined) {
+        if (fn.process === undefined) this.collector.collect(result);
         else fn.process.process(key, this.windowCtx, [result], this.collector);
       }
     }

@@ -88,6 +88,17 @@ export async function otherSnapshotHint(dir: string): Promise<string> {
     : `; restore from another completed checkpoint of the job, such as ${other} (newest first), or from a savepoint`;
 }
 
+/** The other completed checkpoints (chk-N with a `_metadata`) beside the retained checkpoint in `dir`. */
+export async function otherCompletedCheckpoints(dir: string): Promise<string[]> {
+  const parent = dirname(dir);
+  const out: string[] = [];
+  for (const name of await readdir(parent)) {
+    const other = join(parent, name);
+    if (other !== dir && parseCheckpointDirName(name) !== undefined && (await hasMetadata(other))) out.push(other);
+  }
+  return out;
+}
+
 /**
  * The completed checkpoints a directory passed instead of one holds, newest of each job: a
  * job's directory (<dir>/<jobId>: its newest chk-N) or the checkpoint directory itself (the
