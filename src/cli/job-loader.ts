@@ -31,26 +31,59 @@ function checkJobFile(path: string): string {
   return file;
 }
 
-/** Type-checks a TypeScript job; returns "file:line:col - error TSnnnn: message" lines. */
-export async function typeCheckJob(file: string): Promise<string[]> {
-  const ts = (await import('typescript')).default;
-  const options: import('typescript').CompilerOptions = {
-    target: ts.ScriptTarget.ES2022,
-    module: ts.ModuleKind.NodeNext,
-    moduleResolution: ts.ModuleResolutionKind.NodeNext,
-    strict: true,
-    noEmit: true,
-    skipLibCheck: true,
-    types: ['node'],
-    typeRoots: [resolve(distDir, '..', 'node_modules', '@types')],
-    baseUrl: dirname(file),
-    paths: {
+/**
+ * The compiler options a job is checked with: those of the project's own tsconfig.json (the
+ * nearest one above the job), so `sluice run` and the project's `tsc` agree; without one, the
+ * options `sluice init` writes. Where 'sluice' does not resolve from the job (a job file
+ * outside any project), it is mapped onto the running package's declarations.
+ */
+function jobCompilerOptions(ts: typeof import('typescript'), file: string): { options: import('typescript').CompilerOptions; configErrors: readonly import('typescript').Diagnostic[] } {
+  const configFile = ts.findConfigFile(dirname(file), (f) => ts.sys.fileExists(f));
+  let options: import('typescript').CompilerOptions;
+  let configErrors: readonly import('typescript').Diagnostic[] = [];
+  if (configFile !== undefined) {
+    const parsed = ts.getParsedCommandLineOfConfigFile(configFile, { noEmit: true }, {
+      ...ts.sys,
+      onUnRecoverableConfigFileDiagnostic: (d) => {
+        configErrors = [d];
+      },
+    });
+    // A tsconfig whose `include` leaves the job out still gives its options (TS18003 is about files).
+    configErrors = [...configErrors, ...(parsed?.errors ?? []).filter((d) => d.code !== 18003)];
+    options = { ...(parsed?.options ?? {}), noEmit: true };
+  } else {
+    options = {
+      target: ts.ScriptTarget.ES2022,
+      module: ts.ModuleKind.NodeNext,
+      moduleResolution: ts.ModuleResolutionKind.NodeNext,
+      strict: true,
+      noEmit: true,
+      skipLibCheck: true,
+    };
+    const nodeTypes = ts.resolveTypeReferenceDirective('node', file, options, ts.sys).resolvedTypeReferenceDirective;
+    options.types = nodeTypes === undefined ? [] : ['node'];
+  }
+  const unresolved = ['sluice', 'sluice/connectors'].filter((m) => ts.resolveModuleName(m, file, options, ts.sys).resolvedModule === undefined);
+  if (unresolved.length > 0) {
+    options.paths = {
+      ...options.paths,
       sluice: [join(distDir, 'index.d.ts')],
       'sluice/connectors': [join(distDir, 'connectors', 'index.d.ts')],
-    },
-  };
+    };
+    if (options.baseUrl === undefined && configFile === undefined) options.baseUrl = dirname(file);
+  }
+  return { options, configErrors };
+}
+
+/**
+ * Type-checks a TypeScript job with its project's compiler options (see jobCompilerOptions);
+ * returns "file:line:col - error TSnnnn: message" lines.
+ */
+export async function typeCheckJob(file: string): Promise<string[]> {
+  const ts = (await import('typescript')).default;
+  const { options, configErrors } = jobCompilerOptions(ts, file);
   const program = ts.createProgram([file], options);
-  const diagnostics = ts.getPreEmitDiagnostics(program).filter((d) => d.category === ts.DiagnosticCategory.Error);
+  const diagnostics = [...configErrors, ...ts.getPreEmitDiagnostics(program)].filter((d) => d.category === ts.DiagnosticCategory.Error);
   return diagnostics.map((d) => {
     const message = ts.flattenDiagnosticMessageText(d.messageText, '\n');
     if (d.file === undefined || d.start === undefined) return `error TS${d.code}: ${message}`;

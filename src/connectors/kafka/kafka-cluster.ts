@@ -1,34 +1,11 @@
 import type { Broker, Connection, ConnectionPool, GenericError, metadataV12 } from '@platformatic/kafka';
 import { checkConnectionOptions, checkOptionsObject, describeValue } from './kafka-options.js';
 import { kafka, kafkaIfLoaded } from './kafka-protocol.js';
+import type { KafkaConnectionOptions, TopicInfo } from './kafka-types.js';
+
+export type { KafkaConnectionOptions, TopicInfo, TopicPartitionInfo } from './kafka-types.js';
 
 type MetadataResponse = Awaited<ReturnType<typeof metadataV12.api.async>>;
-
-/** Options shared by the Kafka source and sink for reaching the cluster. */
-export interface KafkaConnectionOptions {
-  /** `host:port[,host:port...]` (Kafka's `bootstrap.servers`; a `PLAINTEXT://` prefix is allowed), or an array of `host:port`. */
-  readonly bootstrapServers: string | readonly string[];
-  /** Kafka's `client.id` (default `sluice`). */
-  readonly clientId?: string;
-  /** Kafka's `request.timeout.ms`: an integer number of milliseconds in [1, 2147483647] (default 30 000). */
-  readonly requestTimeoutMs?: number;
-  /** How long a request is retried on retriable errors (unknown leader, coordinator loading, ...) before it fails: milliseconds >= 0, 0: no retries (default 60 000). */
-  readonly retryTimeoutMs?: number;
-  /** Where the client says it is retrying brokers it cannot reach (once per outage); default: not said. */
-  readonly log?: (message: string) => void;
-}
-
-export interface TopicPartitionInfo {
-  readonly partition: number;
-  readonly leaderId: number;
-  readonly leaderEpoch: number;
-}
-
-export interface TopicInfo {
-  readonly name: string;
-  readonly topicId: string;
-  readonly partitions: readonly TopicPartitionInfo[];
-}
 
 /** The error ids (`CONCURRENT_TRANSACTIONS`, ...) in a Kafka error response; empty for other errors. */
 export function kafkaErrorIds(e: unknown): string[] {

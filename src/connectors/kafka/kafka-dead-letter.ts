@@ -1,4 +1,5 @@
-import { KafkaCluster, parseBootstrap, type KafkaConnectionOptions } from './kafka-cluster.js';
+import { KafkaCluster, parseBootstrap } from './kafka-cluster.js';
+import type { KafkaConnectionOptions } from './kafka-types.js';
 import { checkKnownOptions } from '../../util/known-options.js';
 import { CONNECTION_OPTION_NAMES, INT32_MAX, checkConnectionOptions, checkNumberOption, checkOptionsObject, checkStringOption } from './kafka-options.js';
 import { deadLetterEnvelope, deadLetterHeaders } from './dead-letter.js';

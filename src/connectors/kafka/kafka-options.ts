@@ -7,7 +7,7 @@
  */
 
 import { didYouMean } from '../../util/known-options.js';
-import type { KafkaConnectionOptions } from './kafka-cluster.js';
+import type { KafkaConnectionOptions } from './kafka-types.js';
 
 export { didYouMean };
 

@@ -1,7 +1,8 @@
 import type { MessageRecord } from '@platformatic/kafka';
 import type { Sink, SinkWriter, SinkWriterContext } from '../../api/sink.js';
 import zlib from 'node:zlib';
-import { KafkaCluster, parseBootstrap, type KafkaConnectionOptions, type TopicInfo } from './kafka-cluster.js';
+import { KafkaCluster, parseBootstrap } from './kafka-cluster.js';
+import type { KafkaConnectionOptions, TopicInfo } from './kafka-types.js';
 import {
   CONNECTION_OPTION_NAMES,
   INT32_MAX,
@@ -21,12 +22,13 @@ import {
   endTransaction,
   initTransactionalProducer,
   transactionalIdOf,
-  type PreparedTransaction,
   type ProducerIdentity,
 } from './kafka-transactions.js';
+import type { PreparedTransaction } from './kafka-types.js';
 import { deadLetterEnvelope, deadLetterHeaders } from './dead-letter.js';
 import { partitionForKey } from './partitioner.js';
-import { RecordSender, type Compression } from './record-sender.js';
+import { RecordSender } from './record-sender.js';
+import type { Compression } from './kafka-types.js';
 import { resolveSerializer, type Serializer, type SerializerSpec } from './serde.js';
 import { checkTransactionTimeout } from './transaction-timeout-check.js';
 

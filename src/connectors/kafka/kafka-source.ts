@@ -1,6 +1,7 @@
 import type { InputStatus, ReaderOutput, Source, SourceOutput, SourceReader, SourceReaderContext } from '../../api/source.js';
 import { stringHashCode } from '../../runtime/state/key-group.js';
-import { KafkaCluster, parseBootstrap, sleep, type KafkaConnectionOptions, type TopicInfo } from './kafka-cluster.js';
+import { KafkaCluster, parseBootstrap, sleep } from './kafka-cluster.js';
+import type { KafkaConnectionOptions, TopicInfo } from './kafka-types.js';
 import { deadLetterHeaders } from './dead-letter.js';
 import {
   CONNECTION_OPTION_NAMES,

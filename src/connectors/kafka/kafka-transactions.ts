@@ -1,17 +1,10 @@
 import { isRetriable, kafkaErrorIds, type KafkaCluster } from './kafka-cluster.js';
 import { kafka } from './kafka-protocol.js';
+import type { PreparedTransaction } from './kafka-types.js';
+import { TransactionCommitError } from './transaction-commit-error.js';
 import { explainUncommittableTransaction } from './uncommittable-transaction.js';
 
-/**
- * A transaction pre-committed at a barrier, as kept in the checkpoint: enough to finish it
- * after a restart without InitProducerId (which would abort it). `producerId` is a decimal
- * string (a 64-bit id does not fit a JS number and checkpoints hold plain data).
- */
-export interface PreparedTransaction {
-  readonly transactionalId: string;
-  readonly producerId: string;
-  readonly producerEpoch: number;
-}
+export { TransactionCommitError, type PreparedTransaction };
 
 export interface ProducerIdentity {
   readonly transactionalId: string;
@@ -42,11 +35,6 @@ export async function initTransactionalProducer(cluster: KafkaCluster, transacti
     return (await kafka()).initProducerIdV5.api.async(coordinator, transactionalId, transactionTimeoutMs, -1n, -1);
   });
   return { transactionalId, producerId: r.producerId, producerEpoch: r.producerEpoch };
-}
-
-/** Why a transaction could not be committed; thrown with an explanation. */
-export class TransactionCommitError extends Error {
-  override readonly name = 'TransactionCommitError';
 }
 
 /**

@@ -3,7 +3,9 @@ import { kafkaErrorIds, type KafkaCluster } from './kafka-cluster.js';
 import { kafka } from './kafka-protocol.js';
 import type { ProducerIdentity } from './kafka-transactions.js';
 
-export type Compression = 'none' | 'gzip' | 'snappy' | 'lz4' | 'zstd';
+import type { Compression } from './kafka-types.js';
+
+export type { Compression };
 
 export interface RecordSenderOptions {
   /** Records per produce round (all partitions together); a full round is sent while the next fills. */

@@ -1,4 +1,4 @@
-import type { PreparedTransaction } from './kafka-transactions.js';
+import type { PreparedTransaction } from './kafka-types.js';
 
 /**
  * Why the broker refused to commit a pre-committed transaction (EndTxn with its saved producer

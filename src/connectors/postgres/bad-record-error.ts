@@ -15,3 +15,10 @@ export class BadRecordError extends Error {
   }
 }
 
+
+/**
+ * Where a PostgreSQL sink sends a record it cannot write (the row mapping threw, or the database
+ * refused the row with SQLSTATE class 22 or 23) instead of failing the job. Awaited before the
+ * write goes on; the rows of the other records are written.
+ */
+export type PostgresDeadLetter<T> = (record: T, error: BadRecordError) => void | Promise<void>;

@@ -2,7 +2,7 @@
 export { type PostgresConnectionOptions, type TableName } from './options.js';
 export { type RowMapping, type SqlValue } from './row-mapping.js';
 export { BadRecordError } from './bad-record-error.js';
-export { type PostgresDeadLetter } from './row-writer.js';
+export { type PostgresDeadLetter } from './bad-record-error.js';
 export { PostgresUpsertSink, type PostgresUpsertSinkOptions } from './upsert-sink.js';
 export { PostgresTwoPhaseCommitSink, type PostgresTwoPhaseCommitSinkOptions, type PostgresTransaction } from './two-phase-commit-sink.js';
 export { PostgresWriteAheadSink, type PostgresWriteAheadSinkOptions } from './write-ahead-sink.js';

@@ -1,9 +1,9 @@
 import type pg from 'pg';
 import { quoteIdent, sqlState } from './connection.js';
-import { BadRecordError } from './bad-record-error.js';
+import { BadRecordError, type PostgresDeadLetter } from './bad-record-error.js';
 import type { CompiledMapping, SqlValue } from './row-mapping.js';
 
-export { BadRecordError };
+export { BadRecordError, type PostgresDeadLetter };
 
 /** PostgreSQL accepts at most 65 535 parameters in one statement. */
 const MAX_PARAMETERS = 65_535;
@@ -177,12 +177,6 @@ export async function writeRows<T>(
   }
 }
 
-/**
- * Where a PostgreSQL sink sends a record it cannot write (the row mapping threw, or the database
- * refused the row with SQLSTATE class 22 or 23) instead of failing the job. Awaited before the
- * write goes on; the rows of the other records are written.
- */
-export type PostgresDeadLetter<T> = (record: T, error: BadRecordError) => void | Promise<void>;
 
 /**
  * One statement's rows with a dead-letter output: when the statement fails because of a row's

@@ -5,7 +5,8 @@ import { TwoPhaseCommitSink, type TwoPhaseCommitContext, type TwoPhaseCommitStat
 import { checkPostgresSinkOptions, createPool, poolClient, quoteIdent, quoteLiteral, quoteTable, sqlState } from './connection.js';
 import type { PostgresConnectionOptions, TableName } from './options.js';
 import { compileMapping, keyPositions, type CompiledMapping, type RowMapping } from './row-mapping.js';
-import { describePgError, mapRecordOrDeadLetter, RowBuffer, RowStatements, writeRows, type PostgresDeadLetter } from './row-writer.js';
+import { describePgError, mapRecordOrDeadLetter, RowBuffer, RowStatements, writeRows } from './row-writer.js';
+import type { PostgresDeadLetter } from './bad-record-error.js';
 import { END_OF_INPUT_SUFFIX, checkPrefix, lingeringToRollBack, transactionId } from './transaction-ids.js';
 
 export interface PostgresTwoPhaseCommitSinkOptions<T, C extends string> {

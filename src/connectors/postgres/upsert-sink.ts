@@ -3,7 +3,8 @@ import type { Sink, SinkWriter, SinkWriterContext } from '../../api/sink.js';
 import { checkPostgresSinkOptions, connect, quoteTable } from './connection.js';
 import type { PostgresConnectionOptions, TableName } from './options.js';
 import { compileMapping, keyPositions, type CompiledMapping, type RowMapping } from './row-mapping.js';
-import { mapRecordOrDeadLetter, RowBuffer, RowStatements, writeRows, type PostgresDeadLetter } from './row-writer.js';
+import { mapRecordOrDeadLetter, RowBuffer, RowStatements, writeRows } from './row-writer.js';
+import type { PostgresDeadLetter } from './bad-record-error.js';
 
 export interface PostgresUpsertSinkOptions<T, C extends string> {
   /** Where to connect; unset parts come from the PG* environment variables. */

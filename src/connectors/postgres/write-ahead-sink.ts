@@ -5,7 +5,8 @@ import { WriteAheadSink, type PendingCheckpointValues } from '../../api/write-ah
 import { checkPostgresSinkOptions, createPool, poolClient, quoteTable, sqlState } from './connection.js';
 import type { PostgresConnectionOptions, TableName } from './options.js';
 import { compileMapping, keyPositions, type CompiledMapping, type RowMapping } from './row-mapping.js';
-import { describePgError, mapRecordOrDeadLetter, RowBuffer, RowStatements, writeRows, type PostgresDeadLetter } from './row-writer.js';
+import { describePgError, mapRecordOrDeadLetter, RowBuffer, RowStatements, writeRows } from './row-writer.js';
+import type { PostgresDeadLetter } from './bad-record-error.js';
 
 export interface PostgresWriteAheadSinkOptions<T, C extends string> {
   /** Where to connect; unset parts come from the PG* environment variables. */
