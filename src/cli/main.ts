@@ -1,4 +1,6 @@
+import { readFileSync } from 'node:fs';
 import { CliError } from './cli-error.js';
+import { INIT_USAGE, initCommand } from './init-command.js';
 import { RUN_USAGE, runCommand } from './run-command.js';
 import { INFO_USAGE, infoCommand } from './info-command.js';
 import { CLUSTER_USAGE, JOBMANAGER_USAGE, TASKMANAGER_USAGE, clusterCommand, jobManagerCommand, taskManagerCommand } from './cluster-commands.js';
@@ -20,6 +22,8 @@ import {
 const USAGE = `sluice: a stream processor for TypeScript with Flink's fault-tolerance model
 
 commands:
+  init         write a new project: a first job, its test, package.json and tsconfig.json
+               ${INIT_USAGE}
   run          run a job on the local embedded runtime (serves the REST API for it)
                ${RUN_USAGE}
   list         the jobs of a running Sluice: ${LIST_USAGE}
@@ -34,11 +38,13 @@ commands:
   taskmanager  run a TaskManager: ${TASKMANAGER_USAGE}
   cluster      a standalone cluster on this machine: ${CLUSTER_USAGE}
   help         this text
+  --version    the version of Sluice and of Node.js (also -V)
 
 docs: docs/ in the Sluice repository`;
 
 /** Usage of each command but run, by name. */
 const COMMAND_USAGE: Readonly<Record<string, string>> = {
+  init: INIT_USAGE,
   list: LIST_USAGE,
   info: INFO_USAGE,
   cancel: CANCEL_USAGE,
@@ -50,6 +56,13 @@ const COMMAND_USAGE: Readonly<Record<string, string>> = {
   taskmanager: TASKMANAGER_USAGE,
   cluster: CLUSTER_USAGE,
 };
+
+/** The version in Sluice's package.json (two directories up, from src/cli or dist/cli). */
+export function sluiceVersion(): string {
+  const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version?: unknown };
+  if (typeof pkg.version !== 'string') throw new Error("Sluice's package.json has no version");
+  return pkg.version;
+}
 
 /** Entry point of the `sluice` command; resolves with the exit code. */
 export async function main(argv: readonly string[]): Promise<number> {
@@ -64,6 +77,8 @@ export async function main(argv: readonly string[]): Promise<number> {
       return 0;
     }
     switch (verb) {
+      case 'init':
+        return await initCommand(rest);
       case 'run':
         return await runCommand(rest);
       case 'list':
@@ -86,6 +101,11 @@ export async function main(argv: readonly string[]): Promise<number> {
         return await taskManagerCommand(rest);
       case 'cluster':
         return await clusterCommand(rest);
+      case '--version':
+      case '-V':
+      case 'version':
+        process.stdout.write(`sluice ${sluiceVersion()} (Node.js ${process.version})\n`);
+        return 0;
       case undefined:
       case 'help':
       case '--help':
