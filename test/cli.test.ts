@@ -478,3 +478,76 @@ describe('addresses and ports given on the command line', () => {
     expect(r.stderr).toMatch(/--token is the token for the REST API of the JobManager given with --jobmanager; .*-D rest\.auth\.token=<token>/);
   });
 });
+
+describe('sluice --version', () => {
+  it.each([['--version'], ['-V'], ['version']])('%s prints the version of package.json and of Node.js', async (flag) => {
+    const { readFileSync } = await import('node:fs');
+    const { version } = JSON.parse(readFileSync('package.json', 'utf8')) as { version: string };
+    const r = sluice(flag);
+    expect(r.stdout).toBe(`sluice ${version} (Node.js ${process.version})\n`);
+    expect(r.code).toBe(0);
+  });
+});
+
+describe('sluice run --resume <dir>', () => {
+  it('a directory without a completed checkpoint, a missing one, an s3:// URL and -s with --resume are refused naming the fix', async () => {
+    const { mkdirSync, mkdtempSync } = await import('node:fs');
+    const { tmpdir } = await import('node:os');
+    const { join } = await import('node:path');
+    const dir = mkdtempSync(join(tmpdir(), 'sluice-cli-resume-'));
+    // A job directory with a checkpoint that never completed (no _metadata).
+    mkdirSync(join(dir, '0123456789abcdef0123456789abcdef', 'chk-3'), { recursive: true });
+    const empty = sluice('run', '--resume', dir, `${jobs}/word-lengths.ts`, 'a');
+    expect(empty.stderr).toBe(
+      `error: --resume ${dir}: the directory holds no completed checkpoint, so there is nothing to resume from. Give the execution.checkpointing.dir of the run to resume (checkpoints live in <dir>/<jobId>/chk-N), or run without --resume to start from the beginning\n`,
+    );
+    expect(empty.code).toBe(1);
+    const missing = sluice('run', '--resume', join(dir, 'nope'), `${jobs}/word-lengths.ts`, 'a');
+    expect(missing.stderr).toContain(`--resume ${join(dir, 'nope')}: the directory does not exist`);
+    const s3 = sluice('run', '--resume', 's3://bucket/chk', `${jobs}/word-lengths.ts`, 'a');
+    expect(s3.stderr).toContain('--resume looks for checkpoints in a local directory; for s3://bucket/chk, pass the checkpoint itself with -s <dir>/<jobId>/chk-N');
+    expect(s3.code).toBe(2);
+    const both = sluice('run', '-s', dir, '--resume', dir, `${jobs}/word-lengths.ts`, 'a');
+    expect(both.stderr.split('\n')[0]).toBe('error: -s and --resume exclude each other: -s names one savepoint or checkpoint, --resume finds the newest checkpoint under a directory');
+    expect(both.code).toBe(2);
+  });
+});
+
+describe('sluice init', () => {
+  it('refuses a directory with files, a file, a bad package name and a missing directory argument, writing nothing', async () => {
+    const { mkdtempSync, readdirSync, writeFileSync } = await import('node:fs');
+    const { tmpdir } = await import('node:os');
+    const { join } = await import('node:path');
+    const dir = mkdtempSync(join(tmpdir(), 'sluice-cli-init-'));
+    writeFileSync(join(dir, 'notes.txt'), 'mine');
+    const full = sluice('init', dir);
+    expect(full.stderr).toBe(`error: ${dir} is not empty (notes.txt); give a new directory, or --force to write the starter files over what is there\n`);
+    expect(full.code).toBe(1);
+    expect(readdirSync(dir)).toEqual(['notes.txt']);
+    const file = sluice('init', join(dir, 'notes.txt'));
+    expect(file.stderr).toContain('notes.txt exists and is not a directory');
+    const badName = sluice('init', join(dir, 'new'), '--name', 'My Job');
+    expect(badName.stderr).toBe("error: 'My Job' is not a valid npm package name (lower-case letters, digits, '-', '.', '_', '~'); give one with --name\n");
+    expect(badName.code).toBe(2);
+    expect(readdirSync(dir)).toEqual(['notes.txt']);
+    const none = sluice('init');
+    expect(none.stderr).toContain('give the directory of the new project, e.g. sluice init my-job');
+    expect(none.code).toBe(2);
+  });
+
+  it('writes the starter; from a checkout, it depends on the checkout (the packed tarball case is test/package-install.test.ts)', async () => {
+    const { mkdtempSync, readFileSync, existsSync } = await import('node:fs');
+    const { tmpdir } = await import('node:os');
+    const { join, resolve } = await import('node:path');
+    const dir = join(mkdtempSync(join(tmpdir(), 'sluice-cli-init-')), 'My Orders');
+    const r = sluice('init', dir);
+    expect(r.code, r.stderr).toBe(0);
+    const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { name: string; dependencies: Record<string, string>; engines: { node: string } };
+    expect(pkg.name).toBe('my-orders');
+    expect(pkg.dependencies.sluice).toBe(`file:${resolve('.')}`);
+    const own = JSON.parse(readFileSync('package.json', 'utf8')) as { engines: { node: string } };
+    expect(pkg.engines.node).toBe(own.engines.node);
+    for (const f of ['.gitignore', 'README.md', 'tsconfig.json', 'src/job.ts', 'src/orders.ts', 'test/orders.test.ts']) expect(existsSync(join(dir, f)), f).toBe(true);
+    expect(r.stdout).toContain('npm install');
+  });
+});

@@ -27,7 +27,7 @@ const isAlive = (pid: number): boolean => {
 };
 
 describe('sluice run killed with SIGKILL (the embedded cluster dies with it)', () => {
-  it('the next run with the same checkpoint directory does not take the killed job back; -s <chk> resumes it exactly once', async () => {
+  it('the next run with the same checkpoint directory does not take the killed job back; --resume <dir> resumes it exactly once', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'sluice-run-killed-'));
     dirs.push(dir);
     const chk = join(dir, 'chk');
@@ -61,10 +61,12 @@ describe('sluice run killed with SIGKILL (the embedded cluster dies with it)', (
     expect(compareMultisets(await readCommittedLines(outB), countReference(2000, 3))).toEqual({ duplicates: 0, missing: 0, unexpected: 0 });
     expect((await readCommittedLines(outA)).length, 'run B wrote nothing for the killed job').toBe(committedA);
 
-    // The killed job resumes from its latest retained checkpoint: every count exactly once.
+    // The killed job resumes from its latest retained checkpoint, found by --resume in the
+    // checkpoint directory (run B finished, so its own checkpoints are gone): every count exactly once.
     const latest = latestRetainedCheckpoint(join(chk, jobA!))!;
-    const resumed = spawnSync(process.execPath, [BIN, 'run', ...common, '-s', latest, JOB, outA, String(records), String(keys), '6000'], { encoding: 'utf8', timeout: 90_000 });
+    const resumed = spawnSync(process.execPath, [BIN, 'run', ...common, '--resume', chk, JOB, outA, String(records), String(keys), '6000'], { encoding: 'utf8', timeout: 90_000 });
     expect(resumed.status, resumed.stderr).toBe(0);
+    expect(resumed.stderr).toContain(`Resuming from the newest checkpoint under ${chk}: ${latest}`);
     expect(resumed.stderr).toContain(`restoring from checkpoint`);
     expect(compareMultisets(await readCommittedLines(outA), countReference(records, keys))).toEqual({ duplicates: 0, missing: 0, unexpected: 0 });
   }, 180_000);

@@ -8,6 +8,8 @@ import { describeThrown } from '../util/thrown.js';
 import { prepareJob } from './job-loader.js';
 import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
+import { existsSync } from 'node:fs';
+import { newestSnapshotUnder } from '../runtime/storage/snapshot-directory-reader.js';
 import type { JobGraph } from '../graph/job-graph.js';
 import type { JobExecutor } from '../runtime/job-executor.js';
 import { LocalCluster } from '../cluster/local-cluster.js';
@@ -24,7 +26,7 @@ function printCheckpoints(entries: readonly import('../runtime/checkpoint/checkp
   process.stderr.write(`Checkpoints (${entries.length}${entries.length > shown.length ? `, newest ${shown.length} shown` : ''}):\n${checkpointTable(shown)}\n`);
 }
 
-export const RUN_USAGE = `usage: sluice run [--jobmanager host:port [--detached] | --embedded] [-p N] [-D key=value]... [-s <savepoint or checkpoint> [--allow-non-restored-state] [--claim-mode claim|no_claim]] [--no-typecheck] [--progress|--no-progress] <job.ts> [job args...]`;
+export const RUN_USAGE = `usage: sluice run [--jobmanager host:port [--detached] | --embedded] [-p N] [-D key=value]... [-s <savepoint or checkpoint> | --resume <checkpoint dir> [--allow-non-restored-state] [--claim-mode claim|no_claim]] [--no-typecheck] [--progress|--no-progress] <job.ts> [job args...]`;
 
 interface RunArgs {
   readonly jobPath: string;
@@ -33,6 +35,8 @@ interface RunArgs {
   readonly typeCheck: boolean;
   readonly progress: boolean | undefined;
   readonly restorePath: string | undefined;
+  /** `--resume <dir>`: restorePath is to be the newest completed checkpoint under it (see resolveResume). */
+  readonly resumeDir: string | undefined;
   readonly allowNonRestoredState: boolean;
   /** REST address of a JobManager to submit to; undefined: run here. */
   readonly jobManager: string | undefined;
@@ -61,7 +65,7 @@ export function resumeCommand(argv: readonly string[], path: string): string {
   let i = 0;
   for (; i < argv.length; i++) {
     const a = argv[i]!;
-    if (a === '-s' || a === '--fromSavepoint' || a === '--from-savepoint' || a === '--claim-mode' || a === '--claimMode' || a === '-rm') i++;
+    if (a === '-s' || a === '--fromSavepoint' || a === '--from-savepoint' || a === '--resume' || a === '--claim-mode' || a === '--claimMode' || a === '-rm') i++;
     else if (a === '-n' || a === '--allow-non-restored-state' || a === '--allowNonRestoredState') continue;
     else if (a === '--') break;
     else if (a === '--token') kept.push(a, (i++, '<token>'));
@@ -76,7 +80,7 @@ export function resumeCommand(argv: readonly string[], path: string): string {
 }
 
 /** Options of `sluice run` that take a value, and those that do not (as parseRunArgs reads them; test/cli.test.ts checks them against RUN_USAGE). */
-const RUN_OPTIONS_WITH_VALUE = new Set(['-p', '--parallelism', '-D', '-m', '--jobmanager', '--token', '-s', '--fromSavepoint', '--from-savepoint', '--claim-mode', '--claimMode', '-rm']);
+const RUN_OPTIONS_WITH_VALUE = new Set(['-p', '--parallelism', '-D', '-m', '--jobmanager', '--token', '-s', '--fromSavepoint', '--from-savepoint', '--resume', '--claim-mode', '--claimMode', '-rm']);
 const RUN_FLAGS = new Set(['--no-typecheck', '-d', '--detached', '--embedded', '--progress', '--no-progress', '-n', '--allow-non-restored-state', '--allowNonRestoredState']);
 
 /**
@@ -127,6 +131,7 @@ export function parseRunArgs(argv: readonly string[]): RunArgs {
   let typeCheck = true;
   let progress: boolean | undefined;
   let restorePath: string | undefined;
+  let resumeDir: string | undefined;
   // The restore options as given (-n, --claim-mode, ...): they only apply with -s.
   let allowNonRestoredStateFlag: string | undefined;
   let claimModeFlag: string | undefined;
@@ -165,6 +170,9 @@ export function parseRunArgs(argv: readonly string[]): RunArgs {
     else if (a === '-s' || a === '--fromSavepoint' || a === '--from-savepoint') {
       restorePath = argv[++i];
       if (restorePath === undefined) throw new CliError(`${a} needs the path of a savepoint or retained checkpoint\n${RUN_USAGE}`, 2);
+    } else if (a === '--resume') {
+      resumeDir = argv[++i];
+      if (resumeDir === undefined) throw new CliError(`--resume needs a checkpoint directory (the execution.checkpointing.dir of the run to resume, or a job's directory in it)\n${RUN_USAGE}`, 2);
     } else if (a === '-n' || a === '--allow-non-restored-state' || a === '--allowNonRestoredState') allowNonRestoredStateFlag = a;
     else if (a === '--claim-mode' || a === '--claimMode' || a === '-rm') {
       const mode = argv[++i]?.toUpperCase();
@@ -180,10 +188,13 @@ export function parseRunArgs(argv: readonly string[]): RunArgs {
   }
   const jobPath = argv[i];
   if (jobPath === undefined) throw new CliError(`no job file given\n${RUN_USAGE}`, 2);
-  if (allowNonRestoredStateFlag !== undefined && restorePath === undefined) {
+  if (resumeDir !== undefined && restorePath !== undefined) {
+    throw new CliError(`-s and --resume exclude each other: -s names one savepoint or checkpoint, --resume finds the newest checkpoint under a directory\n${RUN_USAGE}`, 2);
+  }
+  if (allowNonRestoredStateFlag !== undefined && restorePath === undefined && resumeDir === undefined) {
     throw new CliError(`${allowNonRestoredStateFlag} needs -s <path>: it lets a restore skip state no operator of the job takes; give -s <savepoint or checkpoint>, or drop ${allowNonRestoredStateFlag}\n${RUN_USAGE}`, 2);
   }
-  if (claimModeFlag !== undefined && restorePath === undefined) {
+  if (claimModeFlag !== undefined && restorePath === undefined && resumeDir === undefined) {
     throw new CliError(`${claimModeFlag} only applies with -s <path>: it says who owns the snapshot a run restores from; give -s <savepoint or checkpoint>, or drop ${claimModeFlag}\n${RUN_USAGE}`, 2);
   }
   const allowNonRestoredState = allowNonRestoredStateFlag !== undefined;
@@ -192,7 +203,7 @@ export function parseRunArgs(argv: readonly string[]): RunArgs {
     throw new CliError(`--token is the token for the REST API of the JobManager given with --jobmanager; to make this run's REST API ask for a token, set -D rest.auth.token=<token>\n${RUN_USAGE}`, 2);
   }
   if (embedded && jobManager !== undefined) throw new CliError(`--embedded and --jobmanager exclude each other\n${RUN_USAGE}`, 2);
-  return { jobPath, jobArgs: argv.slice(i + 1), config, typeCheck, progress, restorePath, allowNonRestoredState, jobManager, token, detached, embedded, argv };
+  return { jobPath, jobArgs: argv.slice(i + 1), config, typeCheck, progress, restorePath, resumeDir, allowNonRestoredState, jobManager, token, detached, embedded, argv };
 }
 
 /**
@@ -218,9 +229,29 @@ async function unlessStalled<T>(work: Promise<T>, jobPath: string): Promise<T> {
   }
 }
 
+/**
+ * `--resume <dir>`: the newest completed checkpoint under the directory becomes the restore
+ * path (said on stderr); a directory without one is an error naming what it holds and the fix.
+ */
+async function resolveResume(args: RunArgs): Promise<RunArgs> {
+  if (args.resumeDir === undefined) return args;
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(args.resumeDir)) {
+    throw new CliError(`--resume looks for checkpoints in a local directory; for ${args.resumeDir}, pass the checkpoint itself with -s <dir>/<jobId>/chk-N`, 2);
+  }
+  const found = await newestSnapshotUnder(args.resumeDir);
+  if (found === undefined) {
+    const why = existsSync(args.resumeDir) ? 'holds no completed checkpoint' : 'does not exist';
+    throw new CliError(
+      `--resume ${args.resumeDir}: the directory ${why}, so there is nothing to resume from. Give the execution.checkpointing.dir of the run to resume (checkpoints live in <dir>/<jobId>/chk-N), or run without --resume to start from the beginning`,
+    );
+  }
+  process.stderr.write(`Resuming from the newest checkpoint under ${args.resumeDir}: ${found}\n`);
+  return { ...args, restorePath: found };
+}
+
 /** `sluice run`: runs a job on the local embedded runtime; resolves with the exit code. */
 export async function runCommand(argv: readonly string[]): Promise<number> {
-  const args = parseRunArgs(argv);
+  const args = await resolveResume(parseRunArgs(argv));
   if (args.jobManager !== undefined) return submitToCluster(args);
   const prepared = await unlessStalled(prepareJob(args.jobPath, { typeCheck: args.typeCheck }), args.jobPath);
   const job = prepared.definition;

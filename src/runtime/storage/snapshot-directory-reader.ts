@@ -78,6 +78,35 @@ async function newestCompletedCheckpoint(dir: string, except?: string): Promise<
 }
 
 /**
+ * What `sluice run --resume <dir>` resumes from: `dir` itself when it is a snapshot, else the
+ * newest completed checkpoint under it: of a job's directory (<dir>/chk-N), or, for the
+ * checkpoint directory (`execution.checkpointing.dir`, <dir>/<jobId>/chk-N), of the job whose
+ * newest checkpoint completed last (a resumed run writes under its own new job id, so the
+ * newest is the latest run's). Undefined when there is none.
+ */
+export async function newestSnapshotUnder(dir: string): Promise<string | undefined> {
+  const root = resolve(dir);
+  if (await hasMetadata(root)) return root;
+  const own = await newestCompletedCheckpoint(root);
+  if (own !== undefined) return own;
+  let entries: Dirent[];
+  try {
+    entries = await readdir(root, { withFileTypes: true });
+  } catch {
+    return undefined;
+  }
+  let newest: { path: string; completedMs: number } | undefined;
+  for (const e of entries) {
+    if (!e.isDirectory()) continue;
+    const path = await newestCompletedCheckpoint(join(root, e.name));
+    if (path === undefined) continue;
+    const completedMs = (await stat(join(path, METADATA_FILE_NAME))).mtimeMs;
+    if (newest === undefined || completedMs > newest.completedMs) newest = { path, completedMs };
+  }
+  return newest?.path;
+}
+
+/**
  * What to do about a snapshot that cannot be read, for its error: the newest other completed
  * checkpoint beside a retained checkpoint, or another snapshot in general.
  */
