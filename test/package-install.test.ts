@@ -74,7 +74,7 @@ describe(`the packed tarball in a fresh project (Node ${process.version})`, () =
     const version = await ok('npm', ['exec', '--yes', `--package=${tarball}`, '--', 'sluice', '--version'], work);
     expect(version.stdout).toMatch(/^sluice \d+\.\d+\.\d+ \(Node\.js v\d+/);
 
-    const init = await ok('npm', ['exec', '--yes', `--package=${tarball}`, '--', 'sluice', 'init', 'orders-job'], work);
+    const init = await ok('npx', ['--yes', `--package=${tarball}`, 'sluice', 'init', 'orders-job'], work); // the README's command
     project = join(work, 'orders-job');
     expect(init.stdout).toContain(`It depends on sluice file:${tarball}`);
     expect(readdirSync(project).sort()).toEqual(['.gitignore', 'README.md', 'package.json', 'src', 'test', 'tsconfig.json']);
