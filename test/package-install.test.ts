@@ -57,7 +57,7 @@ beforeAll(async () => {
   tarball = join(work, info[0]!.filename);
   const files = info[0]!.files.map((f) => f.path);
   // What the package must hold, and what it must not.
-  for (const f of ['dist/index.js', 'dist/index.d.ts', 'dist/connectors/index.d.ts', 'dist/cli/main.js', 'bin/sluice.js', 'templates/starter/package.json', 'templates/starter/gitignore', 'README.md']) {
+  for (const f of ['dist/index.js', 'dist/index.d.ts', 'dist/connectors/index.d.ts', 'dist/testing/index.d.ts', 'dist/cli/main.js', 'bin/sluice.js', 'templates/starter/package.json', 'templates/starter/gitignore', 'README.md']) {
     expect(files, f).toContain(f);
   }
   expect(files.filter((f) => /\.test(-d)?\.(js|d\.ts)$/.test(f) || f.startsWith('src/') || f.startsWith('test/'))).toEqual([]);
@@ -101,7 +101,7 @@ describe(`the packed tarball in a fresh project (Node ${process.version})`, () =
     expect(tsconfig.compilerOptions.skipLibCheck).toBeUndefined();
     writeFileSync(
       join(project, 'src', 'every-entry-point.ts'),
-      "import * as sluice from 'sluice';\nimport * as connectors from 'sluice/connectors';\nexport const entryPoints = [sluice, connectors];\n",
+      "import * as sluice from 'sluice';\nimport * as connectors from 'sluice/connectors';\nimport * as testing from 'sluice/testing';\nexport const entryPoints = [sluice, connectors, testing];\n",
     );
     await ok('npx', ['--no-install', 'tsc', '-p', '.'], project);
     // The other module resolutions a project may use: bundler, and node10 (CommonJS's default, through typesVersions).
