@@ -178,8 +178,11 @@ export class KafkaCluster {
   }
 
   async anyConnection(): Promise<Connection> {
+    // The brokers of the last metadata, then the bootstrap servers not among them (a broker is
+    // often its own bootstrap address: tried, and named in the error, once).
     const known = [...this.brokers.values()];
-    const candidates = known.length > 0 ? [...known, ...this.bootstrap] : this.bootstrap;
+    const seen = new Set(known.map((b) => `${b.host}:${b.port}`));
+    const candidates = [...known, ...this.bootstrap.filter((b) => !seen.has(`${b.host}:${b.port}`))];
     try {
       return await (await this.connections()).getFirstAvailable(candidates);
     } catch (e) {

@@ -248,6 +248,21 @@ describe('an unreachable broker is retried for retryTimeoutMs in all', () => {
     expect(failedAfterMs).toBeLessThanOrEqual(10_000);
   });
 
+  it('a broker that is also the bootstrap address is named once (it was "127.0.0.1:1, 127.0.0.1:1")', async () => {
+    const logs: string[] = [];
+    const c = new KafkaCluster({ bootstrapServers, retryTimeoutMs: 300, log: (m) => logs.push(m) });
+    // As after a metadata answer: the broker list holds the bootstrap broker itself.
+    (c as unknown as { brokers: Map<number, { host: string; port: number }> }).brokers = new Map([[1, { host: '127.0.0.1', port: 1 }]]);
+    try {
+      await expect(c.anyConnection()).rejects.toThrow(/^kafka: cannot connect to any broker of 127\.0\.0\.1:1 \(/);
+      await expect(c.retrying('metadata', () => c.anyConnection())).rejects.toThrow(/any broker of 127\.0\.0\.1:1 \(/);
+    } finally {
+      await c.close();
+    }
+    expect(logs).toHaveLength(1);
+    expect(logs[0]).toMatch(/^kafka: cannot reach 127\.0\.0\.1:1 yet \(ECONNREFUSED\)/);
+  });
+
   it('a real refused connection is logged once with its address and cause (no log function: nothing said)', async () => {
     const logs: string[] = [];
     const c = new KafkaCluster({ bootstrapServers, retryTimeoutMs: 300, log: (m) => logs.push(m) });
