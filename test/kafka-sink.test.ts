@@ -2,6 +2,7 @@ import { describe, expect, inject, it } from 'vitest';
 import { StreamExecutionEnvironment } from '../src/index.js';
 import { numberSource } from '../src/connectors/generator/sources.js';
 import { KafkaSink, type DeliveryGuarantee } from '../src/connectors/kafka/kafka-sink.js';
+import { KafkaSource } from '../src/connectors/kafka/kafka-source.js';
 import { FaultPlan } from '../src/testing/fault-plan.js';
 import { CountPerKey, countReference } from './support/counting-job.js';
 import { compareMultisets } from './support/txn-store-sink.js';
@@ -34,7 +35,8 @@ async function runCountingJob(o: RunOptions) {
     ...o.config,
   });
   env
-    .fromSource(numberSource({ count: o.records, eventsPerSecond: 8_000 }), 'numbers')
+    // 4,000 a second: the run spans enough checkpoints for the plan's commit fault (commit #5 of seed 602).
+    .fromSource(numberSource({ count: o.records, eventsPerSecond: 4_000 }), 'numbers')
     .process(o.plan.failingProcess<number>())
     .name('faults')
     .keyBy((n) => n % KEYS)
@@ -99,5 +101,30 @@ describe('Kafka sink against a real broker', () => {
     const seen = new Set(await readTopicWithJavaConsumer(brokers.bootstrap, topic, { isolation: 'read_committed' }));
     const lost = Array.from({ length: records }, (_, i) => String(i)).filter((r) => !seen.has(r));
     expect(lost, plan.describe()).toEqual([]);
+  });
+
+  it('records leave the writer after lingerMs, without a full round or a checkpoint barrier (they waited for 2,000 records)', { timeout: 90_000 }, async () => {
+    const topic = uniqueTopic('linger-out');
+    await createTopics(brokers.bootstrap, [{ name: topic, partitions: 1 }]);
+    // 30 records reach the sink and then no more (the source runs on): no round of 2,000 ever
+    // fills, no checkpoint comes, and the job does not end ('none' delivery).
+    const producer = StreamExecutionEnvironment.create({ 'parallelism.default': 1, 'restart-strategy.type': 'none' });
+    producer
+      .fromSource(numberSource({ eventsPerSecond: 100 }), 'numbers')
+      .filter((n) => n < 30)
+      .map((n) => String(n))
+      .sinkTo(new KafkaSink<string>({ bootstrapServers: brokers.bootstrap, topic, deliveryGuarantee: 'none', log: () => {} }));
+    const running = producer.executeAsync('linger producer');
+    try {
+      const reader = StreamExecutionEnvironment.create({ 'parallelism.default': 1, 'restart-strategy.type': 'none' });
+      const first = await reader
+        .fromSource(new KafkaSource<string>({ bootstrapServers: brokers.bootstrap, topics: topic, startingOffsets: 'earliest', isolationLevel: 'read_uncommitted', log: () => {} }), 'read')
+        .executeAndCollect(20);
+      expect(first).toEqual(Array.from({ length: 20 }, (_, i) => String(i)));
+      // (Without a linger time this waited until the test's timeout.)
+    } finally {
+      running.cancel();
+      await running.result.catch(() => undefined);
+    }
   });
 });

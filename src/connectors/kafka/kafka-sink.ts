@@ -71,6 +71,11 @@ export interface KafkaSinkOptions<T, K = never, V = T> extends KafkaConnectionOp
   readonly deadLetter?: { readonly topic: string } | ((value: T, error: Error) => void | Promise<void>);
   /** Records per produce round: an integer >= 1 (default 2000). */
   readonly batchRecordsMax?: number;
+  /**
+   * Kafka's `linger.ms`: how long a record may wait in the writer for its produce round to fill
+   * before the round is sent anyway, in milliseconds >= 0 (default 5, Kafka 4.0's default).
+   */
+  readonly lingerMs?: number;
   /** 'none' (default), 'gzip', 'snappy', 'lz4' or 'zstd' (zstd needs Node.js 22.15 or later). */
   readonly compression?: Compression;
   /** Where the sink reports what it did on start (aborted lingering transactions) and brokers it cannot reach yet; default stderr. */
@@ -146,9 +151,10 @@ export class KafkaSink<T, K = never, V = T> implements Sink<T> {
   }
 
   /** @internal */
-  senderOptions(): { batchRecordsMax: number; compression: Compression; produceTimeoutMs: number } {
+  senderOptions(): { batchRecordsMax: number; lingerMs: number; compression: Compression; produceTimeoutMs: number } {
     return {
       batchRecordsMax: this.options.batchRecordsMax ?? 2000,
+      lingerMs: this.options.lingerMs ?? 5,
       compression: this.options.compression ?? 'none',
       produceTimeoutMs: this.options.requestTimeoutMs ?? 30_000,
     };
@@ -178,6 +184,7 @@ const SINK_OPTION_NAMES = {
   headers: true,
   deadLetter: true,
   batchRecordsMax: true,
+  lingerMs: true,
   compression: true,
 } as const satisfies Record<keyof KafkaSinkOptions<unknown>, true>;
 
@@ -200,6 +207,7 @@ function checkSinkOptions<T, K, V>(o: KafkaSinkOptions<T, K, V>): void {
   checkFunctionOption(SINK, 'headers', o.headers, '(element) => ({ name: string | Buffer })');
   checkDeadLetterOption(SINK, o.deadLetter, '(element, error) => void | Promise<void>');
   checkNumberOption(SINK, 'batchRecordsMax', o.batchRecordsMax, { min: 1, integer: true, unit: 'records' });
+  checkNumberOption(SINK, 'lingerMs', o.lingerMs, { min: 0, max: INT32_MAX, integer: true, unit: 'milliseconds' });
   checkOneOf(SINK, 'compression', o.compression, COMPRESSIONS);
   if (o.compression === 'zstd' && typeof (zlib as { zstdCompressSync?: unknown }).zstdCompressSync !== 'function') {
     throw new Error(`${SINK}: compression 'zstd' needs Node.js 22.15 or later (this is ${process.version}); use 'gzip', 'snappy' or 'lz4', or upgrade Node.js`);
@@ -316,7 +324,7 @@ class PlainWriter<T, K, V> implements SinkWriter<T> {
   constructor(
     private readonly cluster: KafkaCluster,
     private readonly router: RecordRouter<T, K, V>,
-    options: { batchRecordsMax: number; compression: Compression; produceTimeoutMs: number },
+    options: { batchRecordsMax: number; lingerMs: number; compression: Compression; produceTimeoutMs: number },
     private readonly flushAtBarrier: boolean,
   ) {
     this.sender = new RecordSender(cluster, options);

@@ -10,6 +10,12 @@ export type { Compression };
 export interface RecordSenderOptions {
   /** Records per produce round (all partitions together); a full round is sent while the next fills. */
   readonly batchRecordsMax: number;
+  /**
+   * Kafka's `linger.ms`: how long a record waits for its round to fill before the round is sent
+   * anyway (0: at once, as soon as no round is in flight). Undefined: only full rounds and
+   * flushes send.
+   */
+  readonly lingerMs?: number | undefined;
   readonly compression: Compression;
   /** Kafka's `request.timeout.ms` for a produce request, on the broker side. */
   readonly produceTimeoutMs: number;
@@ -20,10 +26,12 @@ export interface RecordSenderOptions {
 }
 
 /**
- * Sends records to their partitions' leaders in rounds: records are buffered; when
- * `batchRecordsMax` are buffered a round is sent (one produce request per partition, acks=all),
- * and while it is in flight the next round fills; `add` returns a promise (backpressure) when
- * the next round is full too. A failed round fails the sender: every later call throws.
+ * Sends records to their partitions' leaders in rounds: records are buffered; a round is sent
+ * (one produce request per partition, acks=all) when `batchRecordsMax` are buffered, or when
+ * the oldest buffered record has waited `lingerMs` (Kafka's linger.ms), or at a flush; while
+ * one is in flight the next round fills, and is sent when the first completes if it is full or
+ * has lingered long enough. `add` returns a promise (backpressure) when the next round is full
+ * too. A failed round fails the sender: every later call throws.
  */
 export class RecordSender {
   private buffer: MessageRecord[] = [];
@@ -32,6 +40,9 @@ export class RecordSender {
   /** Producer sequence numbers per partition of a transaction (created with the first produce). */
   private sequences: NumericMap | undefined;
   private readonly addedPartitions = new Set<string>();
+  /** When the oldest buffered record was added (its linger started); undefined while the buffer is empty. */
+  private lingerSinceMs: number | undefined;
+  private lingerTimer: NodeJS.Timeout | undefined;
   /** Records handed to `add` so far. */
   records = 0;
 
@@ -48,6 +59,7 @@ export class RecordSender {
     if (this.failure !== undefined) throw this.failure;
     this.buffer.push(record);
     this.records++;
+    if (this.buffer.length === 1 && this.options.lingerMs !== undefined) this.startLinger();
     if (this.buffer.length < this.options.batchRecordsMax) return undefined;
     if (this.inflight === undefined) {
       this.startRound();
@@ -71,16 +83,54 @@ export class RecordSender {
 
   /** Stops: drops what is buffered; a round in flight still completes. */
   discard(): void {
+    this.stopLinger();
     this.buffer = [];
     this.failure ??= new Error('kafka sink: the sender was discarded');
+  }
+
+  private startLinger(): void {
+    this.lingerSinceMs = Date.now();
+    if (this.lingerTimer === undefined) this.armLinger(this.options.lingerMs!);
+  }
+
+  private armLinger(delayMs: number): void {
+    this.lingerTimer = setTimeout(() => {
+      this.lingerTimer = undefined;
+      this.onLingerDue();
+    }, delayMs);
+    this.lingerTimer.unref();
+  }
+
+  private stopLinger(): void {
+    if (this.lingerTimer !== undefined) clearTimeout(this.lingerTimer);
+    this.lingerTimer = undefined;
+    this.lingerSinceMs = undefined;
+  }
+
+  /** The linger time of the oldest buffered record passed: send it, unless a round is in flight (it goes when that completes). */
+  private onLingerDue(): void {
+    const lingerMs = this.options.lingerMs;
+    if (lingerMs === undefined || this.failure !== undefined || this.buffer.length === 0 || this.inflight !== undefined || this.lingerSinceMs === undefined) return;
+    const waitedMs = Date.now() - this.lingerSinceMs;
+    if (waitedMs >= lingerMs) this.startRound();
+    else if (this.lingerTimer === undefined) this.armLinger(lingerMs - waitedMs);
   }
 
   private startRound(): void {
     const round = this.buffer;
     this.buffer = [];
+    this.stopLinger();
     const p: Promise<void> = this.sendRound(round).then(
       () => {
         if (this.inflight === p) this.inflight = undefined;
+        // The next round filled meanwhile: it goes now if full or lingered long enough, else when its linger ends.
+        if (this.inflight === undefined && this.buffer.length > 0) {
+          if (this.buffer.length >= this.options.batchRecordsMax) this.startRound();
+          else if (this.options.lingerMs !== undefined) {
+            this.lingerSinceMs ??= Date.now();
+            this.onLingerDue();
+          }
+        }
       },
       (e: unknown) => {
         this.failure ??= e instanceof Error ? e : new Error(String(e));
