@@ -4,7 +4,7 @@ export { StreamExecutionEnvironment, type CheckpointingMode, type CheckpointingO
 export { DataStream, SingleOutputStream, DataStreamSink } from './api/data-stream.js';
 export { KeyedStream } from './api/keyed-stream.js';
 export { CountWindowedStream } from './api/count-windowed-stream.js';
-export { AllWindowedStream, type ProcessAllWindowFunction } from './api/all-windowed-stream.js';
+export { AllWindowedStream, type ProcessAllWindowFunction, type AllWindowMapFunction, type AllWindowResultFunction } from './api/all-windowed-stream.js';
 export { WindowedStream } from './api/windowed-stream.js';
 export { ConnectedStreams, ConnectedKeyedStreams } from './api/connected-streams.js';
 export { IntervalJoin, IntervalJoined } from './api/interval-join.js';
@@ -53,7 +53,7 @@ export {
   type GlobalWindowAssigner,
   type SessionWindowTimeGapExtractor,
 } from './api/windows.js';
-export type { ProcessWindowFunction, WindowContext } from './api/window-functions.js';
+export type { ProcessWindowFunction, WindowContext, WindowMapFunction, WindowResultFunction } from './api/window-functions.js';
 export {
   valueState,
   listState,

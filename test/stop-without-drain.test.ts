@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { StreamExecutionEnvironment, TumblingEventTimeWindows, WatermarkStrategy } from '../src/index.js';
+import { StreamExecutionEnvironment, TumblingEventTimeWindows, WatermarkStrategy, type Collector } from '../src/index.js';
 import { numberSource } from '../src/connectors/generator/sources.js';
 import { LocalExecutor } from '../src/runtime/local-executor.js';
 import { compareMultisets } from './support/txn-store-sink.js';
@@ -44,7 +44,7 @@ function job(out: string[], checkpoints: string, rates: { fast: number; slow: nu
     .window(TumblingEventTimeWindows.of(1000))
     .aggregate(
       { createAccumulator: () => 0, add: (_n: number, c: number) => c + 1, getResult: (c: number) => c, merge: (a: number, b: number) => a + b },
-      { process: (_k: number, ctx, counts, o) => o.collect(`${ctx.window.end}:${counts[0]}`) },
+      { process: (_k: number, ctx, counts, o: Collector<string>) => o.collect(`${ctx.window.end}:${counts[0]}`) },
     )
     .uid('count')
     .sinkTo({ createWriter: () => ({ write: (line: string) => void out.push(line) }) })

@@ -1,7 +1,7 @@
 import { perSubtask } from '../runtime/operators/keyed-operator.js';
 import type { SingleOutputStream } from './data-stream.js';
 import { FieldAggregations } from './field-aggregation.js';
-import type { Collector, ReduceFunction, RuntimeContext } from './functions.js';
+import type { Collector, OutputTypeNotInferred, ReduceFunction, RuntimeContext } from './functions.js';
 import type { OutputTag } from './output-tag.js';
 import type { AggregateFunction } from './state-descriptors.js';
 import type { Evictor } from './evictors.js';
@@ -17,6 +17,20 @@ export interface ProcessAllWindowFunction<IN, OUT> {
   clear?(ctx: WindowContext): void;
   close?(): void | Promise<void>;
 }
+
+/** A function that returns the one result of a window without keys, from all its records: `process((ctx, elements) => elements.length)`. */
+export type AllWindowMapFunction<in IN, out OUT> = (ctx: WindowContext, elements: readonly IN[]) => OUT;
+
+/** A function that returns the one result of a window without keys, from its reduced or aggregated value: `aggregate(count, (ctx, n) => [ctx.window.end, n])`. */
+export type AllWindowResultFunction<in IN, out OUT> = (ctx: WindowContext, result: IN) => OUT;
+
+/** The default output type of a window's `process(fn)` without keys when `fn` collects its results. */
+type AllWindowProcessOutputNotInferred = OutputTypeNotInferred<
+  'give it as process<Out>(...), annotate out: Collector<Out>, or return the one result: process((ctx, elements) => result)'
+>;
+
+/** The default output type of `reduce(fn, windowFn)` and `aggregate(agg, windowFn)` without keys when `windowFn` collects its results. */
+type AllWindowResultOutputNotInferred = OutputTypeNotInferred<'annotate out: Collector<Out>, or return the one result: (ctx, result) => output'>;
 
 /** Why the parallelism of a windowAll operator cannot change (Flink's non-parallel all-window operator). */
 export const WINDOW_ALL_PARALLELISM = 'windowAll runs on one subtask (every record of the stream meets in the same windows), so its parallelism is 1';
@@ -94,21 +108,46 @@ export class AllWindowedStream<T> extends FieldAggregations<T> {
     return this;
   }
 
+  /** The window's reduced value, or what a window function makes of it (see WindowedStream.reduce). */
   reduce(fn: ReduceFunction<T>): SingleOutputStream<T>;
-  reduce<R>(fn: ReduceFunction<T>, windowFn: ProcessAllWindowFunction<T, R>): SingleOutputStream<R>;
-  reduce<R>(fn: ReduceFunction<T>, windowFn?: ProcessAllWindowFunction<T, R>): SingleOutputStream<R> {
-    return nonParallel<R>(windowFn === undefined ? (this.windowed.reduce(fn) as unknown as SingleOutputStream<R>) : this.windowed.reduce(fn, new AllWindowFunction(windowFn)));
+  reduce<R = AllWindowResultOutputNotInferred>(fn: ReduceFunction<T>, windowFn: ProcessAllWindowFunction<T, R>): SingleOutputStream<R>;
+  reduce<R>(fn: ReduceFunction<T>, windowFn: AllWindowResultFunction<T, R>): SingleOutputStream<R>;
+  reduce<R>(fn: ReduceFunction<T>, windowFn?: ProcessAllWindowFunction<T, R> | AllWindowResultFunction<T, R>): SingleOutputStream<R> {
+    return nonParallel<R>(
+      windowFn === undefined ? (this.windowed.reduce(fn) as unknown as SingleOutputStream<R>) : this.windowed.reduce(fn, new AllWindowFunction(allResultWindowFunction(windowFn))),
+    );
   }
 
+  /** The window's aggregate, or what a window function makes of it (see WindowedStream.aggregate). */
   aggregate<ACC, R>(fn: AggregateFunction<T, ACC, R>): SingleOutputStream<R>;
-  aggregate<ACC, V, R>(fn: AggregateFunction<T, ACC, V>, windowFn: ProcessAllWindowFunction<V, R>): SingleOutputStream<R>;
-  aggregate<ACC, V, R>(fn: AggregateFunction<T, ACC, V>, windowFn?: ProcessAllWindowFunction<V, R>): SingleOutputStream<R> {
-    return nonParallel<R>(windowFn === undefined ? (this.windowed.aggregate(fn) as unknown as SingleOutputStream<R>) : this.windowed.aggregate(fn, new AllWindowFunction(windowFn)));
+  aggregate<ACC, V, R = AllWindowResultOutputNotInferred>(fn: AggregateFunction<T, ACC, V>, windowFn: ProcessAllWindowFunction<V, R>): SingleOutputStream<R>;
+  aggregate<ACC, V, R>(fn: AggregateFunction<T, ACC, V>, windowFn: AllWindowResultFunction<V, R>): SingleOutputStream<R>;
+  aggregate<ACC, V, R>(fn: AggregateFunction<T, ACC, V>, windowFn?: ProcessAllWindowFunction<V, R> | AllWindowResultFunction<V, R>): SingleOutputStream<R> {
+    return nonParallel<R>(
+      windowFn === undefined
+        ? (this.windowed.aggregate(fn) as unknown as SingleOutputStream<R>)
+        : this.windowed.aggregate(fn, new AllWindowFunction(allResultWindowFunction(windowFn))),
+    );
   }
 
-  process<R>(fn: ProcessAllWindowFunction<T, R>): SingleOutputStream<R> {
-    return nonParallel(this.windowed.process(new AllWindowFunction(fn)));
+  /** All of a window's records: a ProcessAllWindowFunction that collects results, or a function that returns the one result (its type inferred). */
+  process<R = AllWindowProcessOutputNotInferred>(fn: ProcessAllWindowFunction<T, R>): SingleOutputStream<R>;
+  process<R>(fn: AllWindowMapFunction<T, R>): SingleOutputStream<R>;
+  process<R>(fn: ProcessAllWindowFunction<T, R> | AllWindowMapFunction<T, R>): SingleOutputStream<R> {
+    const f: ProcessAllWindowFunction<T, R> = typeof fn === 'function' ? { process: (ctx, elements, out) => out.collect(fn(ctx, elements)) } : fn;
+    return nonParallel(this.windowed.process(new AllWindowFunction(f)));
   }
+}
+
+/** The window function of a reduce or an aggregate without keys, made from an AllWindowResultFunction if given one. */
+function allResultWindowFunction<IN, OUT>(fn: ProcessAllWindowFunction<IN, OUT> | AllWindowResultFunction<IN, OUT>): ProcessAllWindowFunction<IN, OUT> {
+  if (typeof fn !== 'function') return fn;
+  return {
+    process: (ctx, results, out) => {
+      // The operators hand over the one pre-aggregated value.
+      for (const result of results) out.collect(fn(ctx, result));
+    },
+  };
 }
 
 function nonParallel<R>(stream: SingleOutputStream<R>): SingleOutputStream<R> {

@@ -1,13 +1,16 @@
 import { AsyncWaitOperator } from '../runtime/operators/async-wait-operator.js';
 import type { AsyncRetryStrategy } from './async-retry-strategy.js';
 import type { DataStream, SingleOutputStream } from './data-stream.js';
-import type { AsyncFunction, ResultFuture } from './functions.js';
+import type { AsyncFunction, OutputTypeNotInferred, ResultFuture } from './functions.js';
 
 /** Flink's default capacity of an async operator's queue. */
 export const DEFAULT_ASYNC_CAPACITY = 100;
 
 /** An AsyncFunction, or just its asyncInvoke. */
 export type AsyncFunctionLike<IN, OUT> = AsyncFunction<IN, OUT> | ((input: IN, resultFuture: ResultFuture<OUT>) => void | Promise<void>);
+
+/** The default output type of an async function, which completes its results rather than returning them. */
+type AsyncOutputNotInferred<Method extends string> = OutputTypeNotInferred<`give both types as ${Method}<In, Out>(...), or annotate the result future: (input, result: ResultFuture<Out>) => ...`>;
 
 export interface AsyncWaitSettings<OUT> {
   readonly ordered: boolean;
@@ -38,16 +41,16 @@ function asFunction<IN, OUT>(fn: AsyncFunctionLike<IN, OUT>): AsyncFunction<IN, 
  * `timeoutMs` bounds each call (with its retries); 0 means no timeout.
  */
 export const AsyncDataStream = {
-  orderedWait<IN, OUT>(stream: DataStream<IN>, fn: AsyncFunctionLike<IN, OUT>, timeoutMs: number, capacity = DEFAULT_ASYNC_CAPACITY): SingleOutputStream<OUT> {
+  orderedWait<IN, OUT = AsyncOutputNotInferred<'orderedWait'>>(stream: DataStream<IN>, fn: AsyncFunctionLike<IN, OUT>, timeoutMs: number, capacity = DEFAULT_ASYNC_CAPACITY): SingleOutputStream<OUT> {
     return asyncWait(true, stream, fn, timeoutMs, capacity, undefined);
   },
-  unorderedWait<IN, OUT>(stream: DataStream<IN>, fn: AsyncFunctionLike<IN, OUT>, timeoutMs: number, capacity = DEFAULT_ASYNC_CAPACITY): SingleOutputStream<OUT> {
+  unorderedWait<IN, OUT = AsyncOutputNotInferred<'unorderedWait'>>(stream: DataStream<IN>, fn: AsyncFunctionLike<IN, OUT>, timeoutMs: number, capacity = DEFAULT_ASYNC_CAPACITY): SingleOutputStream<OUT> {
     return asyncWait(false, stream, fn, timeoutMs, capacity, undefined);
   },
-  orderedWaitWithRetry<IN, OUT>(stream: DataStream<IN>, fn: AsyncFunctionLike<IN, OUT>, timeoutMs: number, capacity: number, retry: AsyncRetryStrategy<OUT> | undefined): SingleOutputStream<OUT> {
+  orderedWaitWithRetry<IN, OUT = AsyncOutputNotInferred<'orderedWaitWithRetry'>>(stream: DataStream<IN>, fn: AsyncFunctionLike<IN, OUT>, timeoutMs: number, capacity: number, retry: AsyncRetryStrategy<OUT> | undefined): SingleOutputStream<OUT> {
     return asyncWait(true, stream, fn, timeoutMs, capacity, retry);
   },
-  unorderedWaitWithRetry<IN, OUT>(stream: DataStream<IN>, fn: AsyncFunctionLike<IN, OUT>, timeoutMs: number, capacity: number, retry: AsyncRetryStrategy<OUT> | undefined): SingleOutputStream<OUT> {
+  unorderedWaitWithRetry<IN, OUT = AsyncOutputNotInferred<'unorderedWaitWithRetry'>>(stream: DataStream<IN>, fn: AsyncFunctionLike<IN, OUT>, timeoutMs: number, capacity: number, retry: AsyncRetryStrategy<OUT> | undefined): SingleOutputStream<OUT> {
     return asyncWait(false, stream, fn, timeoutMs, capacity, retry);
   },
 } as const;

@@ -2,7 +2,7 @@ import { BroadcastProcessOperator, KeyedBroadcastProcessOperator } from '../runt
 import type { KeyType } from '../runtime/state/key-group.js';
 import type { BroadcastStateDescriptor } from './broadcast-state.js';
 import type { DataStream, SingleOutputStream } from './data-stream.js';
-import type { BroadcastProcessFunction, KeyedBroadcastProcessFunction, KeySelector } from './functions.js';
+import type { BroadcastProcessFunction, KeyedBroadcastProcessFunction, KeySelector, ProcessOutputNotInferred } from './functions.js';
 import type { KeyedStream } from './keyed-stream.js';
 
 /** `stream.broadcast(descriptor, ...)`: a stream sent to every subtask of the operator it is connected to, with the broadcast states it writes there. */
@@ -30,7 +30,7 @@ export class BroadcastConnectedStream<A, B> {
     if (first.env !== broadcast.stream.env) throw new Error('connect: streams belong to different environments');
   }
 
-  process<R>(fn: BroadcastProcessFunction<A, B, R>, name = 'BroadcastProcess'): SingleOutputStream<R> {
+  process<R = ProcessOutputNotInferred>(fn: BroadcastProcessFunction<A, B, R>, name = 'BroadcastProcess'): SingleOutputStream<R> {
     const descriptors = this.broadcast.descriptors;
     return this.first.env.twoInput<R>(name, this.first.transformation, this.broadcast.stream.transformation, () => new BroadcastProcessOperator(fn, descriptors), undefined, undefined);
   }
@@ -45,7 +45,7 @@ export class KeyedBroadcastConnectedStream<A, B, K extends KeyType> {
     if (first.input.env !== broadcast.stream.env) throw new Error('connect: streams belong to different environments');
   }
 
-  process<R>(fn: KeyedBroadcastProcessFunction<K, A, B, R>, name = 'KeyedBroadcastProcess'): SingleOutputStream<R> {
+  process<R = ProcessOutputNotInferred>(fn: KeyedBroadcastProcessFunction<K, A, B, R>, name = 'KeyedBroadcastProcess'): SingleOutputStream<R> {
     const descriptors = this.broadcast.descriptors;
     return this.first.input.env.twoInput<R>(
       name,

@@ -2,7 +2,7 @@ import { KeyTypeAgreement } from '../runtime/operators/key-type-agreement.js';
 import type { KeyType } from '../runtime/state/key-group.js';
 import { isPhysical } from '../graph/transformation.js';
 import type { DataStream, SingleOutputStream } from './data-stream.js';
-import type { Collector, KeySelector } from './functions.js';
+import type { Collector, KeySelector, OutputTypeNotInferred } from './functions.js';
 import type { WindowAssigner } from './windows.js';
 
 /**
@@ -47,7 +47,7 @@ export class CoGroupWindow<A, B, K extends KeyType> {
   }
 
   /** The co-group: `fn(first, second, out)` per key and window. Results carry the window's last timestamp. */
-  apply<R>(fn: CoGroupFunction<A, B, R>, name = 'CoGroup'): SingleOutputStream<R> {
+  apply<R = OutputTypeNotInferred<'give it as apply<Out>(...), or annotate out: Collector<Out>'>>(fn: CoGroupFunction<A, B, R>, name = 'CoGroup'): SingleOutputStream<R> {
     const { keyA, keyB } = this;
     const united = tagged<A, A, B>(this.first, 1, `${name}: tag first input`).union(tagged<B, A, B>(this.second, 2, `${name}: tag second input`));
     const keyTypes = new KeyTypeAgreement(`${name}: where(...).equalTo(...)`);

@@ -1,7 +1,7 @@
 import { CoProcessOperator, KeyedCoProcessOperator } from '../runtime/operators/co-process-operator.js';
 import type { KeyType } from '../runtime/state/key-group.js';
 import type { DataStream, SingleOutputStream } from './data-stream.js';
-import type { CoProcessFunction, FlatMapFunction, KeyedCoProcessFunction, KeySelector, MapFunction } from './functions.js';
+import type { CoProcessFunction, FlatMapFunction, KeyedCoProcessFunction, KeySelector, MapFunction, OutputTypeNotInferred, ProcessOutputNotInferred } from './functions.js';
 import type { KeyedStream } from './keyed-stream.js';
 
 /** Two streams of possibly different types feeding one two-input operator. */
@@ -13,7 +13,7 @@ export class ConnectedStreams<A, B> {
     if (first.env !== second.env) throw new Error('connect: streams belong to different environments');
   }
 
-  process<R>(fn: CoProcessFunction<A, B, R>, name = 'CoProcess'): SingleOutputStream<R> {
+  process<R = ProcessOutputNotInferred>(fn: CoProcessFunction<A, B, R>, name = 'CoProcess'): SingleOutputStream<R> {
     return this.first.env.twoInput<R>(name, this.first.transformation, this.second.transformation, () => new CoProcessOperator(fn), undefined, undefined);
   }
 
@@ -23,7 +23,7 @@ export class ConnectedStreams<A, B> {
   }
 
   /** One function per input, any number of results per record (Flink's CoFlatMapFunction). */
-  flatMap<R>(fn1: FlatMapFunction<A, R>, fn2: FlatMapFunction<B, R>, name = 'CoFlatMap'): SingleOutputStream<R> {
+  flatMap<R = OutputTypeNotInferred<'give it as flatMap<Out>(...), or annotate out: Collector<Out> in either function'>>(fn1: FlatMapFunction<A, R>, fn2: FlatMapFunction<B, R>, name = 'CoFlatMap'): SingleOutputStream<R> {
     return this.process<R>(coFlatMap(fn1, fn2), name);
   }
 
@@ -53,7 +53,7 @@ export class ConnectedKeyedStreams<A, B, K extends KeyType> {
     readonly second: KeyedStream<B, K>,
   ) {}
 
-  process<R>(fn: KeyedCoProcessFunction<K, A, B, R>, name = 'KeyedCoProcess'): SingleOutputStream<R> {
+  process<R = ProcessOutputNotInferred>(fn: KeyedCoProcessFunction<K, A, B, R>, name = 'KeyedCoProcess'): SingleOutputStream<R> {
     const env = this.first.input.env;
     return env.twoInput<R>(
       name,
@@ -71,7 +71,7 @@ export class ConnectedKeyedStreams<A, B, K extends KeyType> {
   }
 
   /** CoFlatMap on the inputs as partitioned by key. */
-  flatMap<R>(fn1: FlatMapFunction<A, R>, fn2: FlatMapFunction<B, R>, name = 'CoFlatMap'): SingleOutputStream<R> {
+  flatMap<R = OutputTypeNotInferred<'give it as flatMap<Out>(...), or annotate out: Collector<Out> in either function'>>(fn1: FlatMapFunction<A, R>, fn2: FlatMapFunction<B, R>, name = 'CoFlatMap'): SingleOutputStream<R> {
     return this.partitioned<R>(coFlatMap(fn1, fn2), name);
   }
 

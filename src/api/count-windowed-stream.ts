@@ -5,7 +5,16 @@ import { FieldAggregations } from './field-aggregation.js';
 import type { ReduceFunction } from './functions.js';
 import type { KeyedStream } from './keyed-stream.js';
 import type { AggregateFunction } from './state-descriptors.js';
-import type { ProcessWindowFunction, WindowFunctionSpec } from './window-functions.js';
+import {
+  processWindowFunction,
+  resultWindowFunction,
+  type ProcessWindowFunction,
+  type WindowFunctionSpec,
+  type WindowMapFunction,
+  type WindowProcessOutputNotInferred,
+  type WindowResultFunction,
+  type WindowResultOutputNotInferred,
+} from './window-functions.js';
 
 function count(name: string, n: number): number {
   if (!Number.isSafeInteger(n) || n < 1) throw new RangeError(`countWindow: the ${name} must be a whole number of records >= 1, got ${n}`);
@@ -32,20 +41,33 @@ export class CountWindowedStream<T, K extends KeyType> extends FieldAggregations
     this.slide = count('slide', slide);
   }
 
+  /**
+   * The window's reduced value, or what a window function makes of it: a ProcessWindowFunction
+   * that collects results, or a function that returns the one result (its type inferred).
+   */
   reduce(fn: ReduceFunction<T>): SingleOutputStream<T>;
-  reduce<R>(fn: ReduceFunction<T>, windowFn: ProcessWindowFunction<T, R, K>): SingleOutputStream<R>;
-  reduce<R>(fn: ReduceFunction<T>, windowFn?: ProcessWindowFunction<T, R, K>): SingleOutputStream<R> {
-    return this.build<R>('CountWindow(Reduce)', { kind: 'reduce', reduce: fn as ReduceFunction<unknown>, process: windowFn as never });
+  reduce<R = WindowResultOutputNotInferred>(fn: ReduceFunction<T>, windowFn: ProcessWindowFunction<T, R, K>): SingleOutputStream<R>;
+  reduce<R>(fn: ReduceFunction<T>, windowFn: WindowResultFunction<T, R, K>): SingleOutputStream<R>;
+  reduce<R>(fn: ReduceFunction<T>, windowFn?: ProcessWindowFunction<T, R, K> | WindowResultFunction<T, R, K>): SingleOutputStream<R> {
+    return this.build<R>('CountWindow(Reduce)', { kind: 'reduce', reduce: fn as ReduceFunction<unknown>, process: resultWindowFunction(windowFn) as never });
   }
 
+  /**
+   * The window's aggregate, or what a window function makes of it: a ProcessWindowFunction
+   * that collects results, or a function that returns the one result (its type inferred).
+   */
   aggregate<ACC, R>(fn: AggregateFunction<T, ACC, R>): SingleOutputStream<R>;
-  aggregate<ACC, V, R>(fn: AggregateFunction<T, ACC, V>, windowFn: ProcessWindowFunction<V, R, K>): SingleOutputStream<R>;
-  aggregate<ACC, V, R>(fn: AggregateFunction<T, ACC, V>, windowFn?: ProcessWindowFunction<V, R, K>): SingleOutputStream<R> {
-    return this.build<R>('CountWindow(Aggregate)', { kind: 'aggregate', aggregate: fn as never, process: windowFn as never });
+  aggregate<ACC, V, R = WindowResultOutputNotInferred>(fn: AggregateFunction<T, ACC, V>, windowFn: ProcessWindowFunction<V, R, K>): SingleOutputStream<R>;
+  aggregate<ACC, V, R>(fn: AggregateFunction<T, ACC, V>, windowFn: WindowResultFunction<V, R, K>): SingleOutputStream<R>;
+  aggregate<ACC, V, R>(fn: AggregateFunction<T, ACC, V>, windowFn?: ProcessWindowFunction<V, R, K> | WindowResultFunction<V, R, K>): SingleOutputStream<R> {
+    return this.build<R>('CountWindow(Aggregate)', { kind: 'aggregate', aggregate: fn as never, process: resultWindowFunction(windowFn) as never });
   }
 
-  process<R>(fn: ProcessWindowFunction<T, R, K>): SingleOutputStream<R> {
-    return this.build<R>('CountWindow(Process)', { kind: 'process', process: fn as never });
+  /** All of a window's records: a ProcessWindowFunction that collects results, or a function that returns the one result (its type inferred). */
+  process<R = WindowProcessOutputNotInferred>(fn: ProcessWindowFunction<T, R, K>): SingleOutputStream<R>;
+  process<R>(fn: WindowMapFunction<T, R, K>): SingleOutputStream<R>;
+  process<R>(fn: ProcessWindowFunction<T, R, K> | WindowMapFunction<T, R, K>): SingleOutputStream<R> {
+    return this.build<R>('CountWindow(Process)', { kind: 'process', process: processWindowFunction(fn) as never });
   }
 
   private build<R>(name: string, fn: WindowFunctionSpec): SingleOutputStream<R> {

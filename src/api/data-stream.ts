@@ -13,7 +13,7 @@ import { BroadcastConnectedStream, BroadcastStream } from './broadcast-stream.js
 import { CoGroupedStreams } from './co-grouped-streams.js';
 import { ConnectedStreams } from './connected-streams.js';
 import type { StreamExecutionEnvironment } from './environment.js';
-import type { FilterFunction, FlatMapFunction, KeySelector, MapFunction, ProcessFunction } from './functions.js';
+import type { FilterFunction, FlatMapFunction, KeySelector, MapFunction, OutputTypeNotInferred, ProcessFunction, ProcessOutputNotInferred } from './functions.js';
 import { JoinedStreams } from './joined-streams.js';
 import { KeyedStream } from './keyed-stream.js';
 import type { OutputTag } from './output-tag.js';
@@ -44,11 +44,11 @@ export class DataStream<T> {
     return this.transform<T>(name, () => new FilterOperator(fn));
   }
 
-  flatMap<R>(fn: FlatMapFunction<T, R>, name = 'FlatMap'): SingleOutputStream<R> {
+  flatMap<R = OutputTypeNotInferred<'give it as flatMap<Out>(...), or annotate out: Collector<Out>'>>(fn: FlatMapFunction<T, R>, name = 'FlatMap'): SingleOutputStream<R> {
     return this.transform<R>(name, () => new FlatMapOperator(fn));
   }
 
-  process<R>(fn: ProcessFunction<T, R>, name = 'Process'): SingleOutputStream<R> {
+  process<R = ProcessOutputNotInferred>(fn: ProcessFunction<T, R>, name = 'Process'): SingleOutputStream<R> {
     return this.transform<R>(name, () => new ProcessOperator(fn));
   }
 

@@ -19,6 +19,18 @@ export interface Collector<T> {
   collect(value: T): void;
 }
 
+/**
+ * The output type of a function that collects its results when TypeScript could not infer it.
+ * TypeScript infers a type argument from the types of arguments and the values functions
+ * return, never from calls inside a function's body, so `out.collect(x)` alone does not type
+ * the stream. Rather than a stream of `unknown`, the output type is then this message, which
+ * `out.collect(x)` fails to compile with: it names the fix (see docs/concepts.md, "Output types").
+ */
+export type OutputTypeNotInferred<Fix extends string> = `output type not inferred (TypeScript does not infer it from calls in the function's body): ${Fix}`;
+
+/** The default output type of `process`: the fix is a type argument, or an annotated collector. */
+export type ProcessOutputNotInferred = OutputTypeNotInferred<'give it as process<Out>(...), or annotate out: Collector<Out>'>;
+
 export type MapFunction<IN, OUT> = (value: IN) => OUT;
 export type FilterFunction<T> = (value: T) => boolean;
 export type FlatMapFunction<IN, OUT> = (value: IN, out: Collector<OUT>) => void;

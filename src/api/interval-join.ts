@@ -1,7 +1,7 @@
 import { IntervalJoinOperator } from '../runtime/operators/interval-join-operator.js';
 import type { KeyType } from '../runtime/state/key-group.js';
 import type { SingleOutputStream } from './data-stream.js';
-import type { KeySelector, ProcessJoinFunction } from './functions.js';
+import type { KeySelector, ProcessJoinFunction, ProcessOutputNotInferred } from './functions.js';
 import type { KeyedStream } from './keyed-stream.js';
 import type { OutputTag } from './output-tag.js';
 
@@ -70,7 +70,7 @@ export class IntervalJoined<A, B, K extends KeyType> {
     return this;
   }
 
-  process<R>(fn: ProcessJoinFunction<A, B, R>, name = 'IntervalJoin'): SingleOutputStream<R> {
+  process<R = ProcessOutputNotInferred>(fn: ProcessJoinFunction<A, B, R>, name = 'IntervalJoin'): SingleOutputStream<R> {
     const lowerBoundMs = this.lowerInclusive ? this.lowerBoundMs : this.lowerBoundMs + 1;
     const upperBoundMs = this.upperInclusive ? this.upperBoundMs : this.upperBoundMs - 1;
     if (lowerBoundMs > upperBoundMs) {

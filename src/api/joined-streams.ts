@@ -1,7 +1,7 @@
 import type { KeyType } from '../runtime/state/key-group.js';
 import { CoGroupedStreams, type CoGroupWindow, type KeysWhere } from './co-grouped-streams.js';
 import type { DataStream, SingleOutputStream } from './data-stream.js';
-import type { Collector, KeySelector } from './functions.js';
+import type { Collector, KeySelector, OutputTypeNotInferred } from './functions.js';
 
 /** Flink's JoinFunction: the result of one pair of records with equal keys in the same window. */
 export type JoinFunction<in A, in B, out R> = (first: A, second: B) => R;
@@ -24,7 +24,7 @@ export class JoinWindow<A, B, K extends KeyType> {
   }
 
   /** An inner join whose function emits any number of results per pair. */
-  flatApply<R>(fn: FlatJoinFunction<A, B, R>, name = 'Join'): SingleOutputStream<R> {
+  flatApply<R = OutputTypeNotInferred<'give it as flatApply<Out>(...), or annotate out: Collector<Out>'>>(fn: FlatJoinFunction<A, B, R>, name = 'Join'): SingleOutputStream<R> {
     return this.coGroup.apply<R>((firsts, seconds, out) => {
       for (const a of firsts) for (const b of seconds) fn(a, b, out);
     }, name);

@@ -8,7 +8,7 @@ import { CountWindowedStream } from './count-windowed-stream.js';
 import { IntervalJoin } from './interval-join.js';
 import { FieldAggregations, type FieldAggregation } from './field-aggregation.js';
 import { DataStream as DataStreamClass, type DataStream, type DataStreamSink, type SingleOutputStream } from './data-stream.js';
-import type { FilterFunction, FlatMapFunction, KeyedProcessFunction, KeySelector, MapFunction, ReduceFunction } from './functions.js';
+import type { FilterFunction, FlatMapFunction, KeyedProcessFunction, KeySelector, MapFunction, OutputTypeNotInferred, ProcessOutputNotInferred, ReduceFunction } from './functions.js';
 import type { Sink } from './sink.js';
 import type { AggregateFunction } from './state-descriptors.js';
 import { WindowedStream } from './windowed-stream.js';
@@ -58,7 +58,7 @@ export class KeyedStream<T, K extends KeyType> extends FieldAggregations<T> {
     return this.partitionedStream().filter(fn, name);
   }
 
-  flatMap<R>(fn: FlatMapFunction<T, R>, name = 'FlatMap'): SingleOutputStream<R> {
+  flatMap<R = OutputTypeNotInferred<'give it as flatMap<Out>(...), or annotate out: Collector<Out>'>>(fn: FlatMapFunction<T, R>, name = 'FlatMap'): SingleOutputStream<R> {
     return this.partitionedStream().flatMap(fn, name);
   }
 
@@ -72,7 +72,7 @@ export class KeyedStream<T, K extends KeyType> extends FieldAggregations<T> {
     return this.input.env.keyedOneInput<R>(name, this.partitionedTransformation(), operator, this.keySelector as KeySelector<unknown, KeyType>);
   }
 
-  process<R>(fn: KeyedProcessFunction<K, T, R>, name = 'KeyedProcess'): SingleOutputStream<R> {
+  process<R = ProcessOutputNotInferred>(fn: KeyedProcessFunction<K, T, R>, name = 'KeyedProcess'): SingleOutputStream<R> {
     return this.transformKeyed<R>(name, () => new KeyedProcessOperator(fn));
   }
 

@@ -10,7 +10,7 @@ function keyedGraph(parallelism: number) {
   env
     .fromSource(numberSource({ count: 10 }), 'numbers')
     .keyBy((n) => n % 3)
-    .process({ processElement: (n: number, _ctx, out) => out.collect(n) })
+    .process<number>({ processElement: (n: number, _ctx, out) => out.collect(n) })
     .sinkTo(new DiscardingSink());
   return env.getJobGraph();
 }
