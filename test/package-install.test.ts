@@ -104,14 +104,15 @@ describe(`the packed tarball in a fresh project (Node ${process.version})`, () =
       "import * as sluice from 'sluice';\nimport * as connectors from 'sluice/connectors';\nimport * as testing from 'sluice/testing';\nexport const entryPoints = [sluice, connectors, testing];\n",
     );
     await ok('npx', ['--no-install', 'tsc', '-p', '.'], project);
-    // The other module resolutions a project may use: bundler, and node10 (CommonJS's default, through typesVersions).
+    // The other module resolutions a project may use: bundler, and node10 (CommonJS's default,
+    // through typesVersions). They differ in how 'sluice/...' resolves; the declarations were checked above.
     for (const [name, options] of [
       ['bundler', { module: 'esnext', moduleResolution: 'bundler' }],
       ['node10', { module: 'commonjs', moduleResolution: 'node10' }],
     ] as const) {
       writeFileSync(
         join(project, `tsconfig.${name}.json`),
-        JSON.stringify({ compilerOptions: { target: 'ES2022', strict: true, noEmit: true, types: ['node'], ...options }, files: ['src/every-entry-point.ts'] }),
+        JSON.stringify({ compilerOptions: { target: 'ES2022', strict: true, noEmit: true, skipLibCheck: true, types: ['node'], ...options }, files: ['src/every-entry-point.ts'] }),
       );
       await ok('npx', ['--no-install', 'tsc', '-p', `tsconfig.${name}.json`], project);
     }

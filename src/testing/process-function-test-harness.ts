@@ -6,7 +6,7 @@
  * reads what the function emitted (records, side outputs, watermarks), and can snapshot the
  * state and timers and restore them into a new harness, as a restart would.
  */
-import type { KeyedProcessFunction, KeySelector, ProcessFunction } from '../api/functions.js';
+import type { KeyedProcessFunction, KeySelector, OutputTypeNotInferred, ProcessFunction } from '../api/functions.js';
 import type { OutputTag } from '../api/output-tag.js';
 import { KeyedProcessOperator } from '../runtime/operators/keyed-process-operator.js';
 import { ProcessOperator } from '../runtime/operators/process-operator.js';
@@ -263,15 +263,22 @@ export class OneInputHarness<IN, OUT> {
   }
 }
 
+/** An inline function object's output type, which TypeScript cannot infer from its body (see docs/concepts.md, Output types). */
+type HarnessOutputNotInferred = OutputTypeNotInferred<'pass a typed function (a class, or an object typed ProcessFunction<In, Out>), or annotate out: Collector<Out>'>;
+
 /** Harnesses for process functions (Flink's `ProcessFunctionTestHarnesses`). */
 export const ProcessFunctionTestHarnesses = {
   /** A ProcessFunction on a non-keyed stream. */
-  forProcessFunction<IN, OUT>(fn: ProcessFunction<IN, OUT>, options: HarnessOptions = {}): Promise<OneInputHarness<IN, OUT>> {
+  forProcessFunction<IN, OUT = HarnessOutputNotInferred>(fn: ProcessFunction<IN, OUT>, options: HarnessOptions = {}): Promise<OneInputHarness<IN, OUT>> {
     return OneInputHarness.open<IN, OUT>(new ProcessOperator<IN, OUT>(fn) as StreamOperator<OUT>, undefined, options);
   },
 
   /** A KeyedProcessFunction, its records keyed by `keySelector` (as `keyBy(keySelector).process(fn)`): keyed state and timers. */
-  forKeyedProcessFunction<K extends KeyType, IN, OUT>(fn: KeyedProcessFunction<K, IN, OUT>, keySelector: KeySelector<IN, K>, options: HarnessOptions = {}): Promise<OneInputHarness<IN, OUT>> {
+  forKeyedProcessFunction<K extends KeyType, IN, OUT = HarnessOutputNotInferred>(
+    fn: KeyedProcessFunction<K, IN, OUT>,
+    keySelector: KeySelector<IN, K>,
+    options: HarnessOptions = {},
+  ): Promise<OneInputHarness<IN, OUT>> {
     if (typeof keySelector !== 'function') throw new TypeError('forKeyedProcessFunction needs a key selector (record) => key');
     return OneInputHarness.open<IN, OUT>(new KeyedProcessOperator<K, IN, OUT>(fn) as StreamOperator<OUT>, keySelector as KeySelector<unknown, KeyType>, options);
   },

@@ -32,17 +32,14 @@ export function totalsPerCustomer(orders: DataStream<Order>, windowMs = 60_000):
     .assignTimestampsAndWatermarks(WatermarkStrategy.forBoundedOutOfOrderness<Order>(5_000).withTimestampAssigner((o) => o.time))
     .keyBy((o) => o.customer)
     .window(TumblingEventTimeWindows.of(windowMs))
-    .aggregate<Totals, Totals, CustomerTotal>(
+    .aggregate(
       {
-        createAccumulator: () => ({ orders: 0, totalCents: 0 }),
+        createAccumulator: (): Totals => ({ orders: 0, totalCents: 0 }),
         add: (o, acc) => ({ orders: acc.orders + 1, totalCents: acc.totalCents + o.amountCents }),
         getResult: (acc) => acc,
         merge: (a, b) => ({ orders: a.orders + b.orders, totalCents: a.totalCents + b.totalCents }),
       },
-      {
-        process(customer, ctx, results, out) {
-          for (const r of results) out.collect({ customer, windowStart: new Date(ctx.window.start).toISOString(), ...r });
-        },
-      },
+      // Runs once per customer and window with the aggregate; what it returns is the output.
+      (customer, ctx, totals): CustomerTotal => ({ customer, windowStart: new Date(ctx.window.start).toISOString(), ...totals }),
     );
 }
