@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess, execFile } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -114,6 +114,10 @@ describe('JobManager restart', () => {
     expect(restored.latest.restored?.id).toBeGreaterThanOrEqual(3);
     const committed = await readCommittedLines(out);
     expect(compareMultisets(committed, countReference(RECORDS, KEYS))).toEqual({ duplicates: 0, missing: 0, unexpected: 0 });
+    // The checkpoint it was taken back from joined the retained ones and went with them: a
+    // finished job leaves no checkpoint behind (the restored chk-N stayed for ever).
+    const jobDir = join(chk, jobId);
+    expect(existsSync(jobDir) ? readdirSync(jobDir).filter((n) => n.startsWith('chk-')) : []).toEqual([]);
   }, 120_000);
 });
 

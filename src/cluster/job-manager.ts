@@ -1,3 +1,4 @@
+import type { CompletedCheckpointInfo } from '../runtime/checkpoint/checkpoint-coordinator.js';
 import { MetricFetcher } from '../metrics/metric-fetcher.js';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync, renameSync } from 'node:fs';
@@ -174,7 +175,7 @@ export class JobManager {
   }
 
   /** Builds the job's graph here, then runs it on the TaskManagers; resolves once it is accepted. */
-  async submit(s: JobSubmission): Promise<JobExecutor> {
+  async submit(s: JobSubmission, recoveredCheckpoints: readonly CompletedCheckpointInfo[] = []): Promise<JobExecutor> {
     const bundle = jobBundle(s.bundle);
     const file = storeBundle(join(this.workDir, 'jobs'), bundle);
     const jobConfig = jobConfiguration(this.o.config, s.config);
@@ -188,6 +189,7 @@ export class JobManager {
       deployer,
       log: this.jobLog,
       ...(s.savepointPath === undefined ? {} : { restoreFrom: { path: s.savepointPath, allowNonRestoredState: s.allowNonRestoredState ?? false } }),
+      ...(recoveredCheckpoints.length === 0 ? {} : { recoveredCheckpoints }),
     });
     this.rest.register(executor);
     this.persistJob(jobId, s, env.config.getString('execution.checkpointing.dir'));
@@ -286,10 +288,12 @@ export class JobManager {
     if (this.haDir === undefined || !existsSync(this.haDir)) return;
     for (const f of readdirSync(this.haDir).filter((n) => n.endsWith('.json'))) {
       const saved = JSON.parse(readFileSync(join(this.haDir, f), 'utf8')) as JobSubmission & { jobId: string; checkpointDir: string | undefined };
-      const latest = saved.checkpointDir === undefined ? undefined : latestRetainedCheckpoint(join(saved.checkpointDir, saved.jobId));
+      // Its own checkpoints: restored from the newest, and retained (subsumed, deleted at the end) as before the restart.
+      const own = saved.checkpointDir === undefined ? [] : completedCheckpointsOfJob(join(saved.checkpointDir, saved.jobId));
+      const latest = own[0]?.pointer;
       this.log(`taking back job ${saved.jobId} (${saved.name}) ${latest === undefined ? (saved.savepointPath === undefined ? 'from the beginning' : `from ${saved.savepointPath}`) : `from ${latest}`}`);
       try {
-        await this.submit({ ...saved, savepointPath: latest ?? saved.savepointPath });
+        await this.submit(saved, own);
       } catch (e) {
         this.log(`cannot take back job ${saved.jobId}: ${(e as Error).message}`);
       }
@@ -310,12 +314,17 @@ export function jobConfiguration(jobManager: Configuration, submitted: readonly 
   return [...inherited, ...submitted.map(([k, v]): [string, ConfigValue] => [k, v])];
 }
 
-/** The newest chk-N with a _metadata in a job's checkpoint directory. */
-export function latestRetainedCheckpoint(jobDir: string): string | undefined {
-  if (!existsSync(jobDir)) return undefined;
-  const ids = readdirSync(jobDir)
+/** The chk-N with a _metadata in a job's checkpoint directory, newest first. */
+export function completedCheckpointsOfJob(jobDir: string): CompletedCheckpointInfo[] {
+  if (!existsSync(jobDir)) return [];
+  return readdirSync(jobDir)
     .filter((n) => /^chk-\d+$/.test(n) && existsSync(join(jobDir, n, '_metadata')))
     .map((n) => Number(n.slice(4)))
-    .sort((a, b) => b - a);
-  return ids.length === 0 ? undefined : join(jobDir, `chk-${ids[0]}`);
+    .sort((a, b) => b - a)
+    .map((checkpointId) => ({ checkpointId, pointer: join(jobDir, `chk-${checkpointId}`) }));
+}
+
+/** The newest chk-N with a _metadata in a job's checkpoint directory. */
+export function latestRetainedCheckpoint(jobDir: string): string | undefined {
+  return completedCheckpointsOfJob(jobDir)[0]?.pointer;
 }

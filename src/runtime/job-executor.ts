@@ -114,6 +114,12 @@ export interface JobExecutorOptions {
     /** CLAIM: the job owns the snapshot (deleted when subsumed); NO_CLAIM (default): never touched. */
     readonly claimMode?: 'CLAIM' | 'NO_CLAIM';
   };
+  /**
+   * The job's own completed checkpoints, when a restarted JobManager takes the job back (its
+   * high-availability record): restored from the newest readable one and kept as retained
+   * checkpoints, subsumed and deleted as any other; checkpoint ids go on after the newest.
+   */
+  readonly recoveredCheckpoints?: readonly CompletedCheckpointInfo[];
   /** Called with each attempt's tasks once they run (fault injection in tests). */
   readonly onAttemptStarted?: (attempt: RunningAttempt) => void;
   /** Where the subtasks run (default: all in this process). */
@@ -225,7 +231,12 @@ export class JobExecutor {
     let restore: Restored | undefined;
     let retained: CompletedCheckpointInfo[] = [];
     let nextCheckpointId = 1;
-    if (this.options.restoreFrom !== undefined) {
+    const recovered = this.options.recoveredCheckpoints ?? [];
+    if (recovered.length > 0 && storage !== undefined) {
+      retained = [...recovered];
+      nextCheckpointId = Math.max(...recovered.map((c) => c.checkpointId)) + 1;
+      restore = await this.loadLatest(storage, retained);
+    } else if (this.options.restoreFrom !== undefined) {
       const initial = await this.loadSnapshot(this.options.restoreFrom.path, this.options.restoreFrom.allowNonRestoredState);
       restore = initial.restored;
       nextCheckpointId = initial.checkpointId + 1;
