@@ -6,6 +6,9 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import { readCommittedLines } from '../src/connectors/file/exactly-once-file-sink.js';
+import { latestRetainedCheckpoint } from '../src/cluster/job-manager.js';
+import { sharedPathsOf } from '../src/runtime/checkpoint/shared-state-registry.js';
+import { locateSnapshot, readSnapshotMetadata } from '../src/runtime/storage/snapshot-directory-reader.js';
 import { countReference } from './support/counting-job.js';
 import { compareMultisets } from './support/txn-store-sink.js';
 
@@ -36,7 +39,7 @@ function freePort(): Promise<number> {
 }
 
 /** Starts `sluice <args>` and resolves with the first match of `ready` in its output. */
-function start(args: string[], ready: RegExp): Promise<{ child: ChildProcess; match: RegExpExecArray }> {
+function start(args: string[], ready: RegExp): Promise<{ child: ChildProcess; match: RegExpExecArray; output: () => string }> {
   const child = spawn(process.execPath, [BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
   processes.push(child);
   let out = '';
@@ -44,7 +47,7 @@ function start(args: string[], ready: RegExp): Promise<{ child: ChildProcess; ma
     const onData = (d: Buffer): void => {
       out += d.toString();
       const m = ready.exec(out);
-      if (m !== null) resolve({ child, match: m });
+      if (m !== null) resolve({ child, match: m, output: () => out });
     };
     child.stdout!.on('data', onData);
     child.stderr!.on('data', onData);
@@ -64,9 +67,9 @@ const KEYS = 5;
  * Submits the keyed count job (detached) and resolves with its id once it has completed 3
  * checkpoints. `chk` undefined: the job names no checkpoint directory (it takes the JobManager's).
  */
-async function submitAndCheckpoint(rest: string, chk: string | undefined, out: string): Promise<string> {
+async function submitAndCheckpoint(rest: string, chk: string | undefined, out: string, options: readonly string[] = []): Promise<string> {
   const { stdout } = await run(process.execPath, [
-    BIN, 'run', '--jobmanager', rest, '--detached', '--no-typecheck', '-p', '2',
+    BIN, 'run', '--jobmanager', rest, '--detached', '--no-typecheck', '-p', '2', ...options,
     '-D', 'execution.checkpointing.interval=100', ...(chk === undefined ? [] : ['-D', `execution.checkpointing.dir=${chk}`]),
     JOB, out, String(RECORDS), String(KEYS), '5000',
   ]);
@@ -91,9 +94,11 @@ async function finalStatus(rest: string, jobId: string): Promise<string> {
 
 describe('JobManager restart', () => {
   it.each([
-    ['SIGKILL', 'killed'],
-    ['SIGTERM', 'stopped'],
-  ] as const)('a JobManager %s (%s), started again, takes its job back from the latest checkpoint; TaskManagers reconnect; output exactly-once', async (signal, _how) => {
+    ['SIGKILL', 'killed', []],
+    ['SIGTERM', 'stopped', []],
+    // Nothing inlined in _metadata: the small state goes to shared files, which the restored checkpoint references.
+    ['SIGKILL', 'killed, incremental checkpoints', ['-D', 'execution.checkpointing.incremental=true', '-D', 'execution.checkpointing.data-inline-threshold=0']],
+  ] as const)('a JobManager %s (%s), started again, takes its job back from the latest checkpoint; TaskManagers reconnect; output exactly-once', async (signal, _how, options) => {
     const rpcPort = await freePort();
     const chk = tempDir();
     const jmArgs = ['jobmanager', '--rpc-port', String(rpcPort), '--rest-port', '0', '-D', `execution.checkpointing.dir=${chk}`];
@@ -102,10 +107,13 @@ describe('JobManager restart', () => {
     for (let i = 0; i < 2; i++) await start(['taskmanager', '--jobmanager', `127.0.0.1:${rpcPort}`, '--id', `tm-${i}`], /registered at the JobManager/);
     const out = tempDir();
     // Stop the JobManager once the job has completed a few checkpoints.
-    const jobId = await submitAndCheckpoint(rest, chk, out);
+    const jobId = await submitAndCheckpoint(rest, chk, out, options);
     // SIGTERM stops it gracefully: it suspends the job (checkpoints and HA record kept).
     first.child.kill(signal);
     await new Promise((r) => first.child.once('exit', r));
+    // The checkpoint the next JobManager takes the job back from, and the shared files it references.
+    const takenBackFrom = latestRetainedCheckpoint(join(chk, jobId))!;
+    const itsSharedFiles = sharedPathsOf(await readSnapshotMetadata(await locateSnapshot(takenBackFrom))).map((p) => join(chk, jobId, 'shared', p));
     const second = await start(jmArgs, /REST API at http:\/\/(\S+)/);
     rest = second.match[1]!;
     const state = await finalStatus(rest, jobId);
@@ -117,7 +125,10 @@ describe('JobManager restart', () => {
     // The checkpoint it was taken back from joined the retained ones and went with them: a
     // finished job leaves no checkpoint behind (the restored chk-N stayed for ever).
     const jobDir = join(chk, jobId);
-    expect(existsSync(jobDir) ? readdirSync(jobDir).filter((n) => n.startsWith('chk-')) : []).toEqual([]);
+    expect(existsSync(jobDir) ? readdirSync(jobDir).filter((n) => n.startsWith('chk-')) : [], second.output()).toEqual([]);
+    // With incremental checkpoints, the shared files it referenced went with it.
+    if (options.length > 0) expect(itsSharedFiles.length, 'an incremental checkpoint references shared files').toBeGreaterThan(0);
+    expect(itsSharedFiles.filter((f) => existsSync(f))).toEqual([]);
   }, 120_000);
 });
 

@@ -284,12 +284,32 @@ export class JobManager {
     rmSync(join(this.haDir, `${jobId}.json`), { force: true });
   }
 
+  /**
+   * Removes the chk-N directories without `_metadata` that the JobManager before left: a
+   * checkpoint it was writing, or one it was deleting (`_metadata` goes first). Neither is a
+   * checkpoint, and nothing would delete them later.
+   */
+  private removeIncompleteCheckpoints(jobDir: string): void {
+    if (!existsSync(jobDir)) return;
+    for (const name of readdirSync(jobDir)) {
+      if (!/^chk-\d+$/.test(name) || existsSync(join(jobDir, name, '_metadata'))) continue;
+      try {
+        rmSync(join(jobDir, name), { recursive: true, force: true });
+        this.log(`removed ${join(jobDir, name)}: an incomplete checkpoint directory the JobManager before left`);
+      } catch (e) {
+        this.log(`cannot remove the incomplete checkpoint directory ${join(jobDir, name)}: ${(e as Error).message}`);
+      }
+    }
+  }
+
   private async recoverJobs(): Promise<void> {
     if (this.haDir === undefined || !existsSync(this.haDir)) return;
     for (const f of readdirSync(this.haDir).filter((n) => n.endsWith('.json'))) {
       const saved = JSON.parse(readFileSync(join(this.haDir, f), 'utf8')) as JobSubmission & { jobId: string; checkpointDir: string | undefined };
       // Its own checkpoints: restored from the newest, and retained (subsumed, deleted at the end) as before the restart.
-      const own = saved.checkpointDir === undefined ? [] : completedCheckpointsOfJob(join(saved.checkpointDir, saved.jobId));
+      const jobDir = saved.checkpointDir === undefined ? undefined : join(saved.checkpointDir, saved.jobId);
+      if (jobDir !== undefined) this.removeIncompleteCheckpoints(jobDir);
+      const own = jobDir === undefined ? [] : completedCheckpointsOfJob(jobDir);
       const latest = own[0]?.pointer;
       this.log(`taking back job ${saved.jobId} (${saved.name}) ${latest === undefined ? (saved.savepointPath === undefined ? 'from the beginning' : `from ${saved.savepointPath}`) : `from ${latest}`}`);
       try {

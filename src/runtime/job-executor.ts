@@ -233,7 +233,8 @@ export class JobExecutor {
     let nextCheckpointId = 1;
     const recovered = this.options.recoveredCheckpoints ?? [];
     if (recovered.length > 0 && storage !== undefined) {
-      retained = [...recovered];
+      // Oldest first, as the coordinator keeps its store (the newest last, subsumed from the front).
+      retained = [...recovered].sort((a, b) => a.checkpointId - b.checkpointId);
       nextCheckpointId = Math.max(...recovered.map((c) => c.checkpointId)) + 1;
       restore = await this.loadLatest(storage, retained);
     } else if (this.options.restoreFrom !== undefined) {
