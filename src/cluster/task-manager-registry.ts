@@ -232,6 +232,13 @@ export class TaskManagerRegistry {
     }
   }
 
+  /** Free slots of the live TaskManagers. */
+  freeSlots(): number {
+    let free = 0;
+    for (const t of this.taskManagers.values()) if (!t.lost) free += t.freeSlots;
+    return free;
+  }
+
   releaseSlots(jobId: string): void {
     for (const t of this.taskManagers.values()) t.slotsByJob.delete(jobId);
     for (const w of this.slotWaiters.splice(0)) w();

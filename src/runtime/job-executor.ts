@@ -22,7 +22,7 @@ import { CorruptCheckpointError } from './storage/storage-errors.js';
 import { locateSnapshot, otherSnapshotHint, readSnapshotMetadata, readStateHandleInDirectory, snapshotDirOfPointer } from './storage/snapshot-directory-reader.js';
 import { systemClock, type Clock } from './task/clock.js';
 import type { StreamTask, TaskCheckpointing } from './task/stream-task.js';
-import type { DeployedAttempt, Deployer, TaskView } from './deploy/deployer.js';
+import type { DeployedAttempt, Deployer, SlotRequest, TaskView } from './deploy/deployer.js';
 import { InProcessDeployer } from './deploy/in-process-deployer.js';
 import { failedTaskName } from './task/task-failure.js';
 import { taskNameFields, toLogger, type LogTarget, type Logger } from '../util/logger.js';
@@ -709,6 +709,11 @@ export class JobExecutor {
       numRestarts: this.numRestarts,
       completedCheckpoints: this.checkpointStats.counts.completed,
     };
+  }
+
+  /** The TaskManager slots the attempt being deployed waits for (on a cluster); undefined when it waits for none. */
+  pendingSlotRequest(): SlotRequest | undefined {
+    return this.deployer.pendingSlotRequest?.();
   }
 
   cancel(): void {
