@@ -263,4 +263,35 @@ describe.skipIf(chromiumPath === undefined)('web dashboard of a cluster (JobMana
     expect(errors).toEqual([]);
     await p.close();
   });
+
+  it('a job that lost a TaskManager shows what it waits for, its restart and last failure, and its vertices not running; then runs again', async () => {
+    const p = await cbrowser.newPage({ viewport: { width: 1400, height: 1000 } });
+    const errors: string[] = [];
+    p.on('pageerror', (e) => errors.push(e.message));
+    p.setDefaultTimeout(20_000);
+    // One of the two one-slot TaskManagers goes: the job (parallelism 2) restarts and waits for a slot.
+    await tms.pop()!.stop();
+    await p.goto(`${jm.restUrl}/#/job/${job.jobId}/overview`);
+    const waiting = p.locator('[data-testid=waiting-for-slots]');
+    await waiting.waitFor();
+    expect(await waiting.textContent()).toMatch(/^Waiting for 2 slots, 1 available, gives up at \d\d:\d\d:\d\d \(slot\.request\.timeout\)$/);
+    expect(await p.locator('[data-testid=job-restarts]').textContent()).toBe('1 restart');
+    expect(await p.locator('[data-testid=last-failure]').textContent()).toMatch(/^Last failure .*: TaskManager dash-tm-1 .* was lost/);
+    await expect.poll(() => p.locator('[data-testid=vertex-table] tbody td:nth-child(2) .badge').allTextContents()).toEqual(job.jobGraph.vertices.map(() => 'CREATED'));
+    await p.screenshot({ path: join(SCREENSHOTS, 'cluster-waiting-for-slots.png'), fullPage: true });
+    await p.goto(`${jm.restUrl}/#/jobs`);
+    const row = p.locator('[data-testid=job-table] tbody tr', { hasText: job.jobId });
+    expect(await row.locator('[data-testid=job-restarts]').textContent()).toBe('1');
+    await row.locator('[data-testid=waiting-for-slots]').waitFor();
+    // A TaskManager comes back: the job runs again, the note goes, the restart and failure stay.
+    const tm = new TaskManager({ jobManagerHost: '127.0.0.1', jobManagerPort: jm.rpcPort, slots: 1, host: '127.0.0.1', id: 'dash-tm-2', log: () => {} });
+    await tm.start();
+    tms.push(tm);
+    await p.goto(`${jm.restUrl}/#/job/${job.jobId}/overview`);
+    await expect.poll(() => p.locator('[data-testid=vertex-table] tbody td:nth-child(2) .badge').allTextContents(), { timeout: 30_000 }).toEqual(job.jobGraph.vertices.map(() => 'RUNNING'));
+    expect(await p.locator('[data-testid=waiting-for-slots]').count()).toBe(0);
+    expect(await p.locator('[data-testid=last-failure]').count()).toBe(1);
+    expect(errors).toEqual([]);
+    await p.close();
+  });
 });

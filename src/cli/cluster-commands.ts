@@ -8,10 +8,11 @@ import { LocalCluster, sluiceBin } from '../cluster/local-cluster.js';
 import { TaskManager } from '../cluster/task-manager.js';
 import { CLUSTER_SECRET_ENV } from '../cluster/task-manager-environment.js';
 import { CliError, commandConfiguration } from './cli-error.js';
+import { applyLogging, LOG_FLAGS, LOG_USAGE, setLogFlag } from './log-options.js';
 
-export const JOBMANAGER_USAGE = 'usage: sluice jobmanager [--rpc-port P] [--rest-port P] [--rest-address A] [-D key=value]...';
-export const TASKMANAGER_USAGE = 'usage: sluice taskmanager --jobmanager host:port [--slots N] [--id ID] [--quiet] [-D key=value]...';
-export const CLUSTER_USAGE = 'usage: sluice cluster start|stop|run [--taskmanagers N] [--slots N] [--rpc-port P] [--rest-port P] [--rest-address A] [-D key=value]...';
+export const JOBMANAGER_USAGE = `usage: sluice jobmanager [--rpc-port P] [--rest-port P] [--rest-address A] ${LOG_USAGE} [-D key=value]...`;
+export const TASKMANAGER_USAGE = `usage: sluice taskmanager --jobmanager host:port [--slots N] [--id ID] [--quiet] ${LOG_USAGE} [-D key=value]...`;
+export const CLUSTER_USAGE = `usage: sluice cluster start|stop|run [--taskmanagers N] [--slots N] [--rpc-port P] [--rest-port P] [--rest-address A] ${LOG_USAGE} [-D key=value]...`;
 
 interface ParsedFlags {
   readonly config: Configuration;
@@ -19,7 +20,10 @@ interface ParsedFlags {
   readonly positional: string[];
 }
 
-/** `-D key=value` into a configuration, `--name value` flags (only those listed), positional arguments. */
+/**
+ * `-D key=value` into a configuration, `--name value` flags (only those listed, and the
+ * logging flags, which set their keys), positional arguments.
+ */
 function parseFlags(argv: readonly string[], valued: readonly string[], usage: string): ParsedFlags {
   const config = commandConfiguration();
   const secret = process.env[CLUSTER_SECRET_ENV];
@@ -41,12 +45,17 @@ function parseFlags(argv: readonly string[], valued: readonly string[], usage: s
       throw new CliError(usage, 0);
     } else if (a.startsWith('--')) {
       const [name, inline] = a.slice(2).split('=', 2) as [string, string | undefined];
+      if (LOG_FLAGS[`--${name}`] !== undefined) {
+        setLogFlag(config, `--${name}`, inline ?? argv[++i], usage);
+        continue;
+      }
       if (!valued.includes(name)) throw new CliError(`unknown option '${a}'\n${usage}`, 2);
       const value = inline ?? argv[++i];
       if (value === undefined) throw new CliError(`--${name} needs a value\n${usage}`, 2);
       flags.set(name, value);
     } else positional.push(a);
   }
+  applyLogging(config);
   return { config, flags, positional };
 }
 

@@ -3,6 +3,7 @@ import { checkpointTable } from './checkpoint-table.js';
 import { CliError } from './cli-error.js';
 import { parseTarget, pathForServer, rejectUnknownOptions, requireJobId, rest, shapeProblem, unexpectedAnswer, type ResponseShape, type RestTarget } from './rest-client.js';
 import { WaitProgress } from './wait-progress.js';
+import { jobStatusLines, type JobStatusFields } from './job-status-lines.js';
 
 export const LIST_USAGE = 'usage: sluice list [--jobmanager host:port]';
 /** The answer to a triggered asynchronous operation (savepoint, stop, checkpoint). */
@@ -15,7 +16,7 @@ export const CANCEL_USAGE = 'usage: sluice cancel [--jobmanager host:port] [--wi
 export const CHECKPOINT_USAGE = 'usage: sluice checkpoint [--jobmanager host:port] [--full] <jobId>';
 export const CHECKPOINTS_USAGE = 'usage: sluice checkpoints [--jobmanager host:port] <jobId>';
 
-interface JobOverview {
+interface JobOverview extends JobStatusFields {
   jid: string;
   name: string;
   state: string;
@@ -35,9 +36,20 @@ export async function listCommand(argv: string[]): Promise<number> {
     process.stdout.write('No jobs.\n');
     return 0;
   }
-  const rows = [['job id', 'state', 'started', 'duration', 'name'], ...jobs.map((j) => [j.jid, j.state, new Date(j['start-time']).toISOString(), `${Math.round(j.duration / 1000)} s`, j.name])];
+  // Restarts, the slots a job waits for and its last failure are Sluice's fields: '-' from a server without them.
+  const rows = [
+    ['job id', 'state', 'restarts', 'started', 'duration', 'name'],
+    ...jobs.map((j) => [j.jid, j.state, typeof j['num-restarts'] === 'number' ? String(j['num-restarts']) : '-', new Date(j['start-time']).toISOString(), `${Math.round(j.duration / 1000)} s`, j.name]),
+  ];
   const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => r[c]!.length)));
-  process.stdout.write(rows.map((r) => r.map((cell, c) => cell.padEnd(widths[c]!)).join('  ').trimEnd()).join('\n') + '\n');
+  const line = (r: readonly string[]): string => r.map((cell, c) => cell.padEnd(widths[c]!)).join('  ').trimEnd();
+  const out = [line(rows[0]!)];
+  jobs.forEach((j, k) => {
+    out.push(line(rows[k + 1]!));
+    // Under its row, indented: what the job waits for, and why it last failed.
+    for (const l of jobStatusLines(j, Date.now())) out.push(`  ${l}`);
+  });
+  process.stdout.write(out.join('\n') + '\n');
   return 0;
 }
 

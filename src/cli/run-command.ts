@@ -19,14 +19,26 @@ import { LocalExecutor } from '../runtime/local-executor.js';
 import { OPERATION_RESULT_GRACE_MS, RestServer } from '../rest/rest-server.js';
 import { checkpointTable } from './checkpoint-table.js';
 import { UPPER_BOUND_MAX_PARALLELISM } from '../runtime/state/key-group.js';
+import { loggingSettings, processLogger, type LogFields, type LogLevel } from '../util/logger.js';
+import { applyLogging, LOG_FLAGS, LOG_USAGE, setLogFlag } from './log-options.js';
+
+/**
+ * A line about the job on stderr: as it is in the plain format; with `--log-format json`, a
+ * log line like the runtime's (stderr is then JSON lines only).
+ */
+function report(message: string, fields: LogFields = {}, level: LogLevel = 'info'): void {
+  if (loggingSettings().format === 'json') processLogger('sluice')[level](message, fields);
+  else process.stderr.write(`${message}\n`);
+}
 
 function printCheckpoints(entries: readonly import('../runtime/checkpoint/checkpoint-stats.js').CheckpointStatsEntry[]): void {
-  if (entries.length === 0) return;
+  // A table is for a terminal; JSON lines stay JSON (GET /jobs/:id/checkpoints has it all).
+  if (entries.length === 0 || loggingSettings().format === 'json') return;
   const shown = entries.slice(0, 20);
   process.stderr.write(`Checkpoints (${entries.length}${entries.length > shown.length ? `, newest ${shown.length} shown` : ''}):\n${checkpointTable(shown)}\n`);
 }
 
-export const RUN_USAGE = `usage: sluice run [--jobmanager host:port [--detached] | --embedded] [-p N] [-D key=value]... [-s <savepoint or checkpoint> | --resume <checkpoint dir> [--allow-non-restored-state] [--claim-mode claim|no_claim]] [--no-typecheck] [--progress|--no-progress] <job.ts> [job args...]`;
+export const RUN_USAGE = `usage: sluice run [--jobmanager host:port [--detached] | --embedded] [-p N] [-D key=value]... [-s <savepoint or checkpoint> | --resume <checkpoint dir> [--allow-non-restored-state] [--claim-mode claim|no_claim]] [--no-typecheck] [--progress|--no-progress] ${LOG_USAGE} <job.ts> [job args...]`;
 
 interface RunArgs {
   readonly jobPath: string;
@@ -80,7 +92,7 @@ export function resumeCommand(argv: readonly string[], path: string): string {
 }
 
 /** Options of `sluice run` that take a value, and those that do not (as parseRunArgs reads them; test/cli.test.ts checks them against RUN_USAGE). */
-const RUN_OPTIONS_WITH_VALUE = new Set(['-p', '--parallelism', '-D', '-m', '--jobmanager', '--token', '-s', '--fromSavepoint', '--from-savepoint', '--resume', '--claim-mode', '--claimMode', '-rm']);
+const RUN_OPTIONS_WITH_VALUE = new Set(['-p', '--parallelism', '-D', '-m', '--jobmanager', '--token', '-s', '--fromSavepoint', '--from-savepoint', '--resume', '--claim-mode', '--claimMode', '-rm', ...Object.keys(LOG_FLAGS)]);
 const RUN_FLAGS = new Set(['--no-typecheck', '-d', '--detached', '--embedded', '--progress', '--no-progress', '-n', '--allow-non-restored-state', '--allowNonRestoredState']);
 
 /**
@@ -156,6 +168,8 @@ export function parseRunArgs(argv: readonly string[]): RunArgs {
     else if (a === '-D') setConfig(argv[++i]);
     else if (a.startsWith('-D')) setConfig(a.slice(2));
     else if (a === '--no-typecheck') typeCheck = false;
+    else if (LOG_FLAGS[a] !== undefined) setLogFlag(config, a, argv[++i], RUN_USAGE);
+    else if (LOG_FLAGS[a.split('=', 1)[0]!] !== undefined) setLogFlag(config, a.split('=', 1)[0]!, a.slice(a.indexOf('=') + 1), RUN_USAGE);
     else if (a === '-m' || a === '--jobmanager') {
       jobManager = argv[++i];
       if (jobManager === undefined) throw new CliError(`${a} needs the JobManager's REST address host:port\n${RUN_USAGE}`, 2);
@@ -245,13 +259,15 @@ async function resolveResume(args: RunArgs): Promise<RunArgs> {
       `--resume ${args.resumeDir}: the directory ${why}, so there is nothing to resume from. Give the execution.checkpointing.dir of the run to resume (checkpoints live in <dir>/<jobId>/chk-N), or run without --resume to start from the beginning`,
     );
   }
-  process.stderr.write(`Resuming from the newest checkpoint under ${args.resumeDir}: ${found}\n`);
+  report(`Resuming from the newest checkpoint under ${args.resumeDir}: ${found}`);
   return { ...args, restorePath: found };
 }
 
 /** `sluice run`: runs a job on the local embedded runtime; resolves with the exit code. */
 export async function runCommand(argv: readonly string[]): Promise<number> {
-  const args = await resolveResume(parseRunArgs(argv));
+  const parsed = parseRunArgs(argv);
+  applyLogging(parsed.config);
+  const args = await resolveResume(parsed);
   if (args.jobManager !== undefined) return submitToCluster(args);
   const prepared = await unlessStalled(prepareJob(args.jobPath, { typeCheck: args.typeCheck }), args.jobPath);
   const job = prepared.definition;
@@ -295,7 +311,7 @@ export async function runCommand(argv: readonly string[]): Promise<number> {
 
 /** Waits for the job's end with a progress line; prints its checkpoints and outcome; the exit code. */
 async function awaitJob(args: RunArgs, executor: JobExecutor): Promise<number> {
-  const showProgress = args.progress ?? process.stderr.isTTY === true;
+  const showProgress = args.progress ?? (process.stderr.isTTY === true && loggingSettings().format === 'plain');
   const line = showProgress ? new ProgressLine(() => executor.progress()) : undefined;
   line?.start();
   // Ctrl-C cancels the job (its checkpoints go as the retention says); SIGTERM suspends it,
@@ -309,12 +325,13 @@ async function awaitJob(args: RunArgs, executor: JobExecutor): Promise<number> {
     line?.stop();
     printCheckpoints(executor.checkpointStats.entries());
     const restarts = result.numRestarts > 0 ? `, ${result.numRestarts} restart(s)` : '';
-    process.stderr.write(`Job ${result.jobId} ${result.status.toLowerCase()} in ${result.durationMs} ms${restarts}\n`);
+    report(`Job ${result.jobId} ${result.status.toLowerCase()} in ${result.durationMs} ms${restarts}`, { jobId: result.jobId });
     if (result.status === 'SUSPENDED') {
-      process.stderr.write(
+      report(
         result.latestCheckpoint === undefined
-          ? 'It had completed no checkpoint: running it again starts from the beginning.\n'
-          : `Resume it with: ${resumeCommand(args.argv, result.latestCheckpoint)}\n`,
+          ? 'It had completed no checkpoint: running it again starts from the beginning.'
+          : `Resume it with: ${resumeCommand(args.argv, result.latestCheckpoint)}`,
+        { jobId: result.jobId },
       );
       return 143; // ended by SIGTERM
     }
@@ -323,10 +340,10 @@ async function awaitJob(args: RunArgs, executor: JobExecutor): Promise<number> {
     line?.stop();
     printCheckpoints(executor.checkpointStats.entries());
     if (e instanceof JobExecutionError) {
-      process.stderr.write(`Job ${executor.jobId} failed: ${e.message}\n`);
       let cause = e.cause;
       while (cause instanceof Error && cause.cause instanceof Error) cause = cause.cause;
-      if (cause instanceof Error && cause.stack) process.stderr.write(`root cause: ${cause.stack}\n`);
+      report(`Job ${executor.jobId} failed: ${e.message}`, { jobId: executor.jobId, ...(cause instanceof Error ? { err: cause } : {}) }, 'error');
+      if (cause instanceof Error && cause.stack && loggingSettings().format === 'plain') process.stderr.write(`root cause: ${cause.stack}\n`);
       return 1;
     }
     // Problems found when the job starts (configuration, storage, state): one clear line.
@@ -346,7 +363,7 @@ async function awaitJob(args: RunArgs, executor: JobExecutor): Promise<number> {
 async function runOnLocalCluster(args: RunArgs, bundle: string, graph: JobGraph): Promise<number> {
   const maxParallelism = Math.max(...graph.vertices.map((v) => v.parallelism));
   const taskManagers = Math.max(1, Math.min(availableParallelism(), maxParallelism));
-  const log = (m: string): void => void process.stderr.write(`[sluice] ${m}\n`);
+  const log = processLogger('sluice');
   const start = async (config: Configuration): Promise<LocalCluster> => {
     const c = new LocalCluster({
       config,
@@ -369,7 +386,7 @@ async function runOnLocalCluster(args: RunArgs, bundle: string, graph: JobGraph)
     }
   };
   if (args.config.getString('high-availability.storageDir') !== undefined) {
-    log('high-availability.storageDir is not used by the embedded cluster of `sluice run`, which goes away with the job; a JobManager that takes its jobs back after a restart is `sluice jobmanager` or `sluice cluster start`');
+    log.warn('high-availability.storageDir is not used by the embedded cluster of `sluice run`, which goes away with the job; a JobManager that takes its jobs back after a restart is `sluice jobmanager` or `sluice cluster start`');
   }
   const clusterConfig = new Configuration(args.config.entries());
   clusterConfig.set('jobmanager.rpc.port', 0);
@@ -398,7 +415,7 @@ async function runOnLocalCluster(args: RunArgs, bundle: string, graph: JobGraph)
       throw new CliError(`${args.jobPath}: ${(e as Error).message}${misplacedOptionsNote(args.jobArgs)}`);
     }
     if (args.config.getBoolean('rest.enabled')) {
-      process.stderr.write(`Job ${executor.jobId} submitted to a local cluster of ${taskManagers} TaskManager process(es); REST API at ${cluster.jobManager.restUrl}\n`);
+      report(`Job ${executor.jobId} submitted to a local cluster of ${taskManagers} TaskManager process(es); REST API at ${cluster.jobManager.restUrl}`, { jobId: executor.jobId });
     }
     return await awaitJob(args, executor);
   } finally {
@@ -428,7 +445,7 @@ async function startRest(config: ConfigurationType, executor: LocalExecutor): Pr
     url = await server.start();
   }
   server.register(executor);
-  process.stderr.write(`Job ${executor.jobId} submitted; REST API at ${url}\n`);
+  report(`Job ${executor.jobId} submitted; REST API at ${url}`, { jobId: executor.jobId });
   return server;
 }
 
@@ -452,21 +469,21 @@ async function submitToCluster(args: RunArgs): Promise<number> {
     if (e instanceof CliError && note !== '') throw new CliError(`${e.message}${note}`, e.exitCode);
     throw e;
   }
-  process.stderr.write(`Job ${jobid} submitted to ${target.baseUrl}\n`);
+  report(`Job ${jobid} submitted to ${target.baseUrl}`, { jobId: jobid });
   process.stdout.write(`${jobid}\n`);
   if (args.detached) return 0;
   for (;;) {
     const r = await rest<{ status: string; numRestarts: number; failure: string | undefined }>(target, 'GET', `/jobs/${jobid}/result`, undefined, { status: 'string', numRestarts: 'number' });
     if (r.status === 'FINISHED' || r.status === 'CANCELED') {
-      process.stderr.write(`Job ${jobid} ${r.status.toLowerCase()}${r.numRestarts > 0 ? `, ${r.numRestarts} restart(s)` : ''}\n`);
+      report(`Job ${jobid} ${r.status.toLowerCase()}${r.numRestarts > 0 ? `, ${r.numRestarts} restart(s)` : ''}`, { jobId: jobid });
       return 0;
     }
     if (r.status === 'FAILED') {
-      process.stderr.write(`Job ${jobid} failed: ${r.failure ?? 'unknown cause'}\n`);
+      report(`Job ${jobid} failed: ${r.failure ?? 'unknown cause'}`, { jobId: jobid }, 'error');
       return 1;
     }
     if (r.status === 'SUSPENDED') {
-      process.stderr.write(`Job ${jobid} suspended: the JobManager is shutting down; started again on the same high-availability directory, it takes the job back\n`);
+      report(`Job ${jobid} suspended: the JobManager is shutting down; started again on the same high-availability directory, it takes the job back`, { jobId: jobid }, 'warn');
       return 1;
     }
     await new Promise((resolve) => setTimeout(resolve, 250));

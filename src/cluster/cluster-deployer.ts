@@ -2,7 +2,7 @@ import type { JobVertex } from '../graph/job-graph.js';
 import type { CheckpointBarrier } from '../runtime/channel/stream-element.js';
 import { subtaskKey } from '../runtime/checkpoint/state-persistence.js';
 import type { CheckpointResponder } from '../runtime/checkpoint/subtask-state.js';
-import type { AttemptSpec, DeployedAttempt, Deployer, TaskView } from '../runtime/deploy/deployer.js';
+import type { AttemptSpec, DeployedAttempt, Deployer, SlotRequest, TaskView } from '../runtime/deploy/deployer.js';
 import type { SplitAnswer } from '../runtime/split-enumerator.js';
 import { isTerminal, type TaskState } from '../runtime/task/task-state.js';
 import type { ConfigValue } from '../config/configuration.js';
@@ -29,15 +29,33 @@ export interface ClusterJob {
  * pipelines spread. It waits for enough slots (slot.request.timeout).
  */
 export class ClusterDeployer implements Deployer {
+  /** The slots the deployment under way asks for. */
+  private request: Omit<SlotRequest, 'available'> | undefined;
+
   constructor(
     private readonly registry: TaskManagerRegistry,
     private readonly job: ClusterJob,
     private readonly slotRequestTimeoutMs: number,
   ) {}
 
+  pendingSlotRequest(): SlotRequest | undefined {
+    const r = this.request;
+    if (r === undefined) return undefined;
+    const available = this.registry.freeSlots();
+    // Enough slots: they are being taken, nothing waits.
+    return available >= r.required ? undefined : { ...r, available };
+  }
+
   async deploy(spec: AttemptSpec): Promise<DeployedAttempt> {
     const needed = Math.max(...spec.graph.vertices.map((v) => v.parallelism));
-    const slots = await this.registry.takeSlots(this.job.jobId, needed, this.slotRequestTimeoutMs);
+    const sinceMs = Date.now();
+    this.request = { required: needed, sinceMs, timeoutAtMs: sinceMs + this.slotRequestTimeoutMs };
+    let slots: RegisteredTaskManager[];
+    try {
+      slots = await this.registry.takeSlots(this.job.jobId, needed, this.slotRequestTimeoutMs);
+    } finally {
+      this.request = undefined;
+    }
     const placement = new Map<string, RegisteredTaskManager>();
     for (const v of spec.graph.vertices) for (let i = 0; i < v.parallelism; i++) placement.set(subtaskKey(v.id, i), slots[i]!);
     const involved = [...new Set(slots)];
@@ -171,6 +189,8 @@ export class ClusterAttempt implements DeployedAttempt {
 
   start(): void {
     for (const tm of this.involved) tm.send({ t: 'start', jobId: this.jobId, attempt: this.attemptNumber });
+    // Started: running until their reports say otherwise (the first comes within 500 ms).
+    for (const view of this.tasks) if (!isTerminal(view.state)) view.state = 'running';
   }
 
   cancel(): Promise<void> {
@@ -263,6 +283,8 @@ export class ClusterAttempt implements DeployedAttempt {
     switch (m.t) {
       case 'deployed':
         this.deployed.add(tm);
+        // Its tasks are initialized and wait for the start.
+        for (const view of this.tasks) if (view.taskManager === tm && view.state === 'created') view.state = 'initializing';
         if (this.involved.every((t) => this.deployed.has(t))) this.initialized();
         return;
       case 'deploy-failed': {

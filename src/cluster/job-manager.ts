@@ -15,6 +15,7 @@ import { graphFingerprint } from './graph-fingerprint.js';
 import { buildJob, jobBundle, storeBundle } from './job-bundle.js';
 import { TaskManagerRegistry } from './task-manager-registry.js';
 import { makeDirectoriesSync } from '../util/make-directories.js';
+import { toLogger, type LogTarget, type Logger } from '../util/logger.js';
 
 /** A job submission (REST POST /jobs, or in process). */
 export interface JobSubmission {
@@ -39,10 +40,10 @@ const METRIC_QUERY_TIMEOUT_MS = 2000;
 export interface JobManagerOptions {
   /** Cluster configuration: jobmanager.rpc.*, rest.*, heartbeat.*, cluster.secret, high-availability.storageDir. */
   readonly config: Configuration;
-  /** Cluster events: TaskManagers registering and lost, jobs starting and ending. */
-  readonly log?: (message: string) => void;
+  /** Cluster events: TaskManagers registering and lost, jobs starting and ending (default: this process's log as `[jobmanager]`). */
+  readonly log?: LogTarget;
   /** What the jobs' executors report: restarts, restores, checkpoint failures (default: `log`). */
-  readonly jobLog?: (message: string) => void;
+  readonly jobLog?: LogTarget;
   /**
    * Whether submitted jobs are written to the high-availability directory and taken back from
    * it on start (default true). False for the embedded cluster of `sluice run`, which goes
@@ -69,15 +70,15 @@ export class JobManager {
   private server: Server | undefined;
   private readonly jobs = new Map<string, RunningJob>();
   private readonly workDir = mkdtempSync(join(tmpdir(), 'sluice-jm-'));
-  private readonly log: (message: string) => void;
-  private readonly jobLog: (message: string) => void;
+  private readonly log: Logger;
+  private readonly jobLog: Logger;
   private readonly haDir: string | undefined;
   rpcPort = 0;
   restUrl = '';
 
   constructor(private readonly o: JobManagerOptions) {
-    this.log = o.log ?? ((m) => process.stderr.write(`[jobmanager] ${m}\n`));
-    this.jobLog = o.jobLog ?? this.log;
+    this.log = toLogger(o.log, 'jobmanager');
+    this.jobLog = o.jobLog === undefined ? this.log : toLogger(o.jobLog, 'jobmanager');
     const c = o.config;
     const heartbeatIntervalMs = c.getNumber('heartbeat.interval');
     const heartbeatTimeoutMs = c.getNumber('heartbeat.timeout');
@@ -137,7 +138,7 @@ export class JobManager {
       rmSync(this.workDir, { recursive: true, force: true });
       throw e;
     }
-    this.log(`listening for TaskManagers on ${c.getString('jobmanager.rpc.address')}:${this.rpcPort}; ${this.o.rest === false ? 'no REST API' : `REST API at ${this.restUrl}`}`);
+    this.log.info(`listening for TaskManagers on ${c.getString('jobmanager.rpc.address')}:${this.rpcPort}; ${this.o.rest === false ? 'no REST API' : `REST API at ${this.restUrl}`}`);
     await this.recoverJobs();
   }
 
@@ -200,8 +201,8 @@ export class JobManager {
       if (executor.status !== 'SUSPENDED') this.forgetPersistedJob(jobId);
     });
     result.then(
-      (r) => this.log(`job ${jobId} ${r.status.toLowerCase()}${r.status === 'SUSPENDED' ? `: ${this.suspendedNote()}` : ''}`),
-      (e: unknown) => this.log(`job ${jobId} failed: ${(e as Error).message}`),
+      (r) => this.log.info(`job ${jobId} ${r.status.toLowerCase()}${r.status === 'SUSPENDED' ? `: ${this.suspendedNote()}` : ''}`, { jobId }),
+      (e: unknown) => this.log.error(`job ${jobId} failed: ${(e as Error).message}`, { jobId, err: e as Error }),
     );
     this.jobs.set(jobId, { executor, result });
     return executor;
@@ -311,11 +312,11 @@ export class JobManager {
       if (jobDir !== undefined) this.removeIncompleteCheckpoints(jobDir);
       const own = jobDir === undefined ? [] : completedCheckpointsOfJob(jobDir);
       const latest = own[0]?.pointer;
-      this.log(`taking back job ${saved.jobId} (${saved.name}) ${latest === undefined ? (saved.savepointPath === undefined ? 'from the beginning' : `from ${saved.savepointPath}`) : `from ${latest}`}`);
+      this.log.info(`taking back job ${saved.jobId} (${saved.name}) ${latest === undefined ? (saved.savepointPath === undefined ? 'from the beginning' : `from ${saved.savepointPath}`) : `from ${latest}`}`);
       try {
         await this.submit(saved, own);
       } catch (e) {
-        this.log(`cannot take back job ${saved.jobId}: ${(e as Error).message}`);
+        this.log.error(`cannot take back job ${saved.jobId}: ${(e as Error).message}`, { jobId: saved.jobId, err: e as Error });
       }
     }
   }

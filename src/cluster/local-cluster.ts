@@ -4,6 +4,7 @@ import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Configuration, ConfigValue } from '../config/configuration.js';
 import { JobManager } from './job-manager.js';
+import { toLogger, type LogTarget, type Logger } from '../util/logger.js';
 
 /** The `sluice` executable of this installation (also when this module runs from src/ in tests). */
 export function sluiceBin(): string {
@@ -19,9 +20,10 @@ export interface LocalClusterOptions {
   readonly slotsPerTaskManager: number;
   /** Restart a TaskManager process that dies (default true). */
   readonly restartTaskManagers?: boolean;
-  readonly log?: (message: string) => void;
+  /** The cluster's and the JobManager's lines (default: this process's log, as `[cluster]` and `[jobmanager]`). */
+  readonly log?: LogTarget;
   /** What jobs report (restarts, restores); default: `log`. */
-  readonly jobLog?: (message: string) => void;
+  readonly jobLog?: LogTarget;
   /** TaskManagers log only problems, not their registration. */
   readonly quietTaskManagers?: boolean;
   /** Where TaskManager output goes (default: this process's stderr). */
@@ -52,13 +54,13 @@ export class LocalCluster {
   readonly jobManager: JobManager;
   readonly taskManagers: TaskManagerProcess[] = [];
   private stopping = false;
-  private readonly log: (message: string) => void;
+  private readonly log: Logger;
 
   constructor(private readonly o: LocalClusterOptions) {
-    this.log = o.log ?? ((m) => process.stderr.write(`[cluster] ${m}\n`));
+    this.log = toLogger(o.log, 'cluster');
     this.jobManager = new JobManager({
       config: o.config,
-      log: o.log ?? ((m) => process.stderr.write(`[jobmanager] ${m}\n`)),
+      log: toLogger(o.log, 'jobmanager'),
       ...(o.jobLog === undefined ? {} : { jobLog: o.jobLog }),
       ...(o.highAvailability === undefined ? {} : { highAvailability: o.highAvailability }),
       ...(o.rest === undefined ? {} : { rest: o.rest }),
@@ -87,7 +89,7 @@ export class LocalCluster {
 
   private spawn(tm: TaskManagerProcess): void {
     const args = [sluiceBin(), 'taskmanager', '--jobmanager', `127.0.0.1:${this.jobManager.rpcPort}`, '--slots', String(this.o.slotsPerTaskManager), '--id', tm.id, ...(this.o.quietTaskManagers === true ? ['--quiet'] : [])];
-    for (const [k, v] of this.o.config.entries() as [string, ConfigValue][]) if (k.startsWith('taskmanager.') || k.startsWith('heartbeat.') || k.startsWith('task.')) args.push('-D', `${k}=${v}`);
+    for (const [k, v] of this.o.config.entries() as [string, ConfigValue][]) if (k.startsWith('taskmanager.') || k.startsWith('heartbeat.') || k.startsWith('task.') || k.startsWith('log.')) args.push('-D', `${k}=${v}`);
     // The secret goes in the environment, which only this user can read, not on the command line, which `ps` shows everyone.
     const env = taskManagerEnvironment(process.env, { SLUICE_PARENT_PID: String(process.pid) });
     const secret = this.o.config.getString('cluster.secret');
@@ -100,7 +102,7 @@ export class LocalCluster {
     tm.process = child;
     child.on('exit', (code, signal) => {
       if (this.stopping || tm.process !== child) return;
-      this.log(`TaskManager ${tm.id} (pid ${child.pid}) exited (${signal ?? `code ${code}`})${this.o.restartTaskManagers === false ? '' : '; starting a new one'}`);
+      this.log.warn(`TaskManager ${tm.id} (pid ${child.pid}) exited (${signal ?? `code ${code}`})${this.o.restartTaskManagers === false ? '' : '; starting a new one'}`, { taskManager: tm.id });
       if (this.o.restartTaskManagers === false) return;
       tm.restarts++;
       setTimeout(() => {

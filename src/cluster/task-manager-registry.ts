@@ -4,6 +4,7 @@ import { checkProof } from './wire/shared-secret.js';
 import type { JobManagerMessage, RemoteMetricSample, TaskManagerMessage } from './control-messages.js';
 import type { MetricSample } from '../metrics/metric-group.js';
 import type { ClusterAttempt } from './cluster-deployer.js';
+import type { Logger } from '../util/logger.js';
 
 type TmConnection = Connection<JobManagerMessage, TaskManagerMessage>;
 
@@ -59,7 +60,7 @@ export class TaskManagerRegistry {
       readonly secret: string | undefined;
       readonly heartbeatIntervalMs: number;
       readonly heartbeatTimeoutMs: number;
-      readonly log: (message: string) => void;
+      readonly log: Logger;
     },
   ) {
     this.heartbeatTimer = setInterval(() => this.checkHeartbeats(), o.heartbeatIntervalMs);
@@ -80,7 +81,7 @@ export class TaskManagerRegistry {
       if (refused) return;
       if (tm === undefined) {
         const refuse = (why: string): void => {
-          this.o.log(`refused a TaskManager connection from ${socket.remoteAddress}: ${why}`);
+          this.o.log.warn(`refused a TaskManager connection from ${socket.remoteAddress}: ${why}`);
           // Tell the TaskManager why (its log says so), then close once it has read it.
           refused = true;
           conn.send({ t: 'refused', reason: why });
@@ -107,7 +108,7 @@ export class TaskManagerRegistry {
         tm = new RegisteredTaskManager(m.tm, m.slots, m.dataHost, m.dataPort, m.pid, conn, m.metricsUrl);
         this.taskManagers.set(tm.id, tm);
         conn.send({ t: 'registered', heartbeatIntervalMs: this.o.heartbeatIntervalMs, heartbeatTimeoutMs: this.o.heartbeatTimeoutMs });
-        this.o.log(`TaskManager ${tm.id} registered: ${tm.slots} slot(s), pid ${tm.pid}, data at ${tm.dataHost}:${tm.dataPort}`);
+        this.o.log.info(`TaskManager ${tm.id} registered: ${tm.slots} slot(s), pid ${tm.pid}, data at ${tm.dataHost}:${tm.dataPort}`, { taskManager: tm.id });
         for (const w of this.slotWaiters.splice(0)) w();
         return;
       }
@@ -121,7 +122,7 @@ export class TaskManagerRegistry {
       if (attempt !== undefined && attempt.attemptNumber === m.attempt) attempt.onMessage(tm, m);
     });
     conn.onClose((e) => {
-      if (tm === undefined && !refused && e !== undefined) this.o.log(`refused a TaskManager connection from ${socket.remoteAddress}: ${e.message}`);
+      if (tm === undefined && !refused && e !== undefined) this.o.log.warn(`refused a TaskManager connection from ${socket.remoteAddress}: ${e.message}`);
       if (tm !== undefined) this.lose(tm, `its connection closed${e === undefined ? '' : ` (${e.message})`}`);
     });
   }
@@ -130,7 +131,7 @@ export class TaskManagerRegistry {
     if (tm.lost) return;
     tm.lost = true;
     if (this.taskManagers.get(tm.id) === tm) this.taskManagers.delete(tm.id);
-    this.o.log(`TaskManager ${tm.id} (pid ${tm.pid}) lost: ${why}`);
+    this.o.log.warn(`TaskManager ${tm.id} (pid ${tm.pid}) lost: ${why}`, { taskManager: tm.id });
     for (const a of this.attempts.values()) a.taskManagerLost(tm, why);
     tm.close(new Error(why));
   }
@@ -229,6 +230,13 @@ export class TaskManagerRegistry {
         });
       });
     }
+  }
+
+  /** Free slots of the live TaskManagers. */
+  freeSlots(): number {
+    let free = 0;
+    for (const t of this.taskManagers.values()) if (!t.lost) free += t.freeSlots;
+    return free;
   }
 
   releaseSlots(jobId: string): void {

@@ -25,6 +25,8 @@ import { registerTaskMetrics } from '../metrics/job-metrics.js';
 import { serveMetrics } from '../metrics/metrics-server.js';
 import { hostname } from 'node:os';
 import { proof } from './wire/shared-secret.js';
+import { describeThrown } from '../util/thrown.js';
+import { toLogger, type LogFields, type LogTarget, type Logger } from '../util/logger.js';
 
 export interface TaskManagerOptions {
   readonly jobManagerHost: string;
@@ -41,8 +43,9 @@ export interface TaskManagerOptions {
   readonly cancellationTimeoutMs?: number;
   /** A fatal error (tasks that did not close in time); the `sluice taskmanager` process exits. Unset: logged, and the cancel answered. */
   readonly onFatalError?: (error: Error) => void;
-  readonly log?: (message: string) => void;
-  /** Log only problems (not registration). */
+  /** Default: this process's log as `[taskmanager <id>]`. */
+  readonly log?: LogTarget;
+  /** Log only problems (warnings and errors; not registration, nor the failures of tasks the JobManager reports). */
   readonly quiet?: boolean;
   /** How long to keep trying to reach the JobManager before giving up (default: forever). */
   readonly connectTimeoutMs?: number;
@@ -70,7 +73,7 @@ interface LocalAttempt {
  */
 export class TaskManager {
   readonly id: string;
-  private readonly log: (message: string) => void;
+  private readonly log: Logger;
   private readonly data: DataEndpoint;
   /**
    * One pass over the ready subtasks per event-loop turn (round budget 0): the network input
@@ -102,8 +105,8 @@ export class TaskManager {
 
   constructor(private readonly o: TaskManagerOptions) {
     this.id = o.id ?? `tm-${randomBytes(4).toString('hex')}`;
-    this.log = o.log ?? ((m) => process.stderr.write(`[taskmanager ${this.id}] ${m}\n`));
-    this.data = new DataEndpoint(this.id, o.secret, this.log);
+    this.log = toLogger(o.log, 'taskmanager', { taskManager: this.id });
+    this.data = new DataEndpoint(this.id, o.secret, (m) => this.log.warn(m));
     this.registered = new Promise((resolve) => (this.markRegistered = resolve));
   }
 
@@ -135,13 +138,13 @@ export class TaskManager {
         return;
       } catch (e) {
         if (this.o.connectTimeoutMs !== undefined && Date.now() - started > this.o.connectTimeoutMs) {
-          this.log(`cannot reach the JobManager at ${this.o.jobManagerHost}:${this.o.jobManagerPort}: ${(e as Error).message}; giving up`);
+          this.log.error(`cannot reach the JobManager at ${this.o.jobManagerHost}:${this.o.jobManagerPort}: ${(e as Error).message}; giving up`);
           process.exitCode = 1;
           await this.stop();
           return;
         }
         if (Date.now() - lastComplaint > 10_000) {
-          this.log(`cannot reach the JobManager at ${this.o.jobManagerHost}:${this.o.jobManagerPort} (${(e as Error).message}); retrying`);
+          this.log.warn(`cannot reach the JobManager at ${this.o.jobManagerHost}:${this.o.jobManagerPort} (${(e as Error).message}); retrying`);
           lastComplaint = Date.now();
         }
         await new Promise((r) => setTimeout(r, 500));
@@ -174,7 +177,7 @@ export class TaskManager {
     const refusal = this.refusal;
     if (refusal !== undefined) {
       this.refusal = undefined;
-      this.log(`the JobManager at ${this.o.jobManagerHost}:${this.o.jobManagerPort} refused this TaskManager: ${refusal}; trying again in 5 s`);
+      this.log.warn(`the JobManager at ${this.o.jobManagerHost}:${this.o.jobManagerPort} refused this TaskManager: ${refusal}; trying again in 5 s`);
       this.retryTimer = setTimeout(() => void this.connectLoop(), 5000);
       return;
     }
@@ -184,7 +187,7 @@ export class TaskManager {
       // unreachable address, not at once: a peer that accepts and closes must not make a loop.
       if (Date.now() - this.lastUnregisteredComplaintMs > 10_000) {
         this.lastUnregisteredComplaintMs = Date.now();
-        this.log(
+        this.log.warn(
           `${this.o.jobManagerHost}:${this.o.jobManagerPort} closed the connection before registering this TaskManager${e === undefined ? '' : ` (${e.message})`}; ` +
             `is it the JobManager's RPC port (jobmanager.rpc.port, default 6123), not its REST port? retrying`,
         );
@@ -192,10 +195,15 @@ export class TaskManager {
       this.retryTimer = setTimeout(() => void this.connectLoop(), 1000);
       return;
     }
-    this.log(`lost the JobManager${e === undefined ? '' : ` (${e.message})`}: canceling ${this.attempts.size} attempt(s) and registering again`);
+    this.log.warn(`lost the JobManager${e === undefined ? '' : ` (${e.message})`}: canceling ${this.attempts.size} attempt(s) and registering again`);
     for (const d of this.deploying.values()) d.canceled = true;
     for (const a of [...this.attempts.values()]) this.cancelAttempt(a);
     void this.connectLoop();
+  }
+
+  /** An info line, unless quiet. */
+  private info(message: string, fields?: LogFields): void {
+    if (this.o.quiet !== true) this.log.info(message, fields);
   }
 
   private send(m: TaskManagerMessage): void {
@@ -220,7 +228,7 @@ export class TaskManager {
           }
         }, m.heartbeatIntervalMs);
         this.heartbeatTimer.unref();
-        if (this.o.quiet !== true) this.log(`registered at the JobManager with ${this.o.slots} slot(s)`);
+        this.info(`registered at the JobManager with ${this.o.slots} slot(s)`);
         this.markRegistered();
         return;
       case 'heartbeat':
@@ -290,7 +298,7 @@ export class TaskManager {
           () => this.send({ t: 'canceled', jobId: m.jobId, attempt: m.attempt }),
           (e: unknown) => {
             // Flink's fatal TaskManager error: the process ends (a local cluster starts a new one), and its operators with it.
-            this.log(`fatal: ${(e as Error).message}`);
+            this.log.error(`fatal: ${(e as Error).message}`, { jobId: m.jobId, attempt: m.attempt, err: e as Error });
             if (this.o.onFatalError !== undefined) this.o.onFatalError(e as Error);
             else this.send({ t: 'canceled', jobId: m.jobId, attempt: m.attempt });
           },
@@ -380,7 +388,10 @@ export class TaskManager {
           if (tasks.every((x) => x.state === 'finished' && reported.has(x))) this.finishAttempt(local);
         },
         (e: unknown) => {
-          if (!local.canceled) this.send({ t: 'task-state', jobId, attempt, subtask: ref, state: 'failed', error: serializeError(e, `${t.name}`) });
+          if (local.canceled) return;
+          const message = describeThrown(e);
+          this.info(`job ${jobId}: ${message.includes(t.name) ? message : `${t.name} failed: ${message}`}`, { jobId, attempt, vertex: t.vertex.name, subtask: t.subtaskIndex, err: e as Error });
+          this.send({ t: 'task-state', jobId, attempt, subtask: ref, state: 'failed', error: serializeError(e, `${t.name}`) });
         },
       );
     }
@@ -397,7 +408,7 @@ export class TaskManager {
     const dir = d.checkpointing?.taskOwnedDir;
     if (dir === undefined) return undefined;
     if (existsSync(dir)) return dir;
-    this.log(`job ${d.jobId}: the checkpoint directory's ${dir} is not reachable from this TaskManager; full snapshots of lmdb state go to the JobManager in memory`);
+    this.log.warn(`job ${d.jobId}: the checkpoint directory's ${dir} is not reachable from this TaskManager; full snapshots of lmdb state go to the JobManager in memory`);
     return undefined;
   }
 

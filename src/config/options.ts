@@ -71,6 +71,9 @@ export const OPTIONS: readonly ConfigOption[] = [
   opt('metrics.fetcher.update-interval', { type: 'duration' }, 10_000, "How often the JobManager's REST metric queries (vertex metrics, back pressure) fetch the task and operator metrics from the TaskManagers; queries in between see the last fetch. 0: every query fetches (as Flink)."),
   opt('cluster.secret', { type: 'string' }, undefined, 'Shared secret TaskManagers and JobManager prove they know before they talk (HMAC); unset: no check.'),
   opt('high-availability.storageDir', { type: 'string' }, undefined, 'Where the JobManager keeps job graphs and the pointer to their latest checkpoint, to take its jobs back after a restart (`sluice jobmanager`, `sluice cluster`; not the embedded cluster of `sluice run`); default: execution.checkpointing.dir.'),
+  // logging (Flink sets these in log4j's files, not in its configuration)
+  opt('log.level', { type: 'enum', values: ['debug', 'info', 'warn', 'error'] }, 'info', "Lowest level of the lines a `sluice` process logs (run, jobmanager, taskmanager, cluster; the TaskManagers a local cluster starts take it too): debug also shows completed checkpoints. `--log-level` sets it. A process's setting, not a job's: in a job's configuration submitted to a cluster it does nothing."),
+  opt('log.format', { type: 'enum', values: ['plain', 'json'] }, 'plain', 'How a `sluice` process writes its log lines on stderr: plain `[component] LEVEL message` lines, or json: one JSON object per line with time, level, message, component and, when known, jobId, vertex, subtask, taskManager, checkpointId, err. `--log-format` sets it.'),
   // checkpointing
   opt('execution.checkpointing.interval', { type: 'duration' }, undefined, 'Base interval between checkpoints; unset = checkpointing off.'),
   opt('execution.checkpointing.mode', { type: 'enum', values: ['EXACTLY_ONCE', 'AT_LEAST_ONCE'] }, 'EXACTLY_ONCE', 'Checkpointing guarantee.'),

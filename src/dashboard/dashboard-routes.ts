@@ -1,9 +1,9 @@
 import type { JobVertex } from '../graph/job-graph.js';
 import type { JobExecutor } from '../runtime/job-executor.js';
-import type { TaskView } from '../runtime/deploy/deployer.js';
 import { RestError, type RestRoute } from '../rest/rest-route.js';
 import { checkpointSubtasksJson } from './checkpoint-task-json.js';
 import { StaticAssets } from './static-assets.js';
+import { subtaskStatuses, type SubtaskStatus } from '../rest/job-status-json.js';
 import type { TaskManagerInfo } from './task-managers.js';
 
 export interface DashboardRoutesContext {
@@ -18,12 +18,14 @@ function vertexOf(job: JobExecutor, vertexId: string): JobVertex {
   return v;
 }
 
-function subtaskJson(job: JobExecutor, t: TaskView, embeddedTaskManagerId: string): Record<string, unknown> {
+function subtaskJson(job: JobExecutor, s: SubtaskStatus, embeddedTaskManagerId: string): Record<string, unknown> {
+  const t = s.task;
+  if (t === undefined) return pendingSubtaskJson(job, s);
   const end = job.endTimeMs ?? -1;
   const taskManagerId = t.taskManagerId ?? embeddedTaskManagerId;
   return {
     subtask: t.subtaskIndex,
-    status: t.state.toUpperCase(),
+    status: s.state,
     attempt: t.attemptNumber,
     endpoint: taskManagerId,
     'start-time': job.startTimeMs,
@@ -38,6 +40,12 @@ function subtaskJson(job: JobExecutor, t: TaskView, embeddedTaskManagerId: strin
     },
     'taskmanager-id': taskManagerId,
   };
+}
+
+/** A subtask without a task yet (CREATED, or SCHEDULED while its attempt waits for slots): no TaskManager, no records. */
+function pendingSubtaskJson(job: JobExecutor, s: SubtaskStatus): Record<string, unknown> {
+  const metrics = { 'read-records': 0, 'read-records-complete': false, 'write-records': 0, 'write-records-complete': false, 'accumulated-backpressured-time': 0 };
+  return { subtask: s.subtask, status: s.state, attempt: job.progress().numRestarts, endpoint: '(unassigned)', 'start-time': -1, 'end-time': -1, duration: -1, metrics, 'taskmanager-id': '(unassigned)' };
 }
 
 /** A watermark as Flink's metric reports it: a decimal string, Long.MIN_VALUE before the first one. */
@@ -94,7 +102,7 @@ export function dashboardRoutes(ctx: DashboardRoutesContext): RestRoute[] {
             maxParallelism: v.maxParallelism,
             parallelism: v.parallelism,
             now: Date.now(),
-            subtasks: job.tasks.filter((t) => t.vertex === v).map((t) => subtaskJson(job, t, tm)),
+            subtasks: subtaskStatuses({ vertex: v, tasks: job.tasks.filter((t) => t.vertex === v), waitingForSlots: job.pendingSlotRequest() !== undefined }).map((s) => subtaskJson(job, s, tm)),
           },
         ];
       },

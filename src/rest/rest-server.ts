@@ -15,6 +15,8 @@ import { metricsRoutes } from '../metrics/metrics-routes.js';
 import { dashboardRoutes } from '../dashboard/dashboard-routes.js';
 import { checkpointTasksJson } from '../dashboard/checkpoint-task-json.js';
 import { embeddedTaskManager, type TaskManagerInfo } from '../dashboard/task-managers.js';
+import { aggregateVertexState, countStates, lastFailureJson, subtaskStatuses, waitingForSlotsJson, type SubtaskStatus } from './job-status-json.js';
+import type { JobVertex } from '../graph/job-graph.js';
 
 export { RestError } from './rest-route.js';
 
@@ -351,15 +353,19 @@ export class RestServer {
     };
   }
 
+  /** Each vertex's subtasks as the REST API shows them (see job-status-json.ts). */
+  private subtasksByVertex(j: JobExecutor): Map<JobVertex, SubtaskStatus[]> {
+    const waitingForSlots = j.pendingSlotRequest() !== undefined;
+    return new Map(j.jobGraph.vertices.map((v) => [v, subtaskStatuses({ vertex: v, tasks: j.tasks.filter((t) => t.vertex === v), waitingForSlots })]));
+  }
+
   private jobOverview(j: JobExecutor): Record<string, unknown> {
     const end = j.endTimeMs ?? -1;
-    const tasks = { running: 0, finished: 0, canceled: 0, failed: 0, total: j.tasks.length };
-    for (const t of j.tasks) {
-      if (t.state === 'running' || t.state === 'initializing') tasks.running++;
-      else if (t.state === 'finished') tasks.finished++;
-      else if (t.state === 'canceled') tasks.canceled++;
-      else if (t.state === 'failed') tasks.failed++;
-    }
+    const counts = countStates([...this.subtasksByVertex(j).values()].flat().map((s) => s.state));
+    const tasks = {
+      ...Object.fromEntries(Object.entries(counts).map(([state, n]) => [state.toLowerCase(), n])),
+      total: Object.values(counts).reduce((a, n) => a + n, 0),
+    };
     return {
       jid: j.jobId,
       name: j.jobGraph.jobName,
@@ -369,28 +375,36 @@ export class RestServer {
       duration: (j.endTimeMs ?? Date.now()) - j.startTimeMs,
       'last-modification': j.endTimeMs ?? Date.now(),
       tasks,
+      // Sluice's own (Flink has the restarts as the job metric numRestarts, the failures at /jobs/:id/exceptions, no slot request).
+      'num-restarts': j.progress().numRestarts,
+      'last-failure': lastFailureJson(j.exceptions),
+      'waiting-for-slots': waitingForSlotsJson(j.pendingSlotRequest()),
     };
   }
 
   private jobDetails(j: JobExecutor): Record<string, unknown> {
+    const vertices = [...this.subtasksByVertex(j)].map(([v, subtasks]) => {
+      const tasks = countStates(subtasks.map((s) => s.state));
+      const ts = subtasks.flatMap((s) => (s.task === undefined ? [] : [s.task]));
+      return {
+        id: String(v.id).padStart(32, '0'),
+        name: v.name,
+        maxParallelism: v.maxParallelism,
+        parallelism: v.parallelism,
+        status: aggregateVertexState(tasks, v.parallelism),
+        tasks,
+        metrics: {
+          'read-records': ts.reduce((a, t) => a + t.recordsIn, 0),
+          'write-records': ts.reduce((a, t) => a + t.recordsOut(), 0),
+        },
+      };
+    });
     return {
       ...this.jobOverview(j),
       isStoppable: false,
       now: Date.now(),
-      vertices: j.jobGraph.vertices.map((v) => {
-        const ts = j.tasks.filter((t) => t.vertex === v);
-        return {
-          id: String(v.id).padStart(32, '0'),
-          name: v.name,
-          maxParallelism: v.maxParallelism,
-          parallelism: v.parallelism,
-          status: ts.every((t) => t.state === 'finished') ? 'FINISHED' : 'RUNNING',
-          metrics: {
-            'read-records': ts.reduce((a, t) => a + t.recordsIn, 0),
-            'write-records': ts.reduce((a, t) => a + t.recordsOut(), 0),
-          },
-        };
-      }),
+      vertices,
+      'status-counts': countStates(vertices.map((v) => v.status)),
       plan: this.jobPlan(j),
     };
   }

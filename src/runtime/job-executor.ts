@@ -22,9 +22,10 @@ import { CorruptCheckpointError } from './storage/storage-errors.js';
 import { locateSnapshot, otherSnapshotHint, readSnapshotMetadata, readStateHandleInDirectory, snapshotDirOfPointer } from './storage/snapshot-directory-reader.js';
 import { systemClock, type Clock } from './task/clock.js';
 import type { StreamTask, TaskCheckpointing } from './task/stream-task.js';
-import type { DeployedAttempt, Deployer, TaskView } from './deploy/deployer.js';
+import type { DeployedAttempt, Deployer, SlotRequest, TaskView } from './deploy/deployer.js';
 import { InProcessDeployer } from './deploy/in-process-deployer.js';
 import { failedTaskName } from './task/task-failure.js';
+import { taskNameFields, toLogger, type LogTarget, type Logger } from '../util/logger.js';
 
 /** Splits created at job start: by subtaskKey (static sources), by vertex id (split enumerators). */
 interface InitialSplits {
@@ -105,8 +106,8 @@ export interface JobExecutorOptions {
   readonly clock?: Clock;
   readonly jobId?: string;
   readonly random?: () => number;
-  /** Where the runtime reports restarts, fallbacks and checkpoint failures (default: stderr). */
-  readonly log?: (message: string) => void;
+  /** Where the runtime reports restarts, fallbacks and checkpoint failures (default: this process's log, docs/cli.md). */
+  readonly log?: LogTarget;
   /** Start from a savepoint or a retained checkpoint (`sluice run -s <path>`). */
   readonly restoreFrom?: {
     readonly path: string;
@@ -143,6 +144,9 @@ export class JobExecutor {
   readonly jobId: string;
   private readonly clock: Clock;
   private readonly random: () => number;
+  /** This job's lines (JSON: with its id). */
+  private readonly logger: Logger;
+  /** An info line. */
   private readonly log: (message: string) => void;
   /** The tasks of the current attempt. */
   tasks: readonly TaskView[] = [];
@@ -164,7 +168,8 @@ export class JobExecutor {
     this.clock = options.clock ?? systemClock;
     this.random = options.random ?? Math.random;
     this.jobId = options.jobId ?? randomBytes(16).toString('hex');
-    this.log = options.log ?? ((m) => process.stderr.write(`[sluice] ${m}\n`));
+    this.logger = toLogger(options.log, 'sluice').with({ jobId: this.jobId });
+    this.log = (m) => this.logger.info(m);
     this.deployer = options.deployer ?? new InProcessDeployer(config, this.clock);
     this.checkpointing = config.getOptionalNumber('execution.checkpointing.interval') === undefined ? undefined : checkpointCoordinatorConfig(config);
     if (this.checkpointing?.unaligned === true) {
@@ -292,7 +297,7 @@ export class JobExecutor {
         throw new JobExecutionError(`job '${this.jobGraph.jobName}' failed: ${cause.message} (${why})`, { cause });
       }
       const delayMs = strategy.getBackoffTimeMs();
-      this.log(`job ${this.jobId}: ${cause.message}; restarting in ${delayMs} ms (${strategy.describe()})`);
+      this.logger.warn(`job ${this.jobId}: ${cause.message}; restarting in ${delayMs} ms (${strategy.describe()})`, { ...taskNameFields(failedTaskName(cause)), err: cause });
       // A cancel or suspend during the backoff ends the wait.
       await new Promise<void>((r) => {
         this.clock.schedule(delayMs, r);
@@ -311,7 +316,7 @@ export class JobExecutor {
    */
   private async cleanUpCheckpoints(storage: CheckpointStorage | undefined, retained: readonly CompletedCheckpointInfo[], status: 'FINISHED' | 'CANCELED' | 'FAILED'): Promise<void> {
     // Full snapshots TaskManagers spilled and never handed over (one died first): no task is left to.
-    if (storage instanceof FilesystemCheckpointStorage) await storage.discardTaskOwnedSpills().catch((e: unknown) => this.log(`removing spilled snapshots left in ${storage.taskOwnedDir} failed: ${(e as Error).message}`));
+    if (storage instanceof FilesystemCheckpointStorage) await storage.discardTaskOwnedSpills().catch((e: unknown) => this.logger.warn(`removing spilled snapshots left in ${storage.taskOwnedDir} failed: ${(e as Error).message}`));
     if (storage === undefined || retained.length === 0) return;
     const retention = this.config.getString('execution.checkpointing.externalized-checkpoint-retention');
     const discard =
@@ -322,7 +327,7 @@ export class JobExecutor {
       this.log(`job ${this.jobId} ${status.toLowerCase()}: keeping ${retained.length} checkpoint(s): ${retained.map((c) => c.pointer).join(', ')}`);
       return;
     }
-    await discardAllRetained(storage, retained, this.log);
+    await discardAllRetained(storage, retained, this.logger);
   }
 
   /** The result of a job canceled or suspended from outside, its checkpoints kept or discarded. */
@@ -429,7 +434,7 @@ export class JobExecutor {
     const stateful = new Set(metadata.operators.filter(holdsState).map((o) => o.operatorUid));
     const withoutUid = this.jobGraph.vertices.flatMap((v) => v.nodes).filter((n) => !n.hasUserUid && stateful.has(n.operatorUid));
     if (withoutUid.length > 0) {
-      this.log(
+      this.logger.warn(
         `stateful operators without uid(): ${withoutUid.map((n) => `'${n.name}'`).join(', ')}; their state is matched by position in the graph, ` +
           'which breaks when the job changes: give every stateful operator a uid()',
       );
@@ -450,7 +455,7 @@ export class JobExecutor {
         const assignments = await restoreAssignments(metadata, this.jobGraph, storage, c, { allowNonRestoredState: false });
         const enumerators = await restoreSplitEnumerators(metadata, this.jobGraph, storage, c);
         tried.push({ checkpointId: c.checkpointId, readable: true });
-        for (const line of describeFallbacks(chooseCheckpointToRestore(tried))) this.log(line);
+        for (const line of describeFallbacks(chooseCheckpointToRestore(tried))) this.logger.warn(line);
         this.log(`job ${this.jobId}: restoring from checkpoint ${c.checkpointId} (${c.pointer})`);
         this.checkpointStats.counts.restored++;
         this.checkpointStats.latestRestored = { id: c.checkpointId, restoreTimestampMs: this.clock.nowMs(), externalPath: c.pointer, isSavepoint: false };
@@ -465,7 +470,7 @@ export class JobExecutor {
       return again.restored;
     }
     if (tried.length > 0) {
-      for (const line of describeFallbacks(chooseCheckpointToRestore(tried))) this.log(line);
+      for (const line of describeFallbacks(chooseCheckpointToRestore(tried))) this.logger.warn(line);
       // Starting from scratch would replay everything into sinks that already committed it.
       throw new JobExecutionError(
         `job '${this.jobGraph.jobName}': none of the ${tried.length} retained checkpoint(s) can be read; ` +
@@ -521,7 +526,7 @@ export class JobExecutor {
           notifyComplete: (id, final) => deployed?.notifyComplete(id, final),
           notifyAborted: (id, reason) => deployed?.notifyAborted(id, reason),
           failJob: (reason) => failAttempt(new Error(reason)),
-          log: this.log,
+          log: this.logger,
         },
       });
     }
@@ -705,6 +710,11 @@ export class JobExecutor {
       numRestarts: this.numRestarts,
       completedCheckpoints: this.checkpointStats.counts.completed,
     };
+  }
+
+  /** The TaskManager slots the attempt being deployed waits for (on a cluster); undefined when it waits for none. */
+  pendingSlotRequest(): SlotRequest | undefined {
+    return this.deployer.pendingSlotRequest?.();
   }
 
   cancel(): void {

@@ -28,6 +28,7 @@ import type { PreparedTransaction } from './kafka-types.js';
 import { deadLetterEnvelope, deadLetterHeaders } from './dead-letter.js';
 import { partitionForKey } from './partitioner.js';
 import { RecordSender } from './record-sender.js';
+import { processLogger, type LogFields, type LogLevel } from '../../util/logger.js';
 import type { Compression } from './kafka-types.js';
 import { resolveSerializer, type Serializer, type SerializerSpec } from './serde.js';
 import { checkTransactionTimeout } from './transaction-timeout-check.js';
@@ -133,7 +134,7 @@ export class KafkaSink<T, K = never, V = T> implements Sink<T> {
   }
 
   async createWriter(ctx: SinkWriterContext, restoredState: readonly unknown[]): Promise<SinkWriter<T>> {
-    const cluster = new KafkaCluster({ ...this.options, clientId: this.options.clientId ?? `sluice-sink-${ctx.subtaskIndex}`, log: (m) => this.log(m) });
+    const cluster = new KafkaCluster({ ...this.options, clientId: this.options.clientId ?? `sluice-sink-${ctx.subtaskIndex}`, log: (m) => this.log(m, 'warn', { subtask: ctx.subtaskIndex }) });
     try {
       const router = new RecordRouter(this.options, cluster);
       if (this.deliveryGuarantee !== 'exactly-once' || ctx.checkpointing !== true) {
@@ -161,9 +162,9 @@ export class KafkaSink<T, K = never, V = T> implements Sink<T> {
   }
 
   /** @internal */
-  log(message: string): void {
+  log(message: string, level: LogLevel = 'info', fields: LogFields = {}): void {
     if (this.options.log !== undefined) this.options.log(message);
-    else process.stderr.write(`[sluice] ${message}\n`);
+    else processLogger('sluice')[level](message, fields);
   }
 }
 
@@ -432,6 +433,8 @@ class TransactionalWriter<T, K, V> implements SinkWriter<T> {
         `kafka sink subtask ${ctx.subtaskIndex}: restored checkpoint ${restoredCheckpointId}: committed ${pending.length} pre-committed transaction(s)` +
           `${pending.length > 0 ? ` (${pending.map((p) => p.txn.transactionalId).join(', ')})` : ''}, aborted ${aborted.length} lingering` +
           `${aborted.length > 0 ? ` (${aborted.join(', ')})` : ''}`,
+        'info',
+        { subtask: ctx.subtaskIndex },
       );
     }
     return new TransactionalWriter(sink, ctx, cluster, router, restoredCheckpointId);

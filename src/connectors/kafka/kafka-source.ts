@@ -21,6 +21,7 @@ import { checkKnownOptions } from '../../util/known-options.js';
 import { kafka } from './kafka-protocol.js';
 import { RecordSender } from './record-sender.js';
 import { resolveDeserializer, type Deserializer, type DeserializerSpec } from './serde.js';
+import { processLogger, type LogFields, type LogLevel } from '../../util/logger.js';
 
 /** Where a partition is read from when the job starts without state (Flink's OffsetsInitializer). */
 export type StartingOffsets =
@@ -145,7 +146,7 @@ export class KafkaSource<T = string> implements Source<T, KafkaSplit> {
   }
 
   async createSplits(parallelism: number): Promise<KafkaSplit[]> {
-    const cluster = new KafkaCluster({ ...this.options, clientId: this.options.clientId ?? 'sluice-source', log: (m) => this.log(m) });
+    const cluster = new KafkaCluster({ ...this.options, clientId: this.options.clientId ?? 'sluice-source', log: (m) => this.log(m, 'warn') });
     try {
       const topics = await this.subscribedTopics(cluster);
       const partitions = topics.flatMap((t) => t.partitions.map((p) => ({ topic: t.name, partition: p.partition })));
@@ -174,9 +175,9 @@ export class KafkaSource<T = string> implements Source<T, KafkaSplit> {
   }
 
   /** @internal */
-  log(message: string): void {
+  log(message: string, level: LogLevel = 'info', fields: LogFields = {}): void {
     if (this.options.log !== undefined) this.options.log(message);
-    else process.stderr.write(`[sluice] ${message}\n`);
+    else processLogger('sluice')[level](message, fields);
   }
 }
 
@@ -356,7 +357,7 @@ class KafkaSourceReader<T> implements SourceReader<T, KafkaSplit> {
   }
 
   start(): void {
-    this.cluster = new KafkaCluster({ ...this.source.options, clientId: this.source.options.clientId ?? `sluice-source-${this.ctx.subtaskIndex}`, log: (m) => this.log(m) });
+    this.cluster = new KafkaCluster({ ...this.source.options, clientId: this.source.options.clientId ?? `sluice-source-${this.ctx.subtaskIndex}`, log: (m) => this.log(m, 'warn') });
   }
 
   addSplits(splits: readonly KafkaSplit[]): void {
@@ -512,7 +513,7 @@ class KafkaSourceReader<T> implements SourceReader<T, KafkaSplit> {
     })().then(
       () => {
         state.done = true;
-        this.log(`kafka source subtask ${this.ctx.subtaskIndex}: record at ${record.topic}:${record.partition} offset ${record.offset} went to the dead-letter output: ${error.message}`);
+        this.log(`kafka source subtask ${this.ctx.subtaskIndex}: record at ${record.topic}:${record.partition} offset ${record.offset} went to the dead-letter output: ${error.message}`, 'warn');
         this.wakePoll();
       },
       (e: unknown) => {
@@ -557,7 +558,7 @@ class KafkaSourceReader<T> implements SourceReader<T, KafkaSplit> {
       );
     } catch (e) {
       if (this.closed) return; // the attempt ended meanwhile
-      this.log(`kafka source subtask ${this.ctx.subtaskIndex}: committing offsets of checkpoint ${checkpointId} to group '${groupId}' failed (monitoring only): ${(e as Error).message}`);
+      this.log(`kafka source subtask ${this.ctx.subtaskIndex}: committing offsets of checkpoint ${checkpointId} to group '${groupId}' failed (monitoring only): ${(e as Error).message}`, 'warn');
     }
   }
 
@@ -568,8 +569,8 @@ class KafkaSourceReader<T> implements SourceReader<T, KafkaSplit> {
     await this.loop?.catch(() => {});
   }
 
-  private log(message: string): void {
-    this.source.log(message);
+  private log(message: string, level: LogLevel = 'info'): void {
+    this.source.log(message, level, { subtask: this.ctx.subtaskIndex });
   }
 
   private wakePoll(): void {
@@ -689,7 +690,7 @@ class KafkaSourceReader<T> implements SourceReader<T, KafkaSplit> {
     if (errorCode === 1) {
       // OFFSET_OUT_OF_RANGE: the records were deleted (retention); go on from the earliest there is.
       const [offset] = (await listOffsets(cluster, [split], EARLIEST, this.source.isolation())).values();
-      this.log(`kafka source: offset ${this.fetchPositions.get(key)} of ${key} is out of range; reading on from ${offset}`);
+      this.log(`kafka source: offset ${this.fetchPositions.get(key)} of ${key} is out of range; reading on from ${offset}`, 'warn');
       this.fetchPositions.set(key, offset!);
       this.queue.push({ split, advanceTo: offset! });
       return;

@@ -20,7 +20,13 @@ export interface JobOverview {
   'start-time': number;
   'end-time': number;
   duration: number;
-  tasks: { running: number; finished: number; canceled: number; failed: number; total: number };
+  tasks: { running: number; finished: number; canceled: number; failed: number; scheduled?: number; total: number };
+  /** Sluice's: restarts after failures. */
+  'num-restarts'?: number;
+  /** Sluice's: when and why (first line) the job last failed. */
+  'last-failure'?: { timestamp: number; message: string; task: string | null } | null;
+  /** Sluice's: the TaskManager slots the job's next attempt waits for. */
+  'waiting-for-slots'?: { required: number; available: number; since: number; 'timeout-at': number } | null;
 }
 
 export interface VertexInfo {
@@ -29,6 +35,8 @@ export interface VertexInfo {
   parallelism: number;
   maxParallelism: number;
   status: string;
+  /** Subtasks per state (Flink's ExecutionState names). */
+  tasks?: Record<string, number>;
   metrics: { 'read-records': number; 'write-records': number };
 }
 

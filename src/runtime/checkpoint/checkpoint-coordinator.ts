@@ -40,6 +40,7 @@ import {
 } from './coordinator-decisions.js';
 import { checkpointMetadata, subtaskKey, writeKeyedState, writeSubtaskState } from './state-persistence.js';
 import { discardOperatorStates, type CheckpointResponder, type SubtaskCheckpointMetrics, type SubtaskState } from './subtask-state.js';
+import type { Logger } from '../../util/logger.js';
 
 function changelogKey(operatorUid: string, vertexId: number, subtaskIndex: number): string {
   return `${operatorUid}@${subtaskKey(vertexId, subtaskIndex)}`;
@@ -62,7 +63,8 @@ export interface CoordinatorGateway {
   notifyAborted(checkpointId: number, reason: string): void;
   /** Too many failed checkpoints: the job fails over. */
   failJob(reason: string): void;
-  log(message: string): void;
+  /** The job's logger: failed, declined and discarded checkpoints (warn), completed ones (debug). */
+  readonly log: Logger;
 }
 
 export interface CompletedCheckpointInfo {
@@ -73,10 +75,10 @@ export interface CompletedCheckpointInfo {
 }
 
 /** Deletes a retained checkpoint: one of the job's own by id, a claimed snapshot by its directory. */
-export async function discardRetained(storage: CheckpointStorage, c: CompletedCheckpointInfo, log: (message: string) => void): Promise<void> {
+export async function discardRetained(storage: CheckpointStorage, c: CompletedCheckpointInfo, log: Logger): Promise<void> {
   if (c.claimed !== true) return storage.discardCheckpoint(c.checkpointId);
   if (/^[a-z0-9]+:\/\//i.test(c.pointer)) {
-    log(`the claimed snapshot ${c.pointer} is subsumed; remove it by hand (only local claimed snapshots are deleted)`);
+    log.warn(`the claimed snapshot ${c.pointer} is subsumed; remove it by hand (only local claimed snapshots are deleted)`);
     return;
   }
   const dir = snapshotDirOfPointer(c.pointer);
@@ -88,12 +90,12 @@ export async function discardRetained(storage: CheckpointStorage, c: CompletedCh
     try {
       free = await sharedFilesOnlyIn(dir);
     } catch (e) {
-      log(`the claimed snapshot ${c.pointer}: its shared files are kept (${(e as Error).message})`);
+      log.warn(`the claimed snapshot ${c.pointer}: its shared files are kept (${(e as Error).message})`);
     }
   }
   await rm(dir, { recursive: true, force: true });
   for (const name of free) await rm(join(sharedDir!, name), { force: true });
-  log(`deleted the claimed snapshot ${c.pointer} (subsumed by newer checkpoints)${free.length > 0 ? ` and ${free.length} shared file(s) no other checkpoint of its job references` : ''}`);
+  log.info(`deleted the claimed snapshot ${c.pointer} (subsumed by newer checkpoints)${free.length > 0 ? ` and ${free.length} shared file(s) no other checkpoint of its job references` : ''}`);
 }
 
 /** The shared files the checkpoint in `dir` references that no other completed checkpoint beside it does; throws when one cannot be read (it might reference any). */
@@ -109,20 +111,20 @@ async function sharedFilesOnlyIn(dir: string): Promise<string[]> {
  * Deletes every retained checkpoint of a job that ended, with the shared files they
  * reference (nothing else references them once all are gone).
  */
-export async function discardAllRetained(storage: CheckpointStorage, retained: readonly CompletedCheckpointInfo[], log: (message: string) => void): Promise<void> {
+export async function discardAllRetained(storage: CheckpointStorage, retained: readonly CompletedCheckpointInfo[], log: Logger): Promise<void> {
   const shared = new Set<string>();
   for (const c of retained) {
     try {
       if (c.claimed !== true && storage.kind !== 'jobmanager') for (const p of sharedPathsOf(await storage.readMetadata(c.pointer))) shared.add(p);
       await discardRetained(storage, c, log);
     } catch (e) {
-      log(`discarding checkpoint ${c.checkpointId} failed: ${(e as Error).message}`);
+      log.warn(`discarding checkpoint ${c.checkpointId} failed: ${(e as Error).message}`, { checkpointId: c.checkpointId });
     }
   }
   try {
     await storage.discardSharedFiles([...shared]);
   } catch (e) {
-    log(`deleting the shared state files of the discarded checkpoints failed: ${(e as Error).message}`);
+    log.warn(`deleting the shared state files of the discarded checkpoints failed: ${(e as Error).message}`);
   }
 }
 
@@ -230,7 +232,7 @@ export class CheckpointCoordinator implements CheckpointResponder {
             this.completedMetadata.set(c.checkpointId, metadata);
             this.shared.register(sharedPathsOf(metadata));
           } catch (e) {
-            o.gateway.log(`retained checkpoint ${c.checkpointId}: cannot read its _metadata (${(e as Error).message}); its shared files are kept`);
+            o.gateway.log.warn(`retained checkpoint ${c.checkpointId}: cannot read its _metadata (${(e as Error).message}); its shared files are kept`);
           }
         }
       });
@@ -291,7 +293,7 @@ export class CheckpointCoordinator implements CheckpointResponder {
           log.entries = [];
           return this.o.storage.discardSharedFiles(free);
         });
-        this.cleanup(release.catch((e: unknown) => this.o.gateway.log(`deleting state changelog files failed: ${(e as Error).message}`)));
+        this.cleanup(release.catch((e: unknown) => this.o.gateway.log.warn(`deleting state changelog files failed: ${(e as Error).message}`)));
       }
     });
     // When the job's result is out, what is in the checkpoint directory is final.
@@ -315,7 +317,7 @@ export class CheckpointCoordinator implements CheckpointResponder {
         if (fulls.length > 2) {
           const dropped = l.entries.splice(0, fulls.at(-2)!);
           const free = this.shared.unregister(sharedPaths(dropped.map((e) => e.handle.data)));
-          this.cleanup(this.o.storage.discardSharedFiles(free).catch((e: unknown) => this.o.gateway.log(`deleting state changelog files failed: ${(e as Error).message}`)));
+          this.cleanup(this.o.storage.discardSharedFiles(free).catch((e: unknown) => this.o.gateway.log.warn(`deleting state changelog files failed: ${(e as Error).message}`)));
         }
       } catch (e) {
         l.failed = e as Error;
@@ -403,7 +405,7 @@ export class CheckpointCoordinator implements CheckpointResponder {
         if (!this.inFlight.has(checkpointId)) return;
         const message = `writing the state of ${vertex.name} (${subtaskIndex + 1}/${vertex.parallelism}) failed: ${(e as Error).message}`;
         this.latestFailure = { checkpointId, message };
-        this.o.gateway.log(`checkpoint ${checkpointId}: ${message}`);
+        this.o.gateway.log.warn(`checkpoint ${checkpointId}: ${message}`, { checkpointId, vertex: vertex.name, subtask: subtaskIndex });
         this.stats.failed(checkpointId, this.o.clock.nowMs(), message);
         this.apply(onDecline(afterStorageFailure(this.state), this.o.config, checkpointId, 'CHECKPOINT_ASYNC_EXCEPTION', key));
         // As after a task's decline: the next periodic checkpoint may have come due while this
@@ -441,7 +443,8 @@ export class CheckpointCoordinator implements CheckpointResponder {
         return;
       }
       // A task's decline message starts with the subtask's name, 'map (2/4)' (numbered from 1, as in Flink's UI).
-      this.o.gateway.log(`checkpoint ${checkpointId} declined by ${message}`);
+      const vertex = this.o.graph.vertices.find((v) => v.id === vertexId)?.name;
+      this.o.gateway.log.warn(`checkpoint ${checkpointId} declined by ${message}`, { checkpointId, subtask: subtaskIndex, ...(vertex === undefined ? {} : { vertex }) });
       this.latestFailure = { checkpointId, message: `declined by ${message}` };
       const f = this.inFlight.get(checkpointId);
       if (f !== undefined) this.stats.failed(checkpointId, this.o.clock.nowMs(), message);
@@ -476,7 +479,7 @@ export class CheckpointCoordinator implements CheckpointResponder {
         this.decide();
         return;
       }
-      void this.triggerCheckpoint('CONFIGURED').catch((e: unknown) => this.o.gateway.log(`final checkpoint failed: ${(e as Error).message}`));
+      void this.triggerCheckpoint('CONFIGURED').catch((e: unknown) => this.o.gateway.log.warn(`final checkpoint failed: ${(e as Error).message}`));
     });
   }
 
@@ -552,7 +555,7 @@ export class CheckpointCoordinator implements CheckpointResponder {
         info = { checkpointId: complete.checkpointId, pointer: handle.pointer };
       }
     } catch (e) {
-      this.o.gateway.log(`checkpoint ${complete.checkpointId}: writing _metadata failed: ${(e as Error).message}`);
+      this.o.gateway.log.warn(`checkpoint ${complete.checkpointId}: writing _metadata failed: ${(e as Error).message}`, { checkpointId: complete.checkpointId });
       this.state = afterStorageFailure(before);
       this.apply(onCoordinatorFailure(this.state, this.o.config, complete.checkpointId, 'IO_EXCEPTION'));
       this.decide();
@@ -565,6 +568,7 @@ export class CheckpointCoordinator implements CheckpointResponder {
     f.cancelTimeout();
     this.inFlight.delete(info.checkpointId);
     this.stats.completed(info.checkpointId, this.o.clock.nowMs(), info.pointer, size);
+    this.o.gateway.log.debug(`${f.savepoint === undefined ? 'checkpoint' : 'savepoint'} ${info.checkpointId} completed: ${size} bytes, ${this.o.clock.nowMs() - f.timestampMs} ms (${info.pointer})`, { checkpointId: info.checkpointId });
     if (this.finalFromId !== undefined && info.checkpointId >= this.finalFromId) this.finalCompleted = true;
     this.state = outcome.state;
     for (const [i, d] of outcome.decisions.entries()) {
@@ -577,7 +581,7 @@ export class CheckpointCoordinator implements CheckpointResponder {
           this.cleanup(
             discardRetained(this.o.storage, dropped, this.o.gateway.log)
               .then(() => this.o.storage.discardSharedFiles(free))
-              .catch((e: unknown) => this.o.gateway.log(`discarding checkpoint ${id} failed: ${(e as Error).message}`)),
+              .catch((e: unknown) => this.o.gateway.log.warn(`discarding checkpoint ${id} failed: ${(e as Error).message}`)),
           );
         }
         this.pruneCompletedMetadata();
@@ -622,7 +626,7 @@ export class CheckpointCoordinator implements CheckpointResponder {
           this.enqueue(() => {
             if (!this.inFlight.has(t.checkpointId)) return;
             const message = `the savepoint directory cannot be created: ${describeThrown(e)}`;
-            this.o.gateway.log(`savepoint ${t.checkpointId}: ${message}`);
+            this.o.gateway.log.warn(`savepoint ${t.checkpointId}: ${message}`, { checkpointId: t.checkpointId });
             const outcome = onCoordinatorFailure(this.state, this.o.config, t.checkpointId, 'IO_EXCEPTION');
             this.apply({ ...outcome, decisions: outcome.decisions.map((d) => (d.kind === 'abort' ? { ...d, message } : d)) });
             this.decide();

@@ -67,9 +67,22 @@ export interface DeployedAttempt {
   announceMaxWatermark(vertexId: number, subtaskIndex: number, maxWatermarkMs: number): void;
 }
 
+/** A deployment waiting for TaskManager slots (Flink's pending slot request). */
+export interface SlotRequest {
+  /** Slots the attempt needs (its highest parallelism). */
+  readonly required: number;
+  /** Free slots of the live TaskManagers now. */
+  readonly available: number;
+  readonly sinceMs: number;
+  /** When the request fails and the attempt with it (slot.request.timeout after `sinceMs`). */
+  readonly timeoutAtMs: number;
+}
+
 /** Places the subtasks of an attempt and runs them. */
 export interface Deployer {
   deploy(spec: AttemptSpec): Promise<DeployedAttempt>;
   /** The deployer is no longer needed (the job ended). */
   close?(): Promise<void>;
+  /** The slot request a deployment under way waits on; undefined when none waits (or there are no slots). */
+  pendingSlotRequest?(): SlotRequest | undefined;
 }

@@ -47,7 +47,8 @@ export function JobGraph(props: { nodes: readonly PlanNode[]; vertices: readonly
           const v = vertexById.get(b.id);
           const node = props.nodes.find((n) => n.id === b.id)!;
           const live = props.live.get(b.id);
-          const level = live?.level ?? 'ok';
+          // No live figures (a vertex not running): a grey strip, not a green one.
+          const level = live?.level ?? 'none';
           const name = v?.name ?? node.description;
           const lines = nameLines(name);
           return (

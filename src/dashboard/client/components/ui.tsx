@@ -1,4 +1,6 @@
 import type { ComponentChildren } from 'preact';
+import { clock, time } from '../format';
+import type { JobOverview } from '../types';
 
 export function StateBadge({ state }: { state: string }) {
   return <span class={`badge state-${state.toLowerCase()}`}>{state}</span>;
@@ -36,6 +38,27 @@ export function ErrorBox({ error }: { error: Error | undefined }) {
 
 export function Loading() {
   return <div class="loading">Loading…</div>;
+}
+
+/** What the job waits for and why it last failed (Sluice's fields of the job overview), as notes under its state. */
+export function JobStatusNotes({ job, compact }: { job: JobOverview; compact?: boolean }) {
+  const w = job['waiting-for-slots'];
+  const f = job['last-failure'];
+  const cause = f === undefined || f === null ? undefined : compact === true && f.message.length > 120 ? `${f.message.slice(0, 119)}…` : f.message;
+  return (
+    <>
+      {w !== undefined && w !== null && (
+        <div class="note note-waiting" data-testid="waiting-for-slots">
+          Waiting for {w.required} slot{w.required === 1 ? '' : 's'}, {w.available} available, gives up at {clock(w['timeout-at']).slice(0, 8)} (slot.request.timeout)
+        </div>
+      )}
+      {f !== undefined && f !== null && (
+        <div class="note note-failure" data-testid="last-failure" title={f.message}>
+          Last failure {time(f.timestamp)}: {cause}
+        </div>
+      )}
+    </>
+  );
 }
 
 /** A two-column table of labels and values. */

@@ -4,7 +4,7 @@ import { count, duration, percent, rate, time } from '../format';
 import { usePoll } from '../hooks';
 import { JobActions } from '../components/job-actions';
 import { JobGraph, type VertexLive } from '../components/job-graph';
-import { ErrorBox, Loading, Section, StateBadge } from '../components/ui';
+import { ErrorBox, JobStatusNotes, Loading, Section, StateBadge } from '../components/ui';
 import type { AggregatedMetric, BackPressure, JobDetails, VertexDetails, WatermarkMetric } from '../types';
 import { CheckpointsTab } from './checkpoints';
 import { ExceptionsTab } from './exceptions';
@@ -93,7 +93,10 @@ function VertexSubtasks({ jobId, vertexId }: { jobId: string; vertexId: string }
 function OverviewTab({ jobId, job }: { jobId: string; job: JobDetails }) {
   const live = usePoll(() => loadLive(jobId, job), [jobId, job.vertices.length]);
   const [selected, setSelected] = useState<string | undefined>(undefined);
-  const map = live.data ?? new Map<string, VertexLive>();
+  // Rates and back pressure only of running vertices: the metric fetcher's last samples of an
+  // attempt that is gone (a vertex CREATED while the job waits for slots) would show it as working.
+  const running = new Set(job.vertices.filter((v) => v.status === 'RUNNING').map((v) => v.id));
+  const map = new Map([...(live.data ?? new Map<string, VertexLive>())].filter(([id]) => running.has(id)));
   return (
     <div data-testid="job-overview-tab">
       <JobGraph nodes={job.plan.nodes} vertices={job.vertices} live={map} selected={selected} onSelect={(id) => setSelected(id === selected ? undefined : id)} />
@@ -157,7 +160,10 @@ export function JobPage({ jobId, tab }: { jobId: string; tab: string }) {
               <div class="muted">
                 Started {time(j['start-time'])} · running for {duration(j.duration)}
                 {j['end-time'] > 0 ? ` · ended ${time(j['end-time'])}` : ''}
+                {j['num-restarts'] === undefined ? '' : ` · `}
+                {j['num-restarts'] === undefined ? null : <span data-testid="job-restarts">{j['num-restarts']} restart{j['num-restarts'] === 1 ? '' : 's'}</span>}
               </div>
+              <JobStatusNotes job={j} />
             </div>
             <JobActions jobId={jobId} running={j.state === 'RUNNING'} />
           </header>

@@ -1,7 +1,7 @@
 import { api } from '../api';
 import { count, duration, time } from '../format';
 import { usePoll } from '../hooks';
-import { Card, ErrorBox, Loading, Section, StateBadge } from '../components/ui';
+import { Card, ErrorBox, JobStatusNotes, Loading, Section, StateBadge } from '../components/ui';
 import type { ClusterOverview, JobOverview } from '../types';
 
 export function JobTable({ jobs }: { jobs: readonly JobOverview[] }) {
@@ -13,6 +13,7 @@ export function JobTable({ jobs }: { jobs: readonly JobOverview[] }) {
           <th>Name</th>
           <th>Job id</th>
           <th>State</th>
+          <th>Restarts</th>
           <th>Start time</th>
           <th>Duration</th>
           <th>Tasks</th>
@@ -27,11 +28,14 @@ export function JobTable({ jobs }: { jobs: readonly JobOverview[] }) {
             <td class="mono">{j.jid}</td>
             <td>
               <StateBadge state={j.state} />
+              <JobStatusNotes job={j} compact />
             </td>
+            <td data-testid="job-restarts">{j['num-restarts'] ?? '-'}</td>
             <td>{time(j['start-time'])}</td>
             <td>{duration(j.duration)}</td>
             <td>
               {j.tasks.running} running / {j.tasks.total}
+              {(j.tasks.scheduled ?? 0) > 0 ? `, ${j.tasks.scheduled} scheduled` : ''}
               {j.tasks.finished > 0 ? `, ${j.tasks.finished} finished` : ''}
               {j.tasks.failed > 0 ? `, ${j.tasks.failed} failed` : ''}
             </td>
