@@ -296,9 +296,9 @@ export class JobManager {
       if (!/^chk-\d+$/.test(name) || existsSync(join(jobDir, name, '_metadata'))) continue;
       try {
         rmSync(join(jobDir, name), { recursive: true, force: true });
-        this.log(`removed ${join(jobDir, name)}: an incomplete checkpoint directory the JobManager before left`);
+        this.log.info(`removed ${join(jobDir, name)}: an incomplete checkpoint directory the JobManager before left`);
       } catch (e) {
-        this.log(`cannot remove the incomplete checkpoint directory ${join(jobDir, name)}: ${(e as Error).message}`);
+        this.log.warn(`cannot remove the incomplete checkpoint directory ${join(jobDir, name)}: ${(e as Error).message}`);
       }
     }
   }
