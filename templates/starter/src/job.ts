@@ -1,6 +1,6 @@
 import { defineJob } from 'sluice';
 import { GeneratorSource, PrintSink } from 'sluice/connectors';
-import { totalsPerCustomer, type CustomerTotal, type Order } from './orders.ts';
+import { orderEventTime, totalsPerCustomer, type CustomerTotal, type Order } from './orders.ts';
 
 const START = Date.parse('2026-01-01T00:00:00Z');
 
@@ -10,6 +10,6 @@ function order(i: number): Order {
 }
 
 export default defineJob((env) => {
-  const orders = env.fromSource(new GeneratorSource({ generate: order, count: 2_000 }), 'orders');
+  const orders = env.fromSource(new GeneratorSource({ generate: order, count: 2_000 }), orderEventTime, 'orders');
   totalsPerCustomer(orders).sinkTo(new PrintSink<CustomerTotal>(), 'print totals');
 });

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { StreamExecutionEnvironment } from 'sluice';
-import { totalsPerCustomer, type CustomerTotal, type Order } from '../src/orders.ts';
+import { orderEventTime, totalsPerCustomer, type CustomerTotal, type Order } from '../src/orders.ts';
 
 const MINUTE = 60_000;
 const T0 = Date.parse('2026-01-01T00:00:00Z');
@@ -10,7 +10,9 @@ async function run(orders: Order[]): Promise<CustomerTotal[]> {
   // An in-process job at parallelism 2; executeAndCollect runs it and hands back every record.
   const env = StreamExecutionEnvironment.create({ 'parallelism.default': 2 });
   const out: CustomerTotal[] = [];
-  for await (const total of totalsPerCustomer(env.fromCollection(orders)).executeAndCollect()) out.push(total);
+  // A collection is one input in order, so its event time can be assigned after the source.
+  const timed = env.fromCollection(orders).assignTimestampsAndWatermarks(orderEventTime);
+  for await (const total of totalsPerCustomer(timed).executeAndCollect()) out.push(total);
   return out.sort((a, b) => a.windowStart.localeCompare(b.windowStart) || a.customer.localeCompare(b.customer));
 }
 
