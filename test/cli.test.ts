@@ -434,6 +434,60 @@ describe('sluice jobmanager', () => {
   });
 });
 
+describe('sluice run -d without --jobmanager', () => {
+  // It was refused ("--detached needs --jobmanager"): a script had to know the cluster's
+  // address although the job commands find it themselves (as Flink's `flink run -d`).
+  it('submits to the address of the job commands (SLUICE_JOBMANAGER or the configuration file), and says how to start a cluster when none is there', { timeout: 90_000 }, async () => {
+    const { spawn } = await import('node:child_process');
+    const { mkdtempSync, writeFileSync } = await import('node:fs');
+    const { createServer } = await import('node:net');
+    const { tmpdir } = await import('node:os');
+    const { join } = await import('node:path');
+    const jm = spawn(process.execPath, ['bin/sluice.js', 'jobmanager', '--rpc-port', '0', '--rest-port', '0'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    try {
+      let out = '';
+      jm.stdout.on('data', (d: Buffer) => (out += d.toString()));
+      await expect.poll(() => out, { timeout: 30_000 }).toMatch(/REST API at http:\/\/127\.0\.0\.1:\d+/);
+      const port = Number(/REST API at http:\/\/127\.0\.0\.1:(\d+)/.exec(out)![1]);
+      const conf = mkdtempSync(join(tmpdir(), 'sluice-cli-detached-'));
+      writeFileSync(join(conf, 'config.yaml'), `rest.port: ${port}\n`);
+      const submit = (env: Record<string, string>) =>
+        new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+          const p = spawn(process.execPath, ['bin/sluice.js', 'run', '-d', '--no-typecheck', `${jobs}/word-lengths.ts`, 'a'], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
+          let stdout = '';
+          let stderr = '';
+          p.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+          p.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+          p.on('exit', (code) => resolve({ code, stdout, stderr }));
+        });
+      for (const env of [{ SLUICE_JOBMANAGER: `127.0.0.1:${port}` }, { SLUICE_CONF_DIR: conf }] as Record<string, string>[]) {
+        const r = await submit(env);
+        expect(r.code, r.stderr).toBe(0);
+        expect(r.stdout).toMatch(/^[0-9a-f]{32}\n$/);
+        expect(r.stderr).toContain(`submitted to http://127.0.0.1:${port}`);
+        const list = await sluiceAsync('list', '--jobmanager', `127.0.0.1:${port}`);
+        expect(list.stdout).toContain(r.stdout.trim());
+      }
+      const closed = createServer();
+      await new Promise<void>((r) => closed.listen(0, '127.0.0.1', r));
+      const nobody = (closed.address() as { port: number }).port;
+      await new Promise<void>((r) => closed.close(() => r()));
+      const none = await submit({ SLUICE_JOBMANAGER: `127.0.0.1:${nobody}` });
+      expect(none.code).toBe(1);
+      expect(none.stderr).toContain(`error: -d submits to a running cluster, and there is none at http://127.0.0.1:${nobody}`);
+      expect(none.stderr).toContain('start one with sluice cluster start, or give its REST address with --jobmanager host:port');
+    } finally {
+      jm.kill('SIGKILL');
+    }
+  });
+
+  it('--embedded with -d is a usage error', () => {
+    const r = sluice('run', '--embedded', '-d', `${jobs}/word-lengths.ts`, 'a');
+    expect(r.stderr.split('\n')[0]).toBe('error: --embedded and --detached exclude each other: a detached job runs on a cluster (sluice cluster start), an embedded one in this process');
+    expect(r.code).toBe(2);
+  });
+});
+
 describe('addresses and ports given on the command line', () => {
   it('a port out of range or a malformed REST address is a usage error (exit 2) naming the value, not a stack trace or an unreachable server', () => {
     for (const args of [

@@ -38,7 +38,7 @@ function printCheckpoints(entries: readonly import('../runtime/checkpoint/checkp
   process.stderr.write(`Checkpoints (${entries.length}${entries.length > shown.length ? `, newest ${shown.length} shown` : ''}):\n${checkpointTable(shown)}\n`);
 }
 
-export const RUN_USAGE = `usage: sluice run [--jobmanager host:port [--detached] | --embedded] [-p N] [-D key=value]... [-s <savepoint or checkpoint> | --resume <checkpoint dir> [--allow-non-restored-state] [--claim-mode claim|no_claim]] [--no-typecheck] [--progress|--no-progress] ${LOG_USAGE} <job.ts> [job args...]`;
+export const RUN_USAGE = `usage: sluice run [[--jobmanager host:port] [--detached] | --embedded] [-p N] [-D key=value]... [-s <savepoint or checkpoint> | --resume <checkpoint dir> [--allow-non-restored-state] [--claim-mode claim|no_claim]] [--no-typecheck] [--progress|--no-progress] ${LOG_USAGE} <job.ts> [job args...]`;
 
 interface RunArgs {
   readonly jobPath: string;
@@ -50,7 +50,11 @@ interface RunArgs {
   /** `--resume <dir>`: restorePath is to be the newest completed checkpoint under it (see resolveResume). */
   readonly resumeDir: string | undefined;
   readonly allowNonRestoredState: boolean;
-  /** REST address of a JobManager to submit to; undefined: run here. */
+  /**
+   * REST address of a JobManager to submit to; undefined: run here, unless `detached`, which
+   * submits to the job commands' default address (SLUICE_JOBMANAGER, the configuration file's
+   * rest.address and rest.port, else 127.0.0.1:8081).
+   */
   readonly jobManager: string | undefined;
   readonly token: string | undefined;
   readonly detached: boolean;
@@ -212,11 +216,11 @@ export function parseRunArgs(argv: readonly string[]): RunArgs {
     throw new CliError(`${claimModeFlag} only applies with -s <path>: it says who owns the snapshot a run restores from; give -s <savepoint or checkpoint>, or drop ${claimModeFlag}\n${RUN_USAGE}`, 2);
   }
   const allowNonRestoredState = allowNonRestoredStateFlag !== undefined;
-  if (detached && jobManager === undefined) throw new CliError(`--detached needs --jobmanager host:port\n${RUN_USAGE}`, 2);
-  if (token !== undefined && jobManager === undefined) {
+  if (token !== undefined && jobManager === undefined && !detached) {
     throw new CliError(`--token is the token for the REST API of the JobManager given with --jobmanager; to make this run's REST API ask for a token, set -D rest.auth.token=<token>\n${RUN_USAGE}`, 2);
   }
   if (embedded && jobManager !== undefined) throw new CliError(`--embedded and --jobmanager exclude each other\n${RUN_USAGE}`, 2);
+  if (embedded && detached) throw new CliError(`--embedded and --detached exclude each other: a detached job runs on a cluster (sluice cluster start), an embedded one in this process\n${RUN_USAGE}`, 2);
   return { jobPath, jobArgs: argv.slice(i + 1), config, typeCheck, progress, restorePath, resumeDir, allowNonRestoredState, jobManager, token, detached, embedded, argv };
 }
 
@@ -268,7 +272,7 @@ export async function runCommand(argv: readonly string[]): Promise<number> {
   const parsed = parseRunArgs(argv);
   applyLogging(parsed.config);
   const args = await resolveResume(parsed);
-  if (args.jobManager !== undefined) return submitToCluster(args);
+  if (args.jobManager !== undefined || args.detached) return submitToCluster(args);
   const prepared = await unlessStalled(prepareJob(args.jobPath, { typeCheck: args.typeCheck }), args.jobPath);
   const job = prepared.definition;
   const env = StreamExecutionEnvironment.forJobDefinition(args.config);
@@ -452,7 +456,7 @@ async function startRest(config: ConfigurationType, executor: LocalExecutor): Pr
 /** `sluice run --jobmanager host:port`: bundles the job, submits it and (unless detached) waits for its end. */
 async function submitToCluster(args: RunArgs): Promise<number> {
   const prepared = await unlessStalled(prepareJob(args.jobPath, { typeCheck: args.typeCheck }), args.jobPath);
-  const target = parseTarget(['--jobmanager', args.jobManager!, ...(args.token === undefined ? [] : ['--token', args.token])]);
+  const target = parseTarget([...(args.jobManager === undefined ? [] : ['--jobmanager', args.jobManager]), ...(args.token === undefined ? [] : ['--token', args.token])]);
   const submission = {
     bundle: prepared.code,
     config: args.config.entries(),
@@ -465,6 +469,12 @@ async function submitToCluster(args: RunArgs): Promise<number> {
   try {
     ({ jobid } = await rest<{ jobid: string }>(target, 'POST', '/jobs', submission, { jobid: 'string' }));
   } catch (e) {
+    if (e instanceof CliError && args.jobManager === undefined && e.message.startsWith('cannot reach')) {
+      throw new CliError(
+        `-d submits to a running cluster, and there is none at ${target.baseUrl} (the address of the job commands: SLUICE_JOBMANAGER, else rest.address and rest.port of the configuration file, else 127.0.0.1:8081): ` +
+          'start one with sluice cluster start, or give its REST address with --jobmanager host:port',
+      );
+    }
     const note = misplacedOptionsNote(args.jobArgs);
     if (e instanceof CliError && note !== '') throw new CliError(`${e.message}${note}`, e.exitCode);
     throw e;
