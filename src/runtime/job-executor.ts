@@ -14,6 +14,8 @@ import { WatermarkAlignmentCoordinator } from './watermark-alignment.js';
 import type { CheckpointMetadata, OperatorSnapshot } from './storage/snapshot-format.js';
 import type { SubtaskRestore } from './checkpoint/subtask-state.js';
 import { createRestartStrategy, maxRestartDelayMs } from './recovery/restart-strategy.js';
+import { RestartMessages } from './recovery/restart-messages.js';
+import { findNonRecoverable } from './recovery/throwable-classifier.js';
 import { createCheckpointStorage } from './storage/checkpoint-storage-factory.js';
 import type { CheckpointStorage } from './storage/checkpoint-storage.js';
 import { FilesystemCheckpointStorage } from './storage/filesystem-checkpoint-storage.js';
@@ -232,6 +234,7 @@ export class JobExecutor {
     this.startTimeMs = startedMs;
     const storage = await this.createStorage();
     const strategy = createRestartStrategy(this.config, this.checkpointing !== undefined, this.random);
+    const restartMessages = new RestartMessages();
     const initialSplits = await this.createSplits();
     let restore: Restored | undefined;
     let retained: CompletedCheckpointInfo[] = [];
@@ -276,7 +279,6 @@ export class JobExecutor {
       nextCheckpointId = result.nextCheckpointId;
       this.exceptions.push({ timestampMs: Date.now(), message: cause.message, stack: rootCause(cause).stack, taskName: failedTaskName(cause) });
       this.status = 'RESTARTING';
-      strategy.notifyFailure(cause, this.clock.nowMs());
       if (result.stuck !== undefined) {
         await this.cleanUpCheckpoints(storage, result.retained, 'FAILED');
         throw new JobExecutionError(`job '${this.jobGraph.jobName}' failed: ${cause.message}; not restarted: ${result.stuck.message}`, { cause: result.stuck });
@@ -291,13 +293,22 @@ export class JobExecutor {
           { cause },
         );
       }
+      if (findNonRecoverable(cause) !== undefined) {
+        // Flink's ExecutionFailureHandler: an unrecoverable failure is not shown to the restart strategy.
+        await this.cleanUpCheckpoints(storage, result.retained, 'FAILED');
+        throw new JobExecutionError(`job '${this.jobGraph.jobName}' failed: ${cause.message} (not restarted: a restart cannot fix this failure)`, { cause });
+      }
+      strategy.notifyFailure(cause, this.clock.nowMs());
       if (!strategy.canRestart()) {
         await this.cleanUpCheckpoints(storage, result.retained, 'FAILED');
-        const why = strategy.givingUpReason() ?? `restart strategy ${strategy.describe()} does not restart`;
+        const why = strategy.givingUpReason() ?? 'the restart strategy gives up';
         throw new JobExecutionError(`job '${this.jobGraph.jobName}' failed: ${cause.message} (${why})`, { cause });
       }
       const delayMs = strategy.getBackoffTimeMs();
-      this.logger.warn(`job ${this.jobId}: ${cause.message}; restarting in ${delayMs} ms (${strategy.describe()})`, { ...taskNameFields(failedTaskName(cause)), err: cause });
+      this.logger.warn(`job ${this.jobId}: ${restartMessages.line({ cause: cause.message, atMs: Date.now(), restart: this.numRestarts + 1, restartsMax: strategy.restartsMax, delayMs })}`, {
+        ...taskNameFields(failedTaskName(cause)),
+        err: cause,
+      });
       // A cancel or suspend during the backoff ends the wait.
       await new Promise<void>((r) => {
         this.clock.schedule(delayMs, r);
