@@ -33,9 +33,9 @@ export class ClusterProcesses {
     return d;
   }
 
-  /** Starts `sluice <args>` and resolves with the first match of `ready` in its output. */
-  start(args: readonly string[], ready: RegExp): Promise<{ child: ChildProcess; match: RegExpExecArray; output: () => string }> {
-    const child = spawn(process.execPath, [SLUICE_BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  /** Starts `sluice <args>` (in `env`, default this process's) and resolves with the first match of `ready` in its output. */
+  start(args: readonly string[], ready: RegExp, env?: NodeJS.ProcessEnv): Promise<{ child: ChildProcess; match: RegExpExecArray; output: () => string }> {
+    const child = spawn(process.execPath, [SLUICE_BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'], ...(env === undefined ? {} : { env }) });
     this.processes.push(child);
     let out = '';
     return new Promise((resolve, reject) => {
@@ -54,9 +54,9 @@ export class ClusterProcesses {
     });
   }
 
-  /** `sluice cluster run` with `taskManagers` TaskManagers on free ports; resolves with the REST address (host:port). */
-  async startCluster(taskManagers: number): Promise<string> {
-    const c = await this.start(['cluster', 'run', '--taskmanagers', String(taskManagers), '--rpc-port', '0', '--rest-port', '0'], /cluster ready: rpc \S+ rest http:\/\/(\S+)/);
+  /** `sluice cluster run` with `taskManagers` TaskManagers on free ports (in `env`, default this process's); resolves with the REST address (host:port). */
+  async startCluster(taskManagers: number, env?: NodeJS.ProcessEnv): Promise<string> {
+    const c = await this.start(['cluster', 'run', '--taskmanagers', String(taskManagers), '--rpc-port', '0', '--rest-port', '0'], /cluster ready: rpc \S+ rest http:\/\/(\S+)/, env);
     return c.match[1]!;
   }
 
@@ -79,6 +79,16 @@ export function freePort(): Promise<number> {
     s.listen(0, '127.0.0.1', () => {
       const port = (s.address() as { port: number }).port;
       s.close(() => resolve(port));
+    });
+  });
+}
+
+/** Runs `sluice <args>` to its end (in `env`, default this process's): its exit code and output. */
+export function runSluice(args: readonly string[], env?: NodeJS.ProcessEnv): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, [SLUICE_BIN, ...args], { ...(env === undefined ? {} : { env }), maxBuffer: 16 << 20 }, (error, stdout, stderr) => {
+      const code = error === null ? 0 : typeof error.code === 'number' ? error.code : 1;
+      resolve({ code, stdout, stderr });
     });
   });
 }
