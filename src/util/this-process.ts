@@ -5,19 +5,19 @@ import { hostname } from 'node:os';
  * connector runs where its subtask runs, which on a cluster is a TaskManager process started
  * long before the job was submitted, with its own environment variables, files and network.
  */
-let role: string | undefined;
+let taskManagerId: string | undefined;
 
-/** Said once by a process that is one TaskManager (`sluice taskmanager`): `TaskManager tm-1`. */
-export function setProcessRole(description: string): void {
-  role = description;
+/** Said once by a process that is one TaskManager (`sluice taskmanager`). */
+export function markTaskManagerProcess(id: string): void {
+  taskManagerId = id;
 }
 
-/** Whether this process said it is a TaskManager. */
+/** Whether this process is a TaskManager (`sluice taskmanager`, also those `sluice run` and `sluice cluster` start). */
 export function isTaskManagerProcess(): boolean {
-  return role !== undefined && role.startsWith('TaskManager');
+  return taskManagerId !== undefined;
 }
 
 /** `TaskManager tm-1 on host h (pid 123)`, or `this process on host h (pid 123)`. */
 export function describeThisProcess(): string {
-  return `${role ?? 'this process'} on host ${hostname()} (pid ${process.pid})`;
+  return `${taskManagerId === undefined ? 'this process' : `TaskManager ${taskManagerId}`} on host ${hostname()} (pid ${process.pid})`;
 }

@@ -7,10 +7,10 @@ const MAX_CAUSE_DEPTH = 32;
  * Flink's ThrowableClassifier.findThrowableOfThrowableType for NonRecoverableError: the first
  * error in `e`'s cause chain (`e` itself first) that declares itself non-recoverable.
  */
-export function findNonRecoverable(e: unknown): Error | undefined {
+export function findNonRecoverable(e: unknown): object | undefined {
   let c: unknown = e;
   for (let depth = 0; depth < MAX_CAUSE_DEPTH && c !== null && typeof c === 'object'; depth++) {
-    if (declaresNonRecoverable(c)) return c instanceof Error ? c : new Error(String(c));
+    if (declaresNonRecoverable(c)) return c;
     try {
       c = (c as { cause?: unknown }).cause;
     } catch {
