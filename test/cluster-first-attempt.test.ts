@@ -66,6 +66,7 @@ describe('sluice run --detached reports the first attempt of a job on a cluster'
     try {
       expect(r.code, r.stderr).toBe(1);
       expect(r.stderr).toMatch(new RegExp(`Job ${jobId} failed in its first attempt: .*cannot connect to PostgreSQL at \\S+:1/\\S+: connect ECONNREFUSED`));
+      expect(r.stderr).toMatch(/\(connecting from TaskManager tm-\S+ on host \S+ \(pid \d+\): host and port from the sink's connection options\)/);
       expect(r.stderr).toContain(`follow it with: sluice info --jobmanager ${rest} ${jobId}`);
       expect(r.stderr).toContain(`or cancel it: sluice cancel --jobmanager ${rest} ${jobId}`);
       expect(await jobState(rest, jobId)).not.toBe('FAILED');

@@ -148,10 +148,10 @@ describe('PostgreSQL sinks against the machine server', () => {
   it('a server that refuses connections is transient: the job restarts as the strategy allows, the repeated cause logged as a count', async () => {
     const o = await failureOf(upsert({ ...server.connection, port: 1 }));
     expect(o.restarts).toBe(RESTARTS);
-    expect(o.error.message).toMatch(/cannot connect to PostgreSQL at \S+:1\/\S+: connect ECONNREFUSED \S+:1 \(fixed-delay: 3 restart attempts exhausted\)$/);
+    expect(o.error.message).toMatch(/cannot connect to PostgreSQL at \S+:1\/\S+: connect ECONNREFUSED \S+:1 \(connecting from this process on host \S+ \(pid \d+\): .*port from the sink's connection options.*\) \(fixed-delay: 3 restart attempts exhausted\)$/);
     const restarts = o.log.filter((l) => /restarting in/.test(l));
     expect(restarts).toHaveLength(RESTARTS);
-    expect(restarts[0]).toMatch(/connect ECONNREFUSED \S+:1; restarting in 1 ms \(restart 1 of 3\)$/);
+    expect(restarts[0]).toMatch(/connect ECONNREFUSED \S+:1 \(connecting from .*\); restarting in 1 ms \(restart 1 of 3\)$/);
     expect(restarts[1]).toMatch(/: failed again with the same cause \(2 times since \d\d:\d\d:\d\d\); restarting in 1 ms \(restart 2 of 3\)$/);
     expect(restarts[2]).toMatch(/: failed again with the same cause \(3 times since \d\d:\d\d:\d\d\); restarting in 1 ms \(restart 3 of 3\)$/);
   });

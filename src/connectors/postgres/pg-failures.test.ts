@@ -40,20 +40,29 @@ describe('which PostgreSQL failures a restart cannot fix', () => {
 });
 
 describe('what a refused connection says about whose environment it read', () => {
-  it('each of user, password and database: the options (connection string first), a PG* variable, or the default', () => {
-    expect(connectionSources({ user: 'u', password: 'p', database: 'd' }, {})).toEqual({
-      user: "the sink's connection options",
-      password: "the sink's connection options",
-      database: "the sink's connection options",
-      passwordMissing: false,
+  it('each part: the options (connection string first), a PG* variable, or the default', () => {
+    const options = "the sink's connection options";
+    expect(connectionSources({ host: 'h', port: 5433, user: 'u', password: 'p', database: 'd' }, {})).toEqual({
+      host: options,
+      port: options,
+      user: options,
+      password: options,
+      database: options,
     });
-    expect(connectionSources({ connectionString: 'postgresql://u:p@h/d' }, { PGUSER: 'x', PGPASSWORD: 'y' }).password).toBe("the sink's connection options");
-    expect(connectionSources({}, { PGUSER: 'x', PGPASSWORD: 'y', PGDATABASE: 'z' })).toEqual({ user: 'PGUSER', password: 'PGPASSWORD', database: 'PGDATABASE', passwordMissing: false });
+    expect(connectionSources({ connectionString: 'postgresql://u:p@h/d' }, { PGUSER: 'x', PGPASSWORD: 'y' })).toMatchObject({ host: options, user: options, password: options, port: 'the default (5432)' });
+    expect(connectionSources({}, { PGHOST: 'db', PGPORT: '6432', PGUSER: 'x', PGPASSWORD: 'y', PGDATABASE: 'z' })).toEqual({
+      host: 'PGHOST',
+      port: 'PGPORT',
+      user: 'PGUSER',
+      password: 'PGPASSWORD',
+      database: 'PGDATABASE',
+    });
     expect(connectionSources({ connectionString: 'postgresql://h/d' }, { USER: 'alice' })).toEqual({
+      host: options,
+      port: 'the default (5432)',
       user: 'the OS user (alice)',
-      password: 'none',
-      database: "the sink's connection options",
-      passwordMissing: true,
+      password: undefined,
+      database: options,
     });
   });
 
@@ -70,6 +79,9 @@ describe('what a refused connection says about whose environment it read', () =>
       /^connecting from TaskManager tm-2 on host h2 \(pid 9\): user from PGUSER, password from PGPASSWORD, database from PGDATABASE; PG\* variables are read in the TaskManager's environment, not the submitting shell's/,
     );
     // All given in the options: nothing about environments; the password only when it was refused.
+    expect(environmentNote(new Error('connect ETIMEDOUT'), { host: 'db', port: 5432 }, { PGHOST: 'other' }, 'this process on host h (pid 1)', false)).toBe(
+      "connecting from this process on host h (pid 1): host and port from the sink's connection options",
+    );
     expect(environmentNote(wrong, { user: 'alice', password: 'p', database: 'shop' }, {}, 'this process on host h (pid 1)', false)).toBe(
       "connecting from this process on host h (pid 1): user, password and database from the sink's connection options",
     );
@@ -82,8 +94,11 @@ describe('what a refused connection says about whose environment it read', () =>
     const refused = connectionFailure('sink', 'alice@h:5432/shop', serverError('28P01', 'password authentication failed for user "alice"'), { user: 'alice' }, {});
     expect(classifyThrowable(refused)).toBe('NonRecoverableError');
     expect(refused.message).toMatch(/^sink: cannot connect to PostgreSQL at alice@h:5432\/shop: password authentication failed for user "alice" \(SQLSTATE 28P01\) \(connecting from .*no password/);
-    const down = connectionFailure('sink', 'alice@h:5432/shop', Object.assign(new Error('connect ECONNREFUSED h:5432'), { code: 'ECONNREFUSED' }), { user: 'alice' }, {});
+    // A server not reached: transient, and the note is about where the host and port came from.
+    const down = connectionFailure('sink', 'alice@localhost:5432/shop', Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' }), { user: 'alice' }, {});
     expect(classifyThrowable(down)).toBe('RecoverableError');
-    expect(down.message).toBe('sink: cannot connect to PostgreSQL at alice@h:5432/shop: connect ECONNREFUSED h:5432');
+    expect(down.message).toMatch(
+      /^sink: cannot connect to PostgreSQL at alice@localhost:5432\/shop: connect ECONNREFUSED 127\.0\.0\.1:5432 \(connecting from .*: host from the default \(localhost\), port from the default \(5432\); PG\* variables are read in /,
+    );
   });
 });

@@ -50,38 +50,46 @@ export function pgFailure(text: string, cause: unknown): Error {
   return isPermanentPgError(cause) ? new NonRecoverableError(text, { cause }) : new Error(text, { cause });
 }
 
-/** The fields of a pg connection configuration that say whom to connect as (pg's ClientConfig / pool options). */
+/** The fields of a pg connection configuration that say where and as whom to connect (pg's ClientConfig / pool options). */
 export interface ConnectionFields {
   readonly connectionString?: string | undefined;
+  readonly host?: string | undefined;
+  readonly port?: number | undefined;
   readonly user?: string | undefined;
   readonly password?: unknown;
   readonly database?: string | undefined;
 }
 
+type Field = 'host' | 'port' | 'user' | 'password' | 'database';
+
+/** What a source is called when a part was given in the sink's options. */
+const OPTIONS = "the sink's connection options";
+
 /**
- * Where pg takes the user, password and database from, in a process with environment `env`:
- * the sink's connection options (the connection string's parts first), else PGUSER,
- * PGPASSWORD, PGDATABASE, else its defaults (the OS user; no password, or ~/.pgpass of the
- * process's user; a database named like the user). pg's own order (ConnectionParameters).
+ * Where pg takes each part of a connection from, in a process with environment `env`: the
+ * sink's connection options (the connection string's parts first), else PGHOST, PGPORT,
+ * PGUSER, PGPASSWORD, PGDATABASE, else its defaults (localhost, 5432, the OS user, no password
+ * but ~/.pgpass of the process's user, a database named like the user). pg's own order
+ * (ConnectionParameters). `undefined` for a password given nowhere.
  */
-export function connectionSources(c: ConnectionFields, env: NodeJS.ProcessEnv): { user: string; password: string; database: string; passwordMissing: boolean } {
-  let fromString: { user?: string | undefined; password?: string | undefined; database?: string | null | undefined } = {};
+export function connectionSources(c: ConnectionFields, env: NodeJS.ProcessEnv): Record<Field, string | undefined> {
+  let fromString: { host?: string | null | undefined; port?: string | null | undefined; user?: string | undefined; password?: string | undefined; database?: string | null | undefined } = {};
   try {
     if (c.connectionString !== undefined) fromString = parseConnectionString(c.connectionString);
   } catch {
     // checked when the sink was made
   }
-  const source = (given: unknown, variable: string, fallback: string): string => {
-    if (given !== undefined && given !== null && given !== '') return "the sink's connection options";
+  const source = (given: unknown, variable: string, fallback: string | undefined): string | undefined => {
+    if (given !== undefined && given !== null && given !== '') return OPTIONS;
     if (env[variable] !== undefined && env[variable] !== '') return variable;
     return fallback;
   };
-  const password = source(fromString.password ?? c.password, 'PGPASSWORD', 'none');
   return {
+    host: source(fromString.host ?? c.host, 'PGHOST', 'the default (localhost)'),
+    port: source(fromString.port ?? c.port, 'PGPORT', 'the default (5432)'),
     user: source(fromString.user ?? c.user, 'PGUSER', `the OS user (${osUser(env)})`),
-    password,
+    password: source(fromString.password ?? c.password, 'PGPASSWORD', undefined),
     database: source(fromString.database ?? c.database, 'PGDATABASE', 'the user name'),
-    passwordMissing: password === 'none',
   };
 }
 
@@ -94,36 +102,38 @@ function osUser(env: NodeJS.ProcessEnv): string {
 }
 
 /**
- * The error of a connection that failed: names the server; when PostgreSQL refused the
- * credentials or the database, it is non-recoverable and says where each came from in the
- * process that connected, and that PG* variables are that process's.
+ * The error of a connection that failed: names the server, where the process connected from
+ * and where it took the parts that matter for the failure (see environmentNote). When
+ * PostgreSQL refused the credentials or the database, it is non-recoverable.
  */
 export function connectionFailure(what: string, server: string, cause: unknown, c: ConnectionFields, env: NodeJS.ProcessEnv = process.env): Error {
-  const text = `${what}: cannot connect to PostgreSQL at ${server}: ${describeCause(cause)}`;
-  if (!isPermanentPgError(cause)) return new Error(text, { cause });
-  return new NonRecoverableError(`${text} (${environmentNote(cause, c, env)})`, { cause });
+  const text = `${what}: cannot connect to PostgreSQL at ${server}: ${describeCause(cause)} (${environmentNote(cause, c, env)})`;
+  return isPermanentPgError(cause) ? new NonRecoverableError(text, { cause }) : new Error(text, { cause });
 }
 
 /**
- * For a refused connection: where the process connected from, where it took the user,
- * password and database from (the password only when it was refused or missing), and, when
- * any came from its environment or pg's defaults, that these are that process's.
+ * Where the process connected from, and where it took the parts of the connection that
+ * matter for `cause`: host and port for a server it did not reach, user, password and
+ * database for a refused password, user and database for other refusals. When any came from
+ * its environment or pg's defaults, that these are that process's, not the submitting shell's.
  */
 export function environmentNote(cause: unknown, c: ConnectionFields, env: NodeJS.ProcessEnv, where = describeThisProcess(), onTaskManager = isTaskManagerProcess()): string {
   const s = connectionSources(c, env);
   const aboutPassword = sqlState(cause) === '28P01' || NO_PASSWORD.test(message(cause));
-  const bySource = new Map<string, string[]>();
-  for (const [field, source] of [['user', s.user], ['password', s.password], ['database', s.database]] as const) {
-    if (field === 'password' && (s.passwordMissing || !aboutPassword)) continue;
-    bySource.set(source, [...(bySource.get(source) ?? []), field]);
+  const reachedServer = sqlState(cause) !== undefined || aboutPassword || NO_SSL.test(message(cause));
+  const fields: readonly Field[] = !reachedServer ? ['host', 'port'] : aboutPassword ? ['user', 'password', 'database'] : ['user', 'database'];
+  const bySource = new Map<string, Field[]>();
+  for (const field of fields) {
+    const source = s[field];
+    if (source !== undefined) bySource.set(source, [...(bySource.get(source) ?? []), field]);
   }
-  const sources = [...bySource].map(([source, fields]) => `${fields.length === 3 ? `${fields[0]}, ${fields[1]} and ${fields[2]}` : fields.join(' and ')} from ${source}`);
-  if (s.passwordMissing && aboutPassword) sources.push("no password (none in the sink's connection options, no PGPASSWORD in that process's environment)");
+  const sources = [...bySource].map(([source, f]) => `${f.length === 3 ? `${f[0]}, ${f[1]} and ${f[2]}` : f.join(' and ')} from ${source}`);
+  const passwordMissing = aboutPassword && s.password === undefined;
+  if (passwordMissing) sources.push(`no password (none in ${OPTIONS}, no PGPASSWORD in that process's environment)`);
   const note = `connecting from ${where}: ${sources.join(', ')}`;
-  const options = "the sink's connection options";
-  if ([...bySource.keys()].every((source) => source === options) && !(s.passwordMissing && aboutPassword)) return note;
+  if ([...bySource.keys()].every((source) => source === OPTIONS) && !passwordMissing) return note;
   const whose = onTaskManager ? "the TaskManager's environment" : 'the environment of the process that runs the sink (on a cluster, a TaskManager)';
-  return `${note}; PG* variables are read in ${whose}, not the submitting shell's: give them in ${options}, or set them where the TaskManagers are started`;
+  return `${note}; PG* variables are read in ${whose}, not the submitting shell's: give them in ${OPTIONS}, or set them where the TaskManagers are started`;
 }
 
 /** The server's message with its SQLSTATE (pg's own errors have none). */
