@@ -30,17 +30,17 @@ describe('what sluice run --detached waits for: the first attempt running, or fa
 
   it('says what happened and how to follow or cancel the job; a failure exits non-zero', () => {
     const target = '--jobmanager 127.0.0.1:8081';
-    expect(reportFirstAttempt('j1', { kind: 'running', tasks: 4 }, target)).toEqual({ text: 'Job j1 is running (4 tasks)\n', exitCode: 0 });
-    expect(reportFirstAttempt('j1', { kind: 'failed', cause: 'boom' }, target)).toEqual({ text: 'Job j1 failed: boom\n', exitCode: 1 });
+    expect(reportFirstAttempt('j1', { kind: 'running', tasks: 4 }, target)).toEqual({ text: 'Job j1 is running (4 tasks)', exitCode: 0 });
+    expect(reportFirstAttempt('j1', { kind: 'failed', cause: 'boom' }, target)).toEqual({ text: 'Job j1 failed: boom', exitCode: 1 });
     const restarting = reportFirstAttempt('j1', { kind: 'restarting', cause: 'boom' }, target);
     expect(restarting.exitCode).toBe(1);
     expect(restarting.text).toBe(
       'Job j1 failed in its first attempt: boom\n' +
         'It restarts as its restart strategy allows; follow it with: sluice info --jobmanager 127.0.0.1:8081 j1\n' +
-        'or cancel it: sluice cancel --jobmanager 127.0.0.1:8081 j1\n',
+        'or cancel it: sluice cancel --jobmanager 127.0.0.1:8081 j1',
     );
     expect(stillStarting('j1', { status: 'RUNNING', numRestarts: 0, tasks: tasks(1, 0, 4) }, 30_400, target)).toBe(
-      'Job j1 is not running yet after 30 s (running, 1 of 4 tasks running); follow it with: sluice info --jobmanager 127.0.0.1:8081 j1\n',
+      'Job j1 is not running yet after 30 s (running, 1 of 4 tasks running); follow it with: sluice info --jobmanager 127.0.0.1:8081 j1',
     );
   });
 });

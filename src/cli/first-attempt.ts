@@ -37,21 +37,21 @@ export function firstAttemptOutcome(r: JobResultView): FirstAttempt {
   return { kind: 'waiting' };
 }
 
-/** The lines `sluice run --detached` prints for an outcome, and its exit code. `target`: the options that reach the JobManager (`--jobmanager host:port`). */
+/** What `sluice run --detached` says about an outcome (lines without the last newline), and its exit code. `target`: the options that reach the JobManager (`--jobmanager host:port`). */
 export function reportFirstAttempt(jobId: string, outcome: Exclude<FirstAttempt, { kind: 'waiting' }>, target: string): { text: string; exitCode: number } {
   switch (outcome.kind) {
     case 'running':
-      return { text: `Job ${jobId} is running (${outcome.tasks} task${outcome.tasks === 1 ? '' : 's'})\n`, exitCode: 0 };
+      return { text: `Job ${jobId} is running (${outcome.tasks} task${outcome.tasks === 1 ? '' : 's'})`, exitCode: 0 };
     case 'ended':
-      return { text: `Job ${jobId} ${outcome.status.toLowerCase()}\n`, exitCode: outcome.status === 'SUSPENDED' ? 1 : 0 };
+      return { text: `Job ${jobId} ${outcome.status.toLowerCase()}`, exitCode: outcome.status === 'SUSPENDED' ? 1 : 0 };
     case 'failed':
-      return { text: `Job ${jobId} failed: ${outcome.cause}\n`, exitCode: 1 };
+      return { text: `Job ${jobId} failed: ${outcome.cause}`, exitCode: 1 };
     case 'restarting':
       return {
         text:
           `Job ${jobId} failed in its first attempt: ${outcome.cause}\n` +
           `It restarts as its restart strategy allows; follow it with: sluice info ${target} ${jobId}\n` +
-          `or cancel it: sluice cancel ${target} ${jobId}\n`,
+          `or cancel it: sluice cancel ${target} ${jobId}`,
         exitCode: 1,
       };
   }
@@ -60,5 +60,5 @@ export function reportFirstAttempt(jobId: string, outcome: Exclude<FirstAttempt,
 /** What `sluice run --detached` says when the first attempt has not started running within FIRST_ATTEMPT_WAIT_MS. */
 export function stillStarting(jobId: string, r: JobResultView | undefined, waitedMs: number, target: string): string {
   const where = r === undefined ? '' : ` (${r.status.toLowerCase()}${r.tasks === undefined || r.tasks.total === 0 ? '' : `, ${r.tasks.running} of ${r.tasks.total} tasks running`})`;
-  return `Job ${jobId} is not running yet after ${Math.round(waitedMs / 1000)} s${where}; follow it with: sluice info ${target} ${jobId}\n`;
+  return `Job ${jobId} is not running yet after ${Math.round(waitedMs / 1000)} s${where}; follow it with: sluice info ${target} ${jobId}`;
 }

@@ -467,12 +467,12 @@ async function awaitFirstAttempt(target: RestTarget, jobid: string, args: RunArg
     const outcome = firstAttemptOutcome(last);
     if (outcome.kind !== 'waiting') {
       const { text, exitCode } = reportFirstAttempt(jobid, outcome, cli);
-      process.stderr.write(text);
+      report(text, { jobId: jobid }, exitCode === 0 ? 'info' : 'error');
       return exitCode;
     }
     await new Promise((resolve) => setTimeout(resolve, 250));
   }
-  process.stderr.write(stillStarting(jobid, last, Date.now() - startedMs, cli));
+  report(stillStarting(jobid, last, Date.now() - startedMs, cli), { jobId: jobid }, 'warn');
   return 0;
 }
 

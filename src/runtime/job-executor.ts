@@ -287,10 +287,9 @@ export class JobExecutor {
       }
       this.status = 'RESTARTING';
       const delayMs = strategy.getBackoffTimeMs();
-      this.logger.warn(`job ${this.jobId}: ${restartMessages.line({ cause: cause.message, atMs: Date.now(), restart: this.numRestarts + 1, restartsMax: strategy.restartsMax, delayMs })}`, {
-        ...taskNameFields(failedTaskName(cause)),
-        err: cause,
-      });
+      const restartLine = restartMessages.line({ cause: cause.message, atMs: Date.now(), restart: this.numRestarts + 1, restartsMax: strategy.restartsMax, delayMs });
+      // The error (JSON: its stack) once, with the line that says the cause in full.
+      this.logger.warn(`job ${this.jobId}: ${restartLine.text}`, { ...taskNameFields(failedTaskName(cause)), ...(restartLine.repeated ? {} : { err: cause }) });
       // A cancel or suspend during the backoff ends the wait.
       await new Promise<void>((r) => {
         this.clock.schedule(delayMs, r);

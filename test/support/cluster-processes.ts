@@ -122,17 +122,20 @@ export async function cancelJob(rest: string, jobId: string): Promise<void> {
 
 /**
  * Submits `jobFile` with `args` detached to the JobManager at `rest` (parallelism 2, checkpoints
- * every 200 ms, fixed-delay restarts); resolves with the job id.
+ * every 200 ms, fixed-delay restarts); resolves with the job id. A job whose first attempt
+ * fails is submitted too (`sluice run --detached` exits 1 then, saying so).
  */
 export async function submitJob(rest: string, jobFile: string, args: readonly string[], extra: readonly string[] = []): Promise<string> {
-  const { stdout } = await execFileAsync(process.execPath, [
-    SLUICE_BIN, 'run', '--jobmanager', rest, '--detached', '--no-typecheck', '-p', '2',
+  const r = await runSluice([
+    'run', '--jobmanager', rest, '--detached', '--no-typecheck', '-p', '2',
     '-D', 'execution.checkpointing.interval=200',
     '-D', 'restart-strategy.type=fixed-delay', '-D', 'restart-strategy.fixed-delay.attempts=200', '-D', 'restart-strategy.fixed-delay.delay=200 ms',
     ...extra,
     jobFile, ...args,
   ]);
-  return stdout.trim().split('\n').at(-1)!.trim();
+  const id = r.stdout.trim().split('\n').at(-1)?.trim() ?? '';
+  if (!/^[0-9a-f]{32}$/.test(id)) throw new Error(`sluice run --detached exited ${r.code} without a job id:\n${r.stderr}`);
+  return id;
 }
 
 /** Writes the numbers [from, to) to `topic` (acks=all; number i to partition i % partitions), `perSecond` records a second. */

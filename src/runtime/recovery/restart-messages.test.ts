@@ -1,12 +1,24 @@
 import { describe, expect, it } from 'vitest';
-import { causeKey, formatDelay, RestartMessages } from './restart-messages.js';
+import { causeKey, formatDelay, RestartMessages, type RestartNotice } from './restart-messages.js';
+
+/** RestartMessages' texts, checking that `repeated` says whether a text is a repetition. */
+function messages(): { line(n: RestartNotice): string } {
+  const m = new RestartMessages();
+  return {
+    line: (n) => {
+      const { text, repeated } = m.line(n);
+      expect(repeated).toBe(text.startsWith('failed again'));
+      return text;
+    },
+  };
+}
 
 /** 2026-12-07 17:02:10 local time. */
 const T0 = new Date(2026, 11, 7, 17, 2, 10).getTime();
 
 describe('RestartMessages: a restart loop of one cause prints it once, then a count', () => {
   it('the first failure in full; the same cause again as a count since the first; another cause in full again', () => {
-    const m = new RestartMessages();
+    const m = messages();
     const cause = (checkpoint: number, subtask: number): string =>
       `operator 'pg' in task pg (${subtask}/2) failed: PREPARE TRANSACTION 'job-${subtask}-${checkpoint}' failed: connection refused`;
     expect(m.line({ cause: cause(4, 1), atMs: T0, restart: 1, restartsMax: undefined, delayMs: 1000 })).toBe(`${cause(4, 1)}; restarting in 1 s (restart 1)`);
@@ -25,7 +37,7 @@ describe('RestartMessages: a restart loop of one cause prints it once, then a co
   });
 
   it('a first occurrence a day or more ago is shown with its date', () => {
-    const m = new RestartMessages();
+    const m = messages();
     m.line({ cause: 'boom', atMs: T0, restart: 1, restartsMax: undefined, delayMs: 60_000 });
     expect(m.line({ cause: 'boom', atMs: T0 + 25 * 3600_000, restart: 2, restartsMax: undefined, delayMs: 60_000 })).toBe(
       'failed again with the same cause (2 times since 2026-12-07 17:02:10); restarting in 1 min (restart 2)',

@@ -26,17 +26,17 @@ export interface RestartNotice {
 export class RestartMessages {
   private repeated: { readonly key: string; readonly firstMs: number; count: number } | undefined;
 
-  /** The line for this restart; remembers the cause to tell a repetition. */
-  line(n: RestartNotice): string {
+  /** The line for this restart, and whether it repeats the cause of the one before (which said it in full); remembers the cause. */
+  line(n: RestartNotice): { readonly text: string; readonly repeated: boolean } {
     const key = causeKey(n.cause);
     const after = `restarting in ${formatDelay(n.delayMs)} (restart ${n.restart}${n.restartsMax === undefined ? '' : ` of ${n.restartsMax}`})`;
     const r = this.repeated;
     if (r === undefined || r.key !== key) {
       this.repeated = { key, firstMs: n.atMs, count: 1 };
-      return `${n.cause}; ${after}`;
+      return { text: `${n.cause}; ${after}`, repeated: false };
     }
     r.count++;
-    return `failed again with the same cause (${r.count} times since ${formatSince(r.firstMs, n.atMs)}); ${after}`;
+    return { text: `failed again with the same cause (${r.count} times since ${formatSince(r.firstMs, n.atMs)}); ${after}`, repeated: true };
   }
 }
 
