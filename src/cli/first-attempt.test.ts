@@ -23,9 +23,24 @@ describe('what sluice run --detached waits for: the first attempt running, or fa
     expect(firstAttemptOutcome({ status: 'RUNNING', numRestarts: 1, failure: 'connect ECONNREFUSED', tasks: tasks(2, 0, 2) })).toEqual({ kind: 'restarting', cause: 'connect ECONNREFUSED' });
   });
 
+  it('waiting for slots: said at once (it may take long), not a failure', () => {
+    const r = { status: 'RUNNING', numRestarts: 0, tasks: tasks(0, 0, 0), 'waiting-for-slots': { required: 2, available: 0 } };
+    expect(firstAttemptOutcome(r)).toEqual({ kind: 'waiting-for-slots', required: 2, available: 0 });
+    expect(reportFirstAttempt('j1', { kind: 'waiting-for-slots', required: 2, available: 0 }, '')).toEqual({
+      text: 'Job j1 waits for 2 slots (0 free): it starts when TaskManagers with free slots join (sluice taskmanager, or sluice cluster start --taskmanagers N); follow it with: sluice info j1',
+      exitCode: 0,
+    });
+    // A failure first (the slots of a restart): the failure is what counts.
+    expect(firstAttemptOutcome({ ...r, failure: 'TaskManager tm-1 was lost' }).kind).toBe('restarting');
+  });
+
   it('the job ended already', () => {
     expect(firstAttemptOutcome({ status: 'FINISHED', numRestarts: 0 })).toEqual({ kind: 'ended', status: 'FINISHED' });
     expect(firstAttemptOutcome({ status: 'CANCELED', numRestarts: 0 })).toEqual({ kind: 'ended', status: 'CANCELED' });
+  });
+
+  it('without --jobmanager, the follow-up commands use the default address too', () => {
+    expect(reportFirstAttempt('j1', { kind: 'restarting', cause: 'boom' }, '').text).toMatch(/follow it with: sluice info j1\nor cancel it: sluice cancel j1$/);
   });
 
   it('says what happened and how to follow or cancel the job; a failure exits non-zero', () => {

@@ -459,7 +459,8 @@ async function startRest(config: ConfigurationType, executor: LocalExecutor): Pr
  * running), to fail, or FIRST_ATTEMPT_WAIT_MS; says which, and how to follow the job.
  */
 async function awaitFirstAttempt(target: RestTarget, jobid: string, args: RunArgs): Promise<number> {
-  const cli = `--jobmanager ${shellWord(args.jobManager!)}${args.token === undefined ? '' : ' --token <token>'}`;
+  // The job commands reach the same address without --jobmanager when `run -d` was given none.
+  const cli = [...(args.jobManager === undefined ? [] : ['--jobmanager', shellWord(args.jobManager)]), ...(args.token === undefined ? [] : ['--token', '<token>'])].join(' ');
   const startedMs = Date.now();
   let last: JobResultView | undefined;
   while (Date.now() - startedMs < FIRST_ATTEMPT_WAIT_MS) {

@@ -7,6 +7,7 @@ import { availableParallelism, freemem, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { ConfigError, Configuration, type ConfigValue } from '../config/configuration.js';
 import { RestServer, RestError } from '../rest/rest-server.js';
+import { waitingForSlotsJson } from '../rest/job-status-json.js';
 import type { RestRoute } from '../rest/rest-route.js';
 import { JobExecutor } from '../runtime/job-executor.js';
 import type { TaskManagerInfo } from '../dashboard/task-managers.js';
@@ -248,7 +249,7 @@ export class JobManager {
             if (t.state === 'running') tasks.running++;
             else if (t.state === 'finished') tasks.finished++;
           }
-          return [200, { status: e.status, numRestarts: e.progress().numRestarts, failure: e.exceptions.at(-1)?.message, tasks }];
+          return [200, { status: e.status, numRestarts: e.progress().numRestarts, failure: e.exceptions.at(-1)?.message, tasks, 'waiting-for-slots': waitingForSlotsJson(e.pendingSlotRequest()) }];
         },
       },
     ];
