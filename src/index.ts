@@ -78,6 +78,7 @@ export {
 export { MsgpackSerializer, SerializationError, type TypeSerializer } from './runtime/state/serializer.js';
 export type { KeyType } from './runtime/state/key-group.js';
 export { Configuration, ConfigError } from './config/configuration.js';
+export { NonRecoverableError, nonRecoverable, type ThrowableType } from './runtime/recovery/non-recoverable-error.js';
 export { JobExecutionError, type JobResult, type JobProgress, type LocalExecutorOptions } from './runtime/local-executor.js';
 export type { JobClient } from './api/environment.js';
 export { CollectionSource } from './connectors/collection-source.js';

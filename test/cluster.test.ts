@@ -100,11 +100,12 @@ describe('cluster runtime: JobManager and TaskManagers over TCP', () => {
   it.each([
     ['name', /the job graph built on TaskManager tm-\d differs from the JobManager's: operator 1 of vertex '.*' is 'numbers-elsewhere \(uid numbers\)' here but 'numbers \(uid numbers\)' on the JobManager/],
     ['splits', /the job graph built on TaskManager tm-\d differs from the JobManager's: source 'numbers.*' assigns its splits on-request here but static on the JobManager/],
-  ])('a job module that builds another graph on a TaskManager (%s) fails to deploy, naming what differs', async (differs, message) => {
+  ])('a job module that builds another graph on a TaskManager (%s) fails to deploy, naming what differs, without restarts (a restart builds it again)', async (differs, message) => {
     const { jm } = await cluster(2);
     const bundle = await bundleJob(join(import.meta.dirname, 'fixtures', 'cluster', 'process-dependent-job.ts'), join(tempDir(), 'job.mjs'));
     (globalThis as { __sluiceTestBuilds?: number }).__sluiceTestBuilds = 0;
-    const executor = await jm.submit({ bundle, config: [['parallelism.default', 2], ['restart-strategy.type', 'none']], args: [differs], name: `differs-${differs}` });
+    const restarts = [['restart-strategy.type', 'fixed-delay'], ['restart-strategy.fixed-delay.attempts', 5], ['restart-strategy.fixed-delay.delay', 1]] as const;
+    const executor = await jm.submit({ bundle, config: [['parallelism.default', 2], ...restarts], args: [differs], name: `differs-${differs}` });
     const failure = await executor.run().then(
       (r) => new Error(`finished with status ${r.status}`),
       (e: Error) => e,
@@ -112,6 +113,8 @@ describe('cluster runtime: JobManager and TaskManagers over TCP', () => {
     const messages: string[] = [];
     for (let e: unknown = failure; e instanceof Error; e = e.cause) messages.push(e.message);
     expect(messages.join(' <- ')).toMatch(message);
+    expect(failure.message).toMatch(/\(not restarted: a restart cannot fix this failure\)$/);
+    expect(executor.progress().numRestarts).toBe(0);
   });
 
   it('every TaskManager serves /metrics of its tasks (Prometheus text), listed by /taskmanagers', async () => {

@@ -256,7 +256,7 @@ describe('examples/checkpointed-count.ts', () => {
     const checkpoints = tempDir();
     const r = sluiceRun('-p', '2', '-D', `execution.checkpointing.dir=${checkpoints}`, 'examples/checkpointed-count.ts', out, '20000', '12000');
     expectFinished(r);
-    expect(r.stderr).toMatch(/failed: injected failure at number 12000; restarting in 100 ms \(fixed-delay/);
+    expect(r.stderr).toMatch(/failed: injected failure at number 12000; restarting in 100 ms \(restart 1 of 3\)$/m);
     const got = committedLines(out);
     expect(got.length).toBe(20_000);
     expect(sorted(got)).toEqual(sorted(reference(20_000)));

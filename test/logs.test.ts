@@ -63,7 +63,7 @@ describe('sluice run: logs', () => {
     const all = sluiceRun(...ONE_RESTART, FAILING);
     expect(all.code).toBe(1);
     expect(all.stderr).toMatch(/^Job ([0-9a-f]{32}) submitted to a local cluster of 1 TaskManager process\(es\); REST API at http:\S+$/m);
-    expect(all.stderr).toMatch(/^\[sluice\] WARN job [0-9a-f]{32}: operator 'explode' in task Collection Source -> explode -> Sink \(1\/1\) failed: boom at record 2; restarting in 10 ms \(fixed-delay/m);
+    expect(all.stderr).toMatch(/^\[sluice\] WARN job [0-9a-f]{32}: operator 'explode' in task Collection Source -> explode -> Sink \(1\/1\) failed: boom at record 2; restarting in 10 ms \(restart 1 of 1\)$/m);
     expect(all.stderr).toMatch(/^\[sluice\] INFO job [0-9a-f]{32}: no completed checkpoint to restore; starting from the beginning$/m);
     expect(all.stderr).toMatch(/^Job [0-9a-f]{32} failed: .*boom at record 2/m);
     expect(all.stderr).toMatch(/^root cause: Error: boom at record 2\n\s+at .*failing\.ts:8/m);

@@ -9,6 +9,7 @@ import { TaskManager } from '../cluster/task-manager.js';
 import { CLUSTER_SECRET_ENV } from '../cluster/task-manager-environment.js';
 import { CliError, commandConfiguration } from './cli-error.js';
 import { applyLogging, LOG_FLAGS, LOG_USAGE, setLogFlag } from './log-options.js';
+import { markTaskManagerProcess } from '../util/this-process.js';
 
 export const JOBMANAGER_USAGE = `usage: sluice jobmanager [--rpc-port P] [--rest-port P] [--rest-address A] ${LOG_USAGE} [-D key=value]...`;
 export const TASKMANAGER_USAGE = `usage: sluice taskmanager --jobmanager host:port [--slots N] [--id ID] [--quiet] ${LOG_USAGE} [-D key=value]...`;
@@ -135,6 +136,8 @@ export async function taskManagerCommand(argv: readonly string[]): Promise<numbe
     ...(id === undefined ? {} : { id }),
     ...(quiet ? { quiet: true } : {}),
   });
+  // What this process's connectors say when what they read from its environment is refused.
+  markTaskManagerProcess(tm.id);
   try {
     await tm.start();
   } catch (e) {

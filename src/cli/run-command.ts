@@ -13,7 +13,8 @@ import { newestSnapshotUnder } from '../runtime/storage/snapshot-directory-reade
 import type { JobGraph } from '../graph/job-graph.js';
 import type { JobExecutor } from '../runtime/job-executor.js';
 import { LocalCluster } from '../cluster/local-cluster.js';
-import { parseTarget, pathForServer, rest } from './rest-client.js';
+import { parseTarget, pathForServer, rest, type RestTarget } from './rest-client.js';
+import { FIRST_ATTEMPT_WAIT_MS, firstAttemptOutcome, reportFirstAttempt, stillStarting, type JobResultView } from './first-attempt.js';
 import { ProgressLine } from './progress-line.js';
 import { LocalExecutor } from '../runtime/local-executor.js';
 import { OPERATION_RESULT_GRACE_MS, RestServer } from '../rest/rest-server.js';
@@ -453,6 +454,29 @@ async function startRest(config: ConfigurationType, executor: LocalExecutor): Pr
   return server;
 }
 
+/**
+ * `sluice run --detached`: waits for the submitted job's first attempt to run (every task
+ * running), to fail, or FIRST_ATTEMPT_WAIT_MS; says which, and how to follow the job.
+ */
+async function awaitFirstAttempt(target: RestTarget, jobid: string, args: RunArgs): Promise<number> {
+  // The job commands reach the same address without --jobmanager when `run -d` was given none.
+  const cli = [...(args.jobManager === undefined ? [] : ['--jobmanager', shellWord(args.jobManager)]), ...(args.token === undefined ? [] : ['--token', '<token>'])].join(' ');
+  const startedMs = Date.now();
+  let last: JobResultView | undefined;
+  while (Date.now() - startedMs < FIRST_ATTEMPT_WAIT_MS) {
+    last = await rest<JobResultView>(target, 'GET', `/jobs/${jobid}/result`, undefined, { status: 'string', numRestarts: 'number' });
+    const outcome = firstAttemptOutcome(last);
+    if (outcome.kind !== 'waiting') {
+      const { text, exitCode } = reportFirstAttempt(jobid, outcome, cli);
+      report(text, { jobId: jobid }, exitCode === 0 ? 'info' : 'error');
+      return exitCode;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+  report(stillStarting(jobid, last, Date.now() - startedMs, cli), { jobId: jobid }, 'warn');
+  return 0;
+}
+
 /** `sluice run --jobmanager host:port`: bundles the job, submits it and (unless detached) waits for its end. */
 async function submitToCluster(args: RunArgs): Promise<number> {
   const prepared = await unlessStalled(prepareJob(args.jobPath, { typeCheck: args.typeCheck }), args.jobPath);
@@ -481,7 +505,7 @@ async function submitToCluster(args: RunArgs): Promise<number> {
   }
   report(`Job ${jobid} submitted to ${target.baseUrl}`, { jobId: jobid });
   process.stdout.write(`${jobid}\n`);
-  if (args.detached) return 0;
+  if (args.detached) return awaitFirstAttempt(target, jobid, args);
   for (;;) {
     const r = await rest<{ status: string; numRestarts: number; failure: string | undefined }>(target, 'GET', `/jobs/${jobid}/result`, undefined, { status: 'string', numRestarts: 'number' });
     if (r.status === 'FINISHED' || r.status === 'CANCELED') {

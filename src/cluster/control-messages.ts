@@ -10,6 +10,8 @@ import type { TaskState } from '../runtime/task/task-state.js';
 import type { SplitAnswer } from '../runtime/split-enumerator.js';
 import type { WatermarkReport } from '../runtime/watermark-alignment.js';
 import { TaskFailure } from '../runtime/task/task-failure.js';
+import { declaresNonRecoverable, type ThrowableType } from '../runtime/recovery/non-recoverable-error.js';
+import { findNonRecoverable } from '../runtime/recovery/throwable-classifier.js';
 
 /** A subtask of a job: vertex id and subtask index. */
 export type SubtaskRef = readonly [vertexId: number, subtaskIndex: number];
@@ -23,6 +25,8 @@ export interface SerializedError {
   readonly cause?: SerializedError;
   /** The error's class name, when not plain `Error` (`DataConnectionLost`: a consequence of a failure elsewhere). */
   readonly name?: string;
+  /** Set when the error declares itself non-recoverable: the job fails without restarts (runtime/recovery/non-recoverable-error.ts). */
+  readonly nonRecoverable?: true;
 }
 
 /** How deep a cause chain crosses the wire. */
@@ -150,6 +154,8 @@ export function serializeError(e: unknown, task?: string, depth = 0): Serialized
     task: task ?? (err instanceof TaskFailure ? err.taskName : undefined),
     ...(cause === undefined ? {} : { cause }),
     ...(err.name === 'Error' || err instanceof TaskFailure ? {} : { name: err.name }),
+    // A cause left off (too deep, or not an Error) still makes the error non-recoverable.
+    ...(declaresNonRecoverable(err) || (cause === undefined && findNonRecoverable(err.cause) !== undefined) ? { nonRecoverable: true as const } : {}),
   };
 }
 
@@ -164,5 +170,6 @@ export function deserializeError(s: SerializedError): Error {
   };
   const e = s.task === undefined ? named(new Error(message, cause === undefined ? undefined : { cause })) : new TaskFailure(s.task, message, { cause: cause ?? named(new Error(s.message)) });
   if (s.stack !== undefined) e.stack = s.stack;
+  if (s.nonRecoverable === true) Object.defineProperty(e, 'throwableType', { value: 'NonRecoverableError' satisfies ThrowableType, enumerable: false });
   return e;
 }

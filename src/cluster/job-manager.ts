@@ -7,6 +7,7 @@ import { availableParallelism, freemem, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { ConfigError, Configuration, type ConfigValue } from '../config/configuration.js';
 import { RestServer, RestError } from '../rest/rest-server.js';
+import { waitingForSlotsJson } from '../rest/job-status-json.js';
 import type { RestRoute } from '../rest/rest-route.js';
 import { JobExecutor } from '../runtime/job-executor.js';
 import type { TaskManagerInfo } from '../dashboard/task-managers.js';
@@ -242,7 +243,13 @@ export class JobManager {
           const j = this.jobs.get(p.jobid!);
           if (j === undefined) throw new RestError(404, `no job ${p.jobid}`);
           const e = j.executor;
-          return [200, { status: e.status, numRestarts: e.progress().numRestarts, failure: e.exceptions.at(-1)?.message }];
+          // The current attempt's tasks: `sluice run --detached` waits until they all run.
+          const tasks = { running: 0, finished: 0, total: e.tasks.length };
+          for (const t of e.tasks) {
+            if (t.state === 'running') tasks.running++;
+            else if (t.state === 'finished') tasks.finished++;
+          }
+          return [200, { status: e.status, numRestarts: e.progress().numRestarts, failure: e.exceptions.at(-1)?.message, tasks, 'waiting-for-slots': waitingForSlotsJson(e.pendingSlotRequest()) }];
         },
       },
     ];

@@ -14,6 +14,7 @@ import type { SourceStreamTask } from '../runtime/task/source-stream-task.js';
 import type { StreamTask } from '../runtime/task/stream-task.js';
 import { TaskScheduler } from '../runtime/task/task-scheduler.js';
 import { isTerminal } from '../runtime/task/task-state.js';
+import { NonRecoverableError } from '../runtime/recovery/non-recoverable-error.js';
 import { describeGraphDifference, graphFingerprint } from './graph-fingerprint.js';
 import { buildJob, storeBundle } from './job-bundle.js';
 import { serializeError, type Deployment, type JobManagerMessage, type TaskManagerMessage } from './control-messages.js';
@@ -328,7 +329,8 @@ export class TaskManager {
     if (deploying.canceled || this.stopped) throw new Error(`attempt ${d.attempt} of job ${d.jobId} was canceled while it was being deployed`);
     const difference = describeGraphDifference(d.graph, graphFingerprint(graph));
     if (difference !== undefined) {
-      throw new Error(
+      // The job's code: every attempt builds it again the same way.
+      throw new NonRecoverableError(
         `the job graph built on TaskManager ${this.id} differs from the JobManager's: ${difference}. ` +
           'A job module must build the same graph on every process (no randomness or clock in names, parallelism or structure)',
       );

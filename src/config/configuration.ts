@@ -7,6 +7,8 @@ export type ConfigValue = number | boolean | string;
 
 export class ConfigError extends Error {
   override readonly name = 'ConfigError';
+  /** A restart cannot fix a configuration: a job failing with this fails at once (runtime/recovery/non-recoverable-error.ts). */
+  readonly throwableType = 'NonRecoverableError';
 }
 
 export function closestKey(key: string): string {

@@ -58,6 +58,8 @@ interface Resolved {
 
 export class GraphError extends Error {
   override readonly name = 'GraphError';
+  /** The job's code built a graph that cannot run: a restart builds the same one (runtime/recovery/non-recoverable-error.ts). */
+  readonly throwableType = 'NonRecoverableError';
 }
 
 /** Turns the transformations into operators and edges; virtual transformations become edge properties. */

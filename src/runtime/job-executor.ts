@@ -13,7 +13,9 @@ import { SplitEnumerator } from './split-enumerator.js';
 import { WatermarkAlignmentCoordinator } from './watermark-alignment.js';
 import type { CheckpointMetadata, OperatorSnapshot } from './storage/snapshot-format.js';
 import type { SubtaskRestore } from './checkpoint/subtask-state.js';
-import { createRestartStrategy, maxRestartDelayMs } from './recovery/restart-strategy.js';
+import { createRestartStrategy, maxRestartDelayMs, type RestartBackoffTimeStrategy } from './recovery/restart-strategy.js';
+import { RestartMessages } from './recovery/restart-messages.js';
+import { findNonRecoverable } from './recovery/throwable-classifier.js';
 import { createCheckpointStorage } from './storage/checkpoint-storage-factory.js';
 import type { CheckpointStorage } from './storage/checkpoint-storage.js';
 import { FilesystemCheckpointStorage } from './storage/filesystem-checkpoint-storage.js';
@@ -232,6 +234,7 @@ export class JobExecutor {
     this.startTimeMs = startedMs;
     const storage = await this.createStorage();
     const strategy = createRestartStrategy(this.config, this.checkpointing !== undefined, this.random);
+    const restartMessages = new RestartMessages();
     const initialSplits = await this.createSplits();
     let restore: Restored | undefined;
     let retained: CompletedCheckpointInfo[] = [];
@@ -275,29 +278,18 @@ export class JobExecutor {
       retained = result.retained;
       nextCheckpointId = result.nextCheckpointId;
       this.exceptions.push({ timestampMs: Date.now(), message: cause.message, stack: rootCause(cause).stack, taskName: failedTaskName(cause) });
+      const notRestarted = this.whyNotRestart(result, strategy);
+      if (notRestarted !== undefined) {
+        // FAILED from here on: a client polling the job must not take the cleanup for a restart.
+        this.status = 'FAILED';
+        await this.cleanUpCheckpoints(storage, result.retained, 'FAILED');
+        throw notRestarted;
+      }
       this.status = 'RESTARTING';
-      strategy.notifyFailure(cause, this.clock.nowMs());
-      if (result.stuck !== undefined) {
-        await this.cleanUpCheckpoints(storage, result.retained, 'FAILED');
-        throw new JobExecutionError(`job '${this.jobGraph.jobName}' failed: ${cause.message}; not restarted: ${result.stuck.message}`, { cause: result.stuck });
-      }
-      if (result.stopSavepoint !== undefined) {
-        // Stopped with a savepoint that committed its output: a restart would go back to an
-        // older checkpoint and write that output again, beside the run resumed from the savepoint.
-        await this.cleanUpCheckpoints(storage, result.retained, 'FAILED');
-        throw new JobExecutionError(
-          `job '${this.jobGraph.jobName}' failed after its stop-with-savepoint completed: ${cause.message}; not restarted: ` +
-            `its state and committed output are in the savepoint ${result.stopSavepoint.pointer}; resume from it (sluice run -s ${result.stopSavepoint.pointer} <job.ts>)`,
-          { cause },
-        );
-      }
-      if (!strategy.canRestart()) {
-        await this.cleanUpCheckpoints(storage, result.retained, 'FAILED');
-        const why = strategy.givingUpReason() ?? `restart strategy ${strategy.describe()} does not restart`;
-        throw new JobExecutionError(`job '${this.jobGraph.jobName}' failed: ${cause.message} (${why})`, { cause });
-      }
       const delayMs = strategy.getBackoffTimeMs();
-      this.logger.warn(`job ${this.jobId}: ${cause.message}; restarting in ${delayMs} ms (${strategy.describe()})`, { ...taskNameFields(failedTaskName(cause)), err: cause });
+      const restartLine = restartMessages.line({ cause: cause.message, atMs: Date.now(), restart: this.numRestarts + 1, restartsMax: strategy.restartsMax, delayMs });
+      // The error (JSON: its stack) once, with the line that says the cause in full.
+      this.logger.warn(`job ${this.jobId}: ${restartLine.text}`, { ...taskNameFields(failedTaskName(cause)), ...(restartLine.repeated ? {} : { err: cause }) });
       // A cancel or suspend during the backoff ends the wait.
       await new Promise<void>((r) => {
         this.clock.schedule(delayMs, r);
@@ -307,6 +299,36 @@ export class JobExecutor {
       restore = storage === undefined ? undefined : await this.loadLatest(storage, retained);
       this.numRestarts++;
     }
+  }
+
+  /**
+   * The job's failure when the failed attempt must not be restarted, as Flink's
+   * ExecutionFailureHandler decides: tasks that did not stop, a completed stop-with-savepoint,
+   * a non-recoverable cause (not shown to the restart strategy), or the strategy gives up.
+   */
+  private whyNotRestart(
+    result: { readonly error: Error; readonly stuck?: TaskCancellationTimeoutError | undefined; readonly stopSavepoint?: CompletedCheckpointInfo | undefined },
+    strategy: RestartBackoffTimeStrategy,
+  ): JobExecutionError | undefined {
+    const cause = result.error;
+    const job = `job '${this.jobGraph.jobName}'`;
+    if (result.stuck !== undefined) return new JobExecutionError(`${job} failed: ${cause.message}; not restarted: ${result.stuck.message}`, { cause: result.stuck });
+    if (result.stopSavepoint !== undefined) {
+      // Stopped with a savepoint that committed its output: a restart would go back to an
+      // older checkpoint and write that output again, beside the run resumed from the savepoint.
+      const pointer = result.stopSavepoint.pointer;
+      return new JobExecutionError(
+        `${job} failed after its stop-with-savepoint completed: ${cause.message}; not restarted: ` +
+          `its state and committed output are in the savepoint ${pointer}; resume from it (sluice run -s ${pointer} <job.ts>)`,
+        { cause },
+      );
+    }
+    // "job 'x' failed: job 'x' failed to start: ..." says the job's name twice.
+    const failed = cause.message.startsWith(`${job} `) ? cause.message : `${job} failed: ${cause.message}`;
+    if (findNonRecoverable(cause) !== undefined) return new JobExecutionError(`${failed} (not restarted: a restart cannot fix this failure)`, { cause });
+    strategy.notifyFailure(cause, this.clock.nowMs());
+    if (!strategy.canRestart()) return new JobExecutionError(`${failed} (${strategy.givingUpReason() ?? 'the restart strategy gives up'})`, { cause });
+    return undefined;
   }
 
   /**

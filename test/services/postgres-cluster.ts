@@ -1,5 +1,5 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { chownSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { chownSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -122,8 +122,12 @@ function installExitHook(): void {
   });
 }
 
-/** initdb + postgres as the `postgres` OS user in a temporary directory; about a second. */
-export async function startThrowawayCluster(o: { maxPreparedTransactions: number }): Promise<PostgresServer> {
+/**
+ * initdb + postgres as the `postgres` OS user in a temporary directory; about a second.
+ * `password`: connections over TCP must give it (scram-sha-256; the superuser `postgres` has
+ * it), for tests of refused credentials; without it every connection is trusted.
+ */
+export async function startThrowawayCluster(o: { maxPreparedTransactions: number; password?: string }): Promise<PostgresServer> {
   const bin = pgBinDir();
   if (bin === undefined) throw new Error(`PostgreSQL tests: initdb not found under ${BIN_DIRS.join(', ')} (set SLUICE_PG_BIN)`);
   if (!isRoot()) throw new Error('PostgreSQL tests: a throwaway cluster is started as the postgres OS user, which needs root');
@@ -137,7 +141,12 @@ export async function startThrowawayCluster(o: { maxPreparedTransactions: number
   const env: NodeJS.ProcessEnv = { ...process.env, LC_ALL: 'C', LANG: 'C' };
   for (const k of Object.keys(env)) if (k.startsWith('PG')) delete env[k];
   try {
-    const [c, a] = asPostgres(join(bin, 'initdb'), ['-D', data, '-U', 'postgres', '-A', 'trust', '-E', 'UTF8', '--locale=C', '--no-sync', '--no-instructions']);
+    const auth = o.password === undefined ? ['-A', 'trust'] : ['--auth-local=trust', '--auth-host=scram-sha-256', `--pwfile=${join(dir, 'pwfile')}`];
+    if (o.password !== undefined) {
+      writeFileSync(join(dir, 'pwfile'), `${o.password}\n`);
+      chownSync(join(dir, 'pwfile'), uid, gid);
+    }
+    const [c, a] = asPostgres(join(bin, 'initdb'), ['-D', data, '-U', 'postgres', ...auth, '-E', 'UTF8', '--locale=C', '--no-sync', '--no-instructions']);
     await run(c, a, { env, cwd: dir, timeout: 60_000 });
   } catch (e) {
     rmSync(dir, { recursive: true, force: true });
@@ -176,7 +185,7 @@ export async function startThrowawayCluster(o: { maxPreparedTransactions: number
     }
     rmSync(dir, { recursive: true, force: true });
   };
-  const connection: PostgresConnectionOptions = { host: '127.0.0.1', port, user: 'postgres', database: 'postgres' };
+  const connection: PostgresConnectionOptions = { host: '127.0.0.1', port, user: 'postgres', database: 'postgres', ...(o.password === undefined ? {} : { password: o.password }) };
   const deadline = Date.now() + 30_000;
   for (;;) {
     if (child.exitCode !== null || child.signalCode !== null) {

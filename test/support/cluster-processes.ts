@@ -33,9 +33,9 @@ export class ClusterProcesses {
     return d;
   }
 
-  /** Starts `sluice <args>` and resolves with the first match of `ready` in its output. */
-  start(args: readonly string[], ready: RegExp): Promise<{ child: ChildProcess; match: RegExpExecArray; output: () => string }> {
-    const child = spawn(process.execPath, [SLUICE_BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  /** Starts `sluice <args>` (in `env`, default this process's) and resolves with the first match of `ready` in its output. */
+  start(args: readonly string[], ready: RegExp, env?: NodeJS.ProcessEnv): Promise<{ child: ChildProcess; match: RegExpExecArray; output: () => string }> {
+    const child = spawn(process.execPath, [SLUICE_BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'], ...(env === undefined ? {} : { env }) });
     this.processes.push(child);
     let out = '';
     return new Promise((resolve, reject) => {
@@ -54,9 +54,9 @@ export class ClusterProcesses {
     });
   }
 
-  /** `sluice cluster run` with `taskManagers` TaskManagers on free ports; resolves with the REST address (host:port). */
-  async startCluster(taskManagers: number): Promise<string> {
-    const c = await this.start(['cluster', 'run', '--taskmanagers', String(taskManagers), '--rpc-port', '0', '--rest-port', '0'], /cluster ready: rpc \S+ rest http:\/\/(\S+)/);
+  /** `sluice cluster run` with `taskManagers` TaskManagers on free ports (in `env`, default this process's); resolves with the REST address (host:port). */
+  async startCluster(taskManagers: number, env?: NodeJS.ProcessEnv): Promise<string> {
+    const c = await this.start(['cluster', 'run', '--taskmanagers', String(taskManagers), '--rpc-port', '0', '--rest-port', '0'], /cluster ready: rpc \S+ rest http:\/\/(\S+)/, env);
     return c.match[1]!;
   }
 
@@ -79,6 +79,16 @@ export function freePort(): Promise<number> {
     s.listen(0, '127.0.0.1', () => {
       const port = (s.address() as { port: number }).port;
       s.close(() => resolve(port));
+    });
+  });
+}
+
+/** Runs `sluice <args>` to its end (in `env`, default this process's): its exit code and output. */
+export function runSluice(args: readonly string[], env?: NodeJS.ProcessEnv): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, [SLUICE_BIN, ...args], { ...(env === undefined ? {} : { env }), maxBuffer: 16 << 20 }, (error, stdout, stderr) => {
+      const code = error === null ? 0 : typeof error.code === 'number' ? error.code : 1;
+      resolve({ code, stdout, stderr });
     });
   });
 }
@@ -112,17 +122,20 @@ export async function cancelJob(rest: string, jobId: string): Promise<void> {
 
 /**
  * Submits `jobFile` with `args` detached to the JobManager at `rest` (parallelism 2, checkpoints
- * every 200 ms, fixed-delay restarts); resolves with the job id.
+ * every 200 ms, fixed-delay restarts); resolves with the job id. A job whose first attempt
+ * fails is submitted too (`sluice run --detached` exits 1 then, saying so).
  */
 export async function submitJob(rest: string, jobFile: string, args: readonly string[], extra: readonly string[] = []): Promise<string> {
-  const { stdout } = await execFileAsync(process.execPath, [
-    SLUICE_BIN, 'run', '--jobmanager', rest, '--detached', '--no-typecheck', '-p', '2',
+  const r = await runSluice([
+    'run', '--jobmanager', rest, '--detached', '--no-typecheck', '-p', '2',
     '-D', 'execution.checkpointing.interval=200',
     '-D', 'restart-strategy.type=fixed-delay', '-D', 'restart-strategy.fixed-delay.attempts=200', '-D', 'restart-strategy.fixed-delay.delay=200 ms',
     ...extra,
     jobFile, ...args,
   ]);
-  return stdout.trim().split('\n').at(-1)!.trim();
+  const id = r.stdout.trim().split('\n').at(-1)?.trim() ?? '';
+  if (!/^[0-9a-f]{32}$/.test(id)) throw new Error(`sluice run --detached exited ${r.code} without a job id:\n${r.stderr}`);
+  return id;
 }
 
 /** Writes the numbers [from, to) to `topic` (acks=all; number i to partition i % partitions), `perSecond` records a second. */

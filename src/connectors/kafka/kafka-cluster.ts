@@ -1,6 +1,7 @@
 import type { Broker, Connection, ConnectionPool, GenericError, metadataV12 } from '@platformatic/kafka';
 import { checkConnectionOptions, checkOptionsObject, describeValue } from './kafka-options.js';
 import { kafka, kafkaIfLoaded } from './kafka-protocol.js';
+import { NonRecoverableError } from '../../runtime/recovery/non-recoverable-error.js';
 import type { KafkaConnectionOptions, TopicInfo } from './kafka-types.js';
 
 export type { KafkaConnectionOptions, TopicInfo, TopicPartitionInfo } from './kafka-types.js';
@@ -301,7 +302,13 @@ export class KafkaCluster {
   }
 }
 
-class TopicMissing extends Error {}
+/**
+ * A topic the broker does not know. Sluice never asks a broker to create topics (its Metadata
+ * requests do not allow auto-creation), so a restart finds it missing again: the job fails.
+ */
+class TopicMissing extends NonRecoverableError {
+  override name = 'TopicMissing';
+}
 
 /** How long a topic the broker does not know is asked for again before it counts as missing. */
 const TOPIC_MISSING_GRACE_MS = 5_000;
@@ -342,8 +349,28 @@ function withContext(e: unknown, what: string): Error {
   if (e.message.startsWith('kafka:')) return e;
   const ids = kafkaErrorIds(e);
   const detail = ids.length > 0 ? `${ids.join(', ')} (${e.message})` : e.message;
-  return new Error(`kafka: ${what} failed: ${detail}`, { cause: e });
+  const text = `kafka: ${what} failed: ${detail}`;
+  return ids.some((id) => NON_RECOVERABLE.has(id)) ? new NonRecoverableError(text, { cause: e }) : new Error(text, { cause: e });
 }
+
+/**
+ * Kafka errors a restart does not change: the cluster's ACLs refuse the client, a setting the
+ * broker does not take (a transaction timeout above its transaction.max.timeout.ms, a
+ * compression or request version it does not support), an invalid topic name.
+ */
+const NON_RECOVERABLE = new Set([
+  'TOPIC_AUTHORIZATION_FAILED',
+  'GROUP_AUTHORIZATION_FAILED',
+  'CLUSTER_AUTHORIZATION_FAILED',
+  'TRANSACTIONAL_ID_AUTHORIZATION_FAILED',
+  'DELEGATION_TOKEN_AUTHORIZATION_FAILED',
+  'SASL_AUTHENTICATION_FAILED',
+  'UNSUPPORTED_SASL_MECHANISM',
+  'INVALID_TRANSACTION_TIMEOUT',
+  'INVALID_TOPIC_EXCEPTION',
+  'UNSUPPORTED_COMPRESSION_TYPE',
+  'UNSUPPORTED_VERSION',
+]);
 
 export function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));

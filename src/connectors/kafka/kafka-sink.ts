@@ -32,6 +32,7 @@ import { processLogger, type LogFields, type LogLevel } from '../../util/logger.
 import type { Compression } from './kafka-types.js';
 import { resolveSerializer, type Serializer, type SerializerSpec } from './serde.js';
 import { checkTransactionTimeout } from './transaction-timeout-check.js';
+import { NonRecoverableError } from '../../runtime/recovery/non-recoverable-error.js';
 
 export type DeliveryGuarantee = 'none' | 'at-least-once' | 'exactly-once';
 
@@ -136,6 +137,9 @@ export class KafkaSink<T, K = never, V = T> implements Sink<T> {
   async createWriter(ctx: SinkWriterContext, restoredState: readonly unknown[]): Promise<SinkWriter<T>> {
     const cluster = new KafkaCluster({ ...this.options, clientId: this.options.clientId ?? `sluice-sink-${ctx.subtaskIndex}`, log: (m) => this.log(m, 'warn', { subtask: ctx.subtaskIndex }) });
     try {
+      // A fixed topic that does not exist fails the writer's opening, not its first record: the
+      // attempt fails before it runs (`sluice run --detached` reports it). Its metadata stays cached.
+      if (typeof this.options.topic === 'string') await cluster.topic(this.options.topic);
       const router = new RecordRouter(this.options, cluster);
       if (this.deliveryGuarantee !== 'exactly-once' || ctx.checkpointing !== true) {
         if (this.deliveryGuarantee === 'exactly-once') {
@@ -414,7 +418,8 @@ class TransactionalWriter<T, K, V> implements SinkWriter<T> {
       checkpointTimeoutMs: ctx.checkpointing === true ? timings.checkpointTimeoutMs : undefined,
       restartDelayMsMax: timings.restartDelayMsMax,
     });
-    if (problem !== undefined) throw new Error(problem);
+    // The sink's, the broker's and the job's settings: a restart finds the same ones.
+    if (problem !== undefined) throw new NonRecoverableError(problem);
 
     const states = restoredState.map((s) => asState(s));
     const restoredCheckpointId = states.reduce((m, s) => Math.max(m, s.checkpointId), 0);
@@ -595,7 +600,7 @@ class TransactionalWriter<T, K, V> implements SinkWriter<T> {
 function asState(s: unknown): KafkaSinkWriterState {
   const st = s as Partial<KafkaSinkWriterState> | undefined;
   if (st === undefined || st === null || st.v !== 1 || !Array.isArray(st.pending) || typeof st.checkpointId !== 'number') {
-    throw new Error(`kafka sink: the restored writer state is not a Kafka sink's (${JSON.stringify(s)?.slice(0, 200)}); was the sink's uid reused for another sink?`);
+    throw new NonRecoverableError(`kafka sink: the restored writer state is not a Kafka sink's (${JSON.stringify(s)?.slice(0, 200)}); was the sink's uid reused for another sink?`);
   }
   return st as KafkaSinkWriterState;
 }

@@ -3,6 +3,7 @@ import { parse as parseConnectionString } from 'pg-connection-string';
 import { checkKnownOptions } from '../../util/known-options.js';
 import { previewValue } from '../../util/preview.js';
 import type { PostgresConnectionOptions, TableName } from './options.js';
+import { connectionFailure } from './pg-failures.js';
 
 export type { PostgresConnectionOptions, TableName };
 
@@ -90,6 +91,19 @@ export function clientConfig(o: PostgresConnectionOptions): pg.ClientConfig {
   return config;
 }
 
+/** `user@host:port/database` that a configuration connects to in this process, for messages (never the password). */
+function describeTarget(c: pg.PoolConfig): string {
+  let p: { user?: string | undefined; host?: string | null | undefined; port?: string | number | null | undefined; database?: string | null | undefined } = c;
+  try {
+    if (c.connectionString !== undefined) p = { ...c, ...parseConnectionString(c.connectionString) };
+  } catch {
+    // checked when the sink was made
+  }
+  const env = process.env;
+  const user = p.user ?? env['PGUSER'] ?? env['USER'] ?? '?';
+  return `${user}@${p.host ?? env['PGHOST'] ?? 'localhost'}:${p.port ?? env['PGPORT'] ?? 5432}/${p.database ?? env['PGDATABASE'] ?? user}`;
+}
+
 /** `user@host:port/database` of a connected client, for messages (never the password). */
 export function describeClient(c: pg.ClientBase): string {
   const p = c as unknown as { user?: string; host?: string; port?: number; database?: string };
@@ -106,7 +120,7 @@ export async function connect(o: PostgresConnectionOptions, what: string): Promi
     await client.connect();
   } catch (e) {
     await client.end().catch(() => {});
-    throw new Error(`${what}: cannot connect to PostgreSQL at ${describeClient(client)}: ${(e as Error).message}`, { cause: e });
+    throw connectionFailure(what, describeClient(client), e, clientConfig(o));
   }
   return client;
 }
@@ -124,8 +138,7 @@ export async function poolClient(pool: pg.Pool, what: string): Promise<pg.PoolCl
   try {
     return await pool.connect();
   } catch (e) {
-    const p = pool.options as { user?: string; host?: string; port?: number; database?: string };
-    throw new Error(`${what}: cannot connect to PostgreSQL at ${p.user ?? process.env['PGUSER'] ?? '?'}@${p.host ?? process.env['PGHOST'] ?? 'localhost'}:${p.port ?? process.env['PGPORT'] ?? 5432}/${p.database ?? process.env['PGDATABASE'] ?? '?'}: ${(e as Error).message}`, { cause: e });
+    throw connectionFailure(what, describeTarget(pool.options), e, pool.options);
   }
 }
 
@@ -150,8 +163,4 @@ export function quoteLiteral(s: string): string {
   return `'${s.replace(/'/g, "''")}'`;
 }
 
-/** The SQLSTATE of a server error, if it is one. */
-export function sqlState(e: unknown): string | undefined {
-  const code = (e as { code?: unknown } | null)?.code;
-  return typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) ? code : undefined;
-}
+export { sqlState } from './pg-failures.js';

@@ -1,5 +1,6 @@
 import type pg from 'pg';
 import { quoteIdent, sqlState } from './connection.js';
+import { pgFailure } from './pg-failures.js';
 import { BadRecordError, type PostgresDeadLetter } from './bad-record-error.js';
 import type { CompiledMapping, SqlValue } from './row-mapping.js';
 
@@ -172,7 +173,7 @@ export async function writeRows<T>(
       await stmts.run(client, rows);
     } catch (e) {
       if (isRecordError(e)) throw await findBadRecord(client, stmts, batch.values.slice(at, at + stmts.maxRows), rows, e, o);
-      throw new Error(`${o.what}: writing ${rows.length} rows to ${stmts.target.table} failed: ${describePgError(e)}`, { cause: e });
+      throw pgFailure(`${o.what}: writing ${rows.length} rows to ${stmts.target.table} failed: ${describePgError(e)}`, e);
     }
   }
 }
@@ -197,7 +198,7 @@ async function writeWithDeadLetter<T>(
       if (o.inTransaction) await client.query('RELEASE SAVEPOINT sluice_dead_letter');
       return undefined;
     } catch (e) {
-      if (!isRecordError(e)) throw new Error(`${o.what}: writing ${r.length} rows to ${stmts.target.table} failed: ${describePgError(e)}`, { cause: e });
+      if (!isRecordError(e)) throw pgFailure(`${o.what}: writing ${r.length} rows to ${stmts.target.table} failed: ${describePgError(e)}`, e);
       if (o.inTransaction) await client.query('ROLLBACK TO SAVEPOINT sluice_dead_letter');
       return e;
     }

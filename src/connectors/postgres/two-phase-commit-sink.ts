@@ -3,6 +3,8 @@ import type pg from 'pg';
 import type { SinkWriter, SinkWriterContext } from '../../api/sink.js';
 import { TwoPhaseCommitSink, type TwoPhaseCommitContext, type TwoPhaseCommitState } from '../../api/two-phase-commit-sink.js';
 import { checkPostgresSinkOptions, createPool, poolClient, quoteIdent, quoteLiteral, quoteTable, sqlState } from './connection.js';
+import { pgFailure } from './pg-failures.js';
+import { NonRecoverableError } from '../../runtime/recovery/non-recoverable-error.js';
 import type { PostgresConnectionOptions, TableName } from './options.js';
 import { compileMapping, keyPositions, type CompiledMapping, type RowMapping } from './row-mapping.js';
 import { describePgError, mapRecordOrDeadLetter, RowBuffer, RowStatements, writeRows } from './row-writer.js';
@@ -222,7 +224,7 @@ export class PostgresTwoPhaseCommitSink<T, C extends string = string> extends Tw
         t.prepareSent = true;
         await client.query(`PREPARE TRANSACTION ${quoteLiteral(gid)}`);
       } catch (e) {
-        throw new Error(`${t.writer.what}: PREPARE TRANSACTION '${gid}' failed: ${describePgError(e)}${preparedTransactionsHint(e)}`, { cause: e });
+        throw pgFailure(`${t.writer.what}: PREPARE TRANSACTION '${gid}' failed: ${describePgError(e)}${preparedTransactionsHint(e)}`, e);
       }
       t.client = undefined;
       client.release();
@@ -325,7 +327,7 @@ export class PostgresTwoPhaseCommitSink<T, C extends string = string> extends Tw
             await new Promise((r) => setTimeout(r, 20));
             continue;
           }
-          throw new Error(`${writer.what}: COMMIT PREPARED '${gid}' failed: ${describePgError(e)}`, { cause: e });
+          throw pgFailure(`${writer.what}: COMMIT PREPARED '${gid}' failed: ${describePgError(e)}`, e);
         }
       }
     } finally {
@@ -338,7 +340,7 @@ export class PostgresTwoPhaseCommitSink<T, C extends string = string> extends Tw
     try {
       await client.query(`ROLLBACK PREPARED ${quoteLiteral(gid)}`);
     } catch (e) {
-      if (sqlState(e) !== '42704') throw new Error(`${writer.what}: ROLLBACK PREPARED '${gid}' failed: ${describePgError(e)}`, { cause: e });
+      if (sqlState(e) !== '42704') throw pgFailure(`${writer.what}: ROLLBACK PREPARED '${gid}' failed: ${describePgError(e)}`, e);
     } finally {
       client.release();
     }
@@ -351,7 +353,8 @@ export class PostgresTwoPhaseCommitSink<T, C extends string = string> extends Tw
       const r = await client.query<{ max_prepared_transactions: string }>('SHOW max_prepared_transactions');
       const max = Number(r.rows[0]?.max_prepared_transactions ?? '0');
       if (max === 0) {
-        throw new Error(
+        // A restart finds the same server: the setting takes effect only when the server restarts.
+        throw new NonRecoverableError(
           `${writer.what}: the PostgreSQL server at ${describeServer(client)} has max_prepared_transactions = 0, so PREPARE TRANSACTION is disabled. ` +
             `Enable it as a superuser with ALTER SYSTEM SET max_prepared_transactions = 100; (at least parallelism x 2 for each job using this sink, ` +
             `and no less than max_connections is the usual choice) and restart the server (the setting takes effect only at server start). ` +
@@ -390,7 +393,7 @@ export class PostgresTwoPhaseCommitSink<T, C extends string = string> extends Tw
           await client.query('ROLLBACK').catch(() => {});
           // Another job created it at the same moment.
           if ((sqlState(e) === '23505' || sqlState(e) === '42P07') && attempt < 3) continue;
-          throw new Error(`${writer.what}: creating the marker table ${this.markerTable} failed: ${describePgError(e)}`, { cause: e });
+          throw pgFailure(`${writer.what}: creating the marker table ${this.markerTable} failed: ${describePgError(e)}`, e);
         }
       }
     } finally {

@@ -3,6 +3,7 @@ import type pg from 'pg';
 import type { SinkWriter, SinkWriterContext } from '../../api/sink.js';
 import { WriteAheadSink, type PendingCheckpointValues } from '../../api/write-ahead-sink.js';
 import { checkPostgresSinkOptions, createPool, poolClient, quoteTable, sqlState } from './connection.js';
+import { pgFailure } from './pg-failures.js';
 import type { PostgresConnectionOptions, TableName } from './options.js';
 import { compileMapping, keyPositions, type CompiledMapping, type RowMapping } from './row-mapping.js';
 import { describePgError, mapRecordOrDeadLetter, RowBuffer, RowStatements, writeRows } from './row-writer.js';
@@ -174,7 +175,7 @@ export class PostgresWriteAheadSink<T, C extends string = string> extends WriteA
     } catch (e) {
       await client.query('ROLLBACK').catch(() => {});
       if (e instanceof Error && e.message.startsWith(this.what)) throw e;
-      throw new Error(`${what}: writing ${values.length} records failed: ${describePgError(e)}`, { cause: e });
+      throw pgFailure(`${what}: writing ${values.length} records failed: ${describePgError(e)}`, e);
     } finally {
       client.release(!ok);
     }
@@ -193,7 +194,7 @@ export class PostgresWriteAheadSink<T, C extends string = string> extends WriteA
           return;
         } catch (e) {
           if ((sqlState(e) === '23505' || sqlState(e) === '42P07') && attempt < 3) continue;
-          throw new Error(`${this.what}: creating the marker table ${this.markerTable} failed: ${describePgError(e)}`, { cause: e });
+          throw pgFailure(`${this.what}: creating the marker table ${this.markerTable} failed: ${describePgError(e)}`, e);
         }
       }
     } finally {

@@ -34,7 +34,9 @@ export interface RestartBackoffTimeStrategy {
   canRestart(): boolean;
   /** How long to wait before restarting, measured from the latest failure. */
   getBackoffTimeMs(): number;
-  /** One line for logs: the strategy, its options and its progress. */
+  /** How many restarts the job gets in all, when that is a fixed number (fixed-delay's attempts); undefined otherwise. */
+  readonly restartsMax: number | undefined;
+  /** The strategy, its options and its progress (for tests and debugging; not for users' messages). */
   describe(): string;
   /** Why `canRestart()` is false (for the job's failure message); undefined while it is true. */
   givingUpReason(): string | undefined;
@@ -56,6 +58,7 @@ function assertTimeMs(nowMs: number, previousMs: number | undefined, who: string
 /** `none` (aliases `off`, `disable`): never restart. */
 export class NoRestartStrategy implements RestartBackoffTimeStrategy {
   readonly name = 'none';
+  readonly restartsMax = 0;
 
   notifyFailure(_cause: Error, nowMs: number): boolean {
     assertTimeMs(nowMs, undefined, 'none');
@@ -90,6 +93,7 @@ export interface FixedDelayOptions {
 /** `fixed-delay` (alias `fixeddelay`). */
 export class FixedDelayRestartStrategy implements RestartBackoffTimeStrategy {
   readonly name = 'fixed-delay';
+  readonly restartsMax: number;
   private readonly attempts: number;
   private readonly delayMs: number;
   private failureCount = 0;
@@ -99,6 +103,7 @@ export class FixedDelayRestartStrategy implements RestartBackoffTimeStrategy {
     check(Number.isInteger(options.attempts) && options.attempts >= 0, `restart-strategy.fixed-delay.attempts must be an integer >= 0, got ${options.attempts}`);
     check(Number.isFinite(options.delayMs) && options.delayMs >= 0, `restart-strategy.fixed-delay.delay must be >= 0 ms, got ${options.delayMs}`);
     this.attempts = options.attempts;
+    this.restartsMax = options.attempts;
     this.delayMs = options.delayMs;
   }
 
@@ -138,6 +143,7 @@ export interface FailureRateOptions {
 /** `failure-rate` (alias `failurerate`). */
 export class FailureRateRestartStrategy implements RestartBackoffTimeStrategy {
   readonly name = 'failure-rate';
+  readonly restartsMax = undefined;
   private readonly maxFailuresPerInterval: number;
   private readonly failureRateIntervalMs: number;
   private readonly delayMs: number;
@@ -219,6 +225,7 @@ export const INTEGER_MAX_VALUE = 2_147_483_647;
 /** `exponential-delay` (alias `exponentialdelay`). */
 export class ExponentialDelayRestartStrategy implements RestartBackoffTimeStrategy {
   readonly name = 'exponential-delay';
+  readonly restartsMax = undefined;
   private readonly options: ExponentialDelayOptions;
   private readonly random: () => number;
   /** Attempts since the last reset; Flink's currentRestartAttempt. */
