@@ -1,18 +1,12 @@
 import { existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { basename, dirname, extname, join, relative, resolve } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { dirname, extname, join, relative, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { isJobDefinition, type JobDefinition } from '../api/define-job.js';
 import { CliError } from './cli-error.js';
 import { nativePackagesExternal } from './native-packages.js';
+import { linkRuntime, RUNTIME_ENTRY_POINTS, RUNTIME_SPECIFIER } from '../cluster/runtime-link.js';
 
-const packageDir = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-// Jobs import the built package (dist/), also when this module runs from src/ (tests).
-const distDir = basename(packageDir) === 'src' ? resolve(packageDir, '..', 'dist') : packageDir;
-const entryPoints: Record<string, string> = {
-  sluice: join(distDir, 'index.js'),
-  'sluice/connectors': join(distDir, 'connectors', 'index.js'),
-};
 
 /** The extensions of the job modules `sluice run` takes: TypeScript and JavaScript, as ES or CommonJS modules. */
 export const JOB_FILE_EXTENSIONS: readonly string[] = ['.ts', '.mts', '.cts', '.tsx', '.js', '.mjs', '.cjs', '.jsx'];
@@ -67,8 +61,8 @@ function jobCompilerOptions(ts: typeof import('typescript'), file: string): { op
   if (unresolved.length > 0) {
     options.paths = {
       ...options.paths,
-      sluice: [join(distDir, 'index.d.ts')],
-      'sluice/connectors': [join(distDir, 'connectors', 'index.d.ts')],
+      sluice: [RUNTIME_ENTRY_POINTS.sluice!.replace(/\.js$/, '.d.ts')],
+      'sluice/connectors': [RUNTIME_ENTRY_POINTS['sluice/connectors']!.replace(/\.js$/, '.d.ts')],
     };
     if (options.baseUrl === undefined && configFile === undefined) options.baseUrl = dirname(file);
   }
@@ -115,10 +109,11 @@ export async function bundleJob(file: string, outfile: string): Promise<string> 
         {
           name: 'sluice-runtime',
           setup(build) {
-            build.onResolve({ filter: /^sluice(\/connectors)?$/ }, (args) => ({ path: pathToFileURL(entryPoints[args.path]!).href, external: true }));
+            // Left as imports of the entry points, linked to the Sluice of each process that runs the bundle.
+            build.onResolve({ filter: RUNTIME_SPECIFIER }, (args) => ({ path: args.path, external: true }));
           },
         },
-        nativePackagesExternal((specifier) => /^sluice(\/connectors)?$/.test(specifier)),
+        nativePackagesExternal((specifier) => RUNTIME_SPECIFIER.test(specifier)),
       ],
     });
   } catch (e) {
@@ -158,7 +153,7 @@ export async function prepareJob(path: string, options: LoadJobOptions = {}): Pr
   let code: string;
   try {
     code = await bundleJob(file, bundled);
-    writeFileSync(bundled, code);
+    writeFileSync(bundled, linkRuntime(code));
   } catch (e) {
     rmSync(dir, { recursive: true, force: true });
     throw e;

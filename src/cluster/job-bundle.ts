@@ -6,6 +6,7 @@ import { isJobDefinition } from '../api/define-job.js';
 import { StreamExecutionEnvironment } from '../api/environment.js';
 import { Configuration, type ConfigValue } from '../config/configuration.js';
 import type { JobGraph } from '../graph/job-graph.js';
+import { linkRuntime } from './runtime-link.js';
 
 /** A job as shipped to the JobManager and TaskManagers: its module bundled into one file. */
 export interface JobBundle {
@@ -17,11 +18,11 @@ export function jobBundle(code: string): JobBundle {
   return { id: createHash('sha256').update(code).digest('hex').slice(0, 32), code };
 }
 
-/** Writes a bundle into `dir` (once per content) and returns its file. */
+/** Writes a bundle into `dir` (once per content), linked to this process's Sluice, and returns its file. */
 export function storeBundle(dir: string, bundle: JobBundle): string {
   mkdirSync(dir, { recursive: true });
   const file = join(dir, `job-${bundle.id}.mjs`);
-  if (!existsSync(file)) writeFileSync(file, bundle.code);
+  if (!existsSync(file)) writeFileSync(file, linkRuntime(bundle.code));
   return file;
 }
 
