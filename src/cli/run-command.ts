@@ -22,6 +22,7 @@ import { checkpointTable } from './checkpoint-table.js';
 import { UPPER_BOUND_MAX_PARALLELISM } from '../runtime/state/key-group.js';
 import { loggingSettings, processLogger, type LogFields, type LogLevel } from '../util/logger.js';
 import { applyLogging, LOG_FLAGS, LOG_USAGE, setLogFlag } from './log-options.js';
+import { normalizeStorageUri } from '../config/storage-uri.js';
 
 /**
  * A line about the job on stderr: as it is in the plain format; with `--log-format json`, a
@@ -97,6 +98,15 @@ export function resumeCommand(argv: readonly string[], path: string): string {
 }
 
 /** Options of `sluice run` that take a value, and those that do not (as parseRunArgs reads them; test/cli.test.ts checks them against RUN_USAGE). */
+/** A snapshot path or directory given on the command line: `file:///...` read as its path, as Flink's CLI reads it. */
+function storageArgument(text: string, flag: string): string {
+  try {
+    return normalizeStorageUri(text);
+  } catch (e) {
+    throw new CliError(`${flag}: ${(e as Error).message}`, 2);
+  }
+}
+
 const RUN_OPTIONS_WITH_VALUE = new Set(['-p', '--parallelism', '-D', '-m', '--jobmanager', '--token', '-s', '--fromSavepoint', '--from-savepoint', '--resume', '--claim-mode', '--claimMode', '-rm', ...Object.keys(LOG_FLAGS)]);
 const RUN_FLAGS = new Set(['--no-typecheck', '-d', '--detached', '--embedded', '--progress', '--no-progress', '-n', '--allow-non-restored-state', '--allowNonRestoredState']);
 
@@ -189,9 +199,11 @@ export function parseRunArgs(argv: readonly string[]): RunArgs {
     else if (a === '-s' || a === '--fromSavepoint' || a === '--from-savepoint') {
       restorePath = argv[++i];
       if (restorePath === undefined) throw new CliError(`${a} needs the path of a savepoint or retained checkpoint\n${RUN_USAGE}`, 2);
+      restorePath = storageArgument(restorePath, a);
     } else if (a === '--resume') {
       resumeDir = argv[++i];
       if (resumeDir === undefined) throw new CliError(`--resume needs a checkpoint directory (the execution.checkpointing.dir of the run to resume, or a job's directory in it)\n${RUN_USAGE}`, 2);
+      resumeDir = storageArgument(resumeDir, a);
     } else if (a === '-n' || a === '--allow-non-restored-state' || a === '--allowNonRestoredState') allowNonRestoredStateFlag = a;
     else if (a === '--claim-mode' || a === '--claimMode' || a === '-rm') {
       const mode = argv[++i]?.toUpperCase();

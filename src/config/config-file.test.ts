@@ -50,6 +50,15 @@ describe('the configuration file (conf/config.yaml, as Flink\'s)', () => {
     expect(baseConfiguration({}, withConfig('# nothing yet\n').cwd).entries()).toEqual([]);
   });
 
+  it('SLUICE_PROPERTIES (as Flink image\'s FLINK_PROPERTIES) sets keys over the file; its errors name the variable', () => {
+    const { cwd } = withConfig('rest.port: 9092\nparallelism.default: 3\n');
+    const c = baseConfiguration({ SLUICE_PROPERTIES: 'rest.port: 9094\ntaskmanager:\n  numberOfTaskSlots: 4\n' }, cwd);
+    expect([c.getNumber('rest.port'), c.getNumber('parallelism.default'), c.getNumber('taskmanager.numberOfTaskSlots')]).toEqual([9094, 3, 4]);
+    expect(baseConfiguration({ SLUICE_PROPERTIES: ' \n' }, cwd).getNumber('rest.port')).toBe(9092);
+    expect(() => baseConfiguration({ SLUICE_PROPERTIES: 'rest.port: [1]\n' }, cwd)).toThrow(/^\$SLUICE_PROPERTIES \(environment\):1: 'rest\.port' has a list/);
+    expect(() => baseConfiguration({ SLUICE_PROPERTIES: 'no.such.key: 1\n' }, cwd)).toThrow(/^\$SLUICE_PROPERTIES \(environment\):1: .*no\.such\.key/);
+  });
+
   it("Flink's legacy flink-conf.yaml without a config.yaml is an error naming the fix (its settings were ignored without a word)", () => {
     const cwd = mkdtempSync(join(tmpdir(), 'sluice-conf-'));
     dirs.push(cwd);

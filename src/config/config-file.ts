@@ -61,6 +61,11 @@ export function readConfigFile(path: string): ConfigFile {
   } catch (e) {
     throw new ConfigError(`cannot read the configuration file ${path}: ${(e as Error).message}`);
   }
+  return parseConfigText(text, path);
+}
+
+/** Parses configuration YAML; `path` names where it came from in errors (a file, or an environment variable). */
+export function parseConfigText(text: string, path: string): ConfigFile {
   const doc = parseDocument(text, { prettyErrors: true, uniqueKeys: true });
   const error = doc.errors[0];
   if (error !== undefined) {
@@ -113,8 +118,21 @@ export function readConfigFile(path: string): ConfigFile {
   return { path, entries };
 }
 
-/** The configuration a command starts from: the configuration file's, if there is one (then -D options override it). */
+/**
+ * The environment variable whose YAML overrides the configuration file's keys, as Flink's
+ * container image appends `FLINK_PROPERTIES` to its config.yaml: how a container or a
+ * Kubernetes manifest sets a few keys without mounting a file.
+ */
+export const PROPERTIES_ENV = 'SLUICE_PROPERTIES';
+
+/**
+ * The configuration a command starts from: the configuration file's, if there is one, then
+ * the keys of `$SLUICE_PROPERTIES` over them (then -D options override both).
+ */
 export function baseConfiguration(env: NodeJS.ProcessEnv = process.env, cwd: string = process.cwd()): Configuration {
   const path = configFilePath(env, cwd);
-  return path === undefined ? new Configuration() : new Configuration(readConfigFile(path).entries);
+  const entries = path === undefined ? [] : [...readConfigFile(path).entries];
+  const properties = env[PROPERTIES_ENV];
+  if (properties !== undefined && properties.trim() !== '') entries.push(...parseConfigText(properties, `$${PROPERTIES_ENV} (environment)`).entries);
+  return new Configuration(entries);
 }

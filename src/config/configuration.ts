@@ -2,6 +2,7 @@ import { parseBytes, parseDurationMs } from './duration.js';
 import { MAX_DURATION_MS, OPTIONS, OPTIONS_BY_KEY, type ConfigOption } from './options.js';
 import { editDistance } from '../util/known-options.js';
 import { previewValue } from '../util/preview.js';
+import { normalizeStorageUri } from './storage-uri.js';
 
 export type ConfigValue = number | boolean | string;
 
@@ -84,6 +85,12 @@ function parseValue(o: ConfigOption, raw: ConfigValue): ConfigValue {
     }
     case 'string':
       return String(raw);
+    case 'storage-directory':
+      try {
+        return normalizeStorageUri(String(raw));
+      } catch (e) {
+        return bad((e as Error).message);
+      }
     case 'enum': {
       const s = String(raw);
       const hit = spec.values.find((v) => v.toLowerCase() === s.toLowerCase());

@@ -9,6 +9,8 @@ export type OptionType =
   | { readonly type: 'bytes' }
   | { readonly type: 'boolean' }
   | { readonly type: 'string' }
+  /** A local directory, `file:///dir` (read as the path) or an `s3://` URI (see storage-uri.ts). */
+  | { readonly type: 'storage-directory' }
   | { readonly type: 'enum'; readonly values: readonly string[]; readonly refused?: Readonly<Record<string, string>> }
   | { readonly type: 'number'; readonly min?: number };
 
@@ -70,7 +72,7 @@ export const OPTIONS: readonly ConfigOption[] = [
   opt('metrics.reporter.prom.port', PORT, 0, "Port of a TaskManager's /metrics (Prometheus text format); 0: any free port, announced to the JobManager and listed by /taskmanagers (Flink: 9249)."),
   opt('metrics.fetcher.update-interval', { type: 'duration' }, 10_000, "How often the JobManager's REST metric queries (vertex metrics, back pressure) fetch the task and operator metrics from the TaskManagers; queries in between see the last fetch. 0: every query fetches (as Flink)."),
   opt('cluster.secret', { type: 'string' }, undefined, 'Shared secret TaskManagers and JobManager prove they know before they talk (HMAC); unset: no check.'),
-  opt('high-availability.storageDir', { type: 'string' }, undefined, 'Where the JobManager keeps job graphs and the pointer to their latest checkpoint, to take its jobs back after a restart (`sluice jobmanager`, `sluice cluster`; not the embedded cluster of `sluice run`); default: execution.checkpointing.dir.'),
+  opt('high-availability.storageDir', { type: 'storage-directory' }, undefined, 'Where the JobManager keeps job graphs and the pointer to their latest checkpoint, to take its jobs back after a restart (`sluice jobmanager`, `sluice cluster`; not the embedded cluster of `sluice run`); default: execution.checkpointing.dir.'),
   // logging (Flink sets these in log4j's files, not in its configuration)
   opt('log.level', { type: 'enum', values: ['debug', 'info', 'warn', 'error'] }, 'info', "Lowest level of the lines a `sluice` process logs (run, jobmanager, taskmanager, cluster; the TaskManagers a local cluster starts take it too): debug also shows completed checkpoints. `--log-level` sets it. A process's setting, not a job's: in a job's configuration submitted to a cluster it does nothing."),
   opt('log.format', { type: 'enum', values: ['plain', 'json'] }, 'plain', 'How a `sluice` process writes its log lines on stderr: plain `[component] LEVEL message` lines, or json: one JSON object per line with time, level, message, component and, when known, jobId, vertex, subtask, taskManager, checkpointId, err. `--log-format` sets it.'),
@@ -87,8 +89,8 @@ export const OPTIONS: readonly ConfigOption[] = [
   opt('execution.checkpointing.num-retained', { type: 'int', min: 1 }, 1, 'Completed checkpoints kept.'),
   opt('execution.checkpointing.checkpoints-after-tasks-finish', { type: 'boolean' }, true, 'Keep checkpointing after some tasks finished; take a final checkpoint.'),
   opt('execution.checkpointing.incremental', { type: 'boolean' }, false, 'Upload only the difference to the previous checkpoint.'),
-  opt('execution.checkpointing.dir', { type: 'string' }, undefined, 'Checkpoint directory.'),
-  opt('execution.checkpointing.savepoint-dir', { type: 'string' }, undefined, 'Default savepoint directory.'),
+  opt('execution.checkpointing.dir', { type: 'storage-directory' }, undefined, 'Checkpoint directory.'),
+  opt('execution.checkpointing.savepoint-dir', { type: 'storage-directory' }, undefined, 'Default savepoint directory.'),
   opt('execution.checkpointing.storage', { type: 'enum', values: ['jobmanager', 'filesystem'] }, undefined, 'Checkpoint storage; default: jobmanager without a dir, filesystem with one.'),
   opt('execution.checkpointing.data-inline-threshold', { type: 'bytes' }, 20 * 1024, 'State chunks smaller than this are inlined in _metadata.'),
   // S3 (s3:// checkpoint and savepoint directories); Flink's s3.* names, AWS_* variables as fallback
