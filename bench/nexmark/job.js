@@ -1,6 +1,6 @@
 // A Nexmark query as a whole job: events from a source, timestamps and watermarks, the query
 // (index.js), a sink.
-import { WatermarkStrategy } from 'sluice';
+import { StreamExecutionEnvironment, WatermarkStrategy } from 'sluice';
 import { GeneratorSource, nexmarkSource } from 'sluice/connectors';
 
 /**
@@ -39,4 +39,12 @@ export class LinesSink {
       },
     };
   }
+}
+
+/** Runs `query` in this process on preloaded events; its output lines, in arrival order. */
+export async function runToLines(query, events, parallelism, options = {}) {
+  const env = StreamExecutionEnvironment.create({ 'parallelism.default': parallelism });
+  const sink = buildNexmarkJob(env, query, preloadedSource(events), new LinesSink(query.format), options);
+  await env.execute(`nexmark-${query.name}`);
+  return sink.lines;
 }
