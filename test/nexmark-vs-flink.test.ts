@@ -12,6 +12,7 @@ import { FlinkRunner } from '../bench/flink/flink-runner.js';
 import { readEventsFile, writeEventsFile, writeSideInputFile } from '../bench/nexmark/events-file.js';
 import { nexmarkQueries } from '../bench/nexmark/index.js';
 import { runToLines } from '../bench/nexmark/job.js';
+import type { QueryProcess } from '../bench/nexmark/query-process.js';
 import type { NexmarkEvent } from '../src/connectors/index.js';
 
 const EVENTS = 4_000;
@@ -24,7 +25,7 @@ const NOT_COMPARED: Record<string, string> = {
 };
 
 let dir: string;
-let flink: FlinkRunner;
+let flink: QueryProcess;
 let events: NexmarkEvent[];
 const eventsFile = () => join(dir, 'events.tsv');
 const sideInput = () => join(dir, 'side-input.tsv');
@@ -58,7 +59,7 @@ describe('Nexmark on Sluice and on Flink: identical outputs', () => {
     it(`${q.name} (${q.title})`, async () => {
       const options = { sideInput: sideInput() };
       const outputFile = join(dir, `flink-${q.name}.txt`);
-      const r = await flink.run(q.name, 2, { ...options, outputFile });
+      const r = await flink.run(q.name, 2, { ...options, output: outputFile });
       const onFlink = readFileSync(outputFile, 'utf8').split('\n').filter((l) => l !== '').sort();
       expect(onFlink.length).toBe(r.outputRecords);
       // Every query has output on these events: an empty result on both sides proves nothing.

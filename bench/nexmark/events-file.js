@@ -64,15 +64,15 @@ export async function writeEventsFile(path, count, config = {}) {
   await once(out, 'finish');
 }
 
-/** All events of a file, in its order. */
+/** All events of a file, in its order (decoded line by line: the file may be larger than a string can be). */
 export function readEventsFile(path) {
-  const text = readFileSync(path, 'latin1');
+  const bytes = readFileSync(path);
   const events = [];
   let start = 0;
-  while (start < text.length) {
-    let end = text.indexOf('\n', start);
-    if (end < 0) end = text.length;
-    if (end > start) events.push(parseEventLine(text.slice(start, end)));
+  while (start < bytes.length) {
+    let end = bytes.indexOf(10, start);
+    if (end < 0) end = bytes.length;
+    if (end > start) events.push(parseEventLine(bytes.toString('latin1', start, end)));
     start = end + 1;
   }
   return events;
@@ -84,4 +84,29 @@ export function writeSideInputFile(path) {
   let text = '';
   for (let k = 0; k < SIDE_INPUT_KEYS; k++) text += `${k}\tside-${(k * 7919) % SIDE_INPUT_KEYS}\n`;
   writeFileSync(path, text);
+}
+
+/**
+ * An order-independent digest of output lines, the same as bench/flink's Digest.java: the line
+ * count and the sums (mod 2^32) of two 32-bit FNV-1a hashes of each line's characters.
+ */
+export class LinesDigest {
+  count = 0;
+  sum1 = 0;
+  sum2 = 0;
+  add(line) {
+    let h1 = 0x811c9dc5 | 0;
+    let h2 = 0x050c5d1f | 0;
+    for (let i = 0; i < line.length; i++) {
+      const c = line.charCodeAt(i);
+      h1 = Math.imul(h1 ^ c, 0x01000193);
+      h2 = Math.imul(h2 ^ c, 0x01000193) ^ (h2 >>> 15);
+    }
+    this.count++;
+    this.sum1 = (this.sum1 + h1) | 0;
+    this.sum2 = (this.sum2 + h2) | 0;
+  }
+  toString() {
+    return `${this.count}:${(this.sum1 >>> 0).toString(16)}:${(this.sum2 >>> 0).toString(16)}`;
+  }
 }

@@ -3,6 +3,7 @@ package sluice.bench.flink;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.io.PrintWriter;
+import java.lang.management.ManagementFactory;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -24,9 +25,10 @@ import org.apache.flink.streaming.api.graph.StreamGraph;
  * with 2 slots, started once), one after the other, on events preloaded once. Commands, one a line on stdin; one JSON line on stdout each:
  *
  *   load <events file>                     preloads the events (bench/nexmark/events-file.js)
- *   run <query> <parallelism> <side input file|-> <output file|->
- *       runs the query; with an output file, writes its normalized lines there (unsorted),
- *       otherwise into a counting sink: the timed run
+ *   run <query> <parallelism> <side input file|-> <output file|digest|->
+ *       runs the query; with an output file, writes its normalized lines there (unsorted); with
+ *       `digest`, reports the digest of its lines (Digest.java); otherwise the records go into a
+ *       counting sink: the timed run
  *   quit
  */
 public final class Main {
@@ -88,16 +90,22 @@ public final class Main {
     DataStream result = query.build(events, new NexmarkQuery.Options(sideInput));
     CountingSink.COUNT.reset();
     LinesSink.LINES.clear();
-    if (outputFile != null) result.sinkTo(new LinesSink<>(query));
+    Digest.reset();
+    boolean digest = "digest".equals(outputFile);
+    if (digest) result.sinkTo(new Digest<>(query));
+    else if (outputFile != null) result.sinkTo(new LinesSink<>(query));
     else result.sinkTo(new CountingSink<>());
     StreamGraph graph = env.getStreamGraph();
     graph.setJobName(name);
+    long cpu0 = processCpuNanos();
     long t0 = System.nanoTime();
     JobExecutionResult r = cluster().executeJobBlocking(graph.getJobGraph());
     long wallMs = (System.nanoTime() - t0) / 1_000_000;
+    double cpuSeconds = (processCpuNanos() - cpu0) / 1e9;
     long netMs = r.getNetRuntime(TimeUnit.MILLISECONDS);
     long records;
-    if (outputFile != null) {
+    if (digest) records = Digest.count();
+    else if (outputFile != null) {
       records = LinesSink.LINES.size();
       Files.write(Path.of(outputFile), LinesSink.LINES, StandardCharsets.UTF_8);
       LinesSink.LINES.clear();
@@ -105,7 +113,13 @@ public final class Main {
     int eventCount = Preloaded.count();
     double seconds = Math.max(netMs, 1) / 1000.0;
     return "{\"query\":" + quote(name) + ",\"parallelism\":" + parallelism + ",\"events\":" + eventCount + ",\"seconds\":" + seconds
-        + ",\"wallSeconds\":" + wallMs / 1000.0 + ",\"eventsPerSecond\":" + Math.round(eventCount / seconds) + ",\"outputRecords\":" + records + "}";
+        + ",\"wallSeconds\":" + wallMs / 1000.0 + ",\"eventsPerSecond\":" + Math.round(eventCount / seconds) + ",\"outputRecords\":" + records + ",\"cpuSeconds\":" + cpuSeconds
+        + (digest ? ",\"digest\":" + quote(Digest.value()) : "") + "}";
+  }
+
+  /** CPU time of this JVM: every thread, the job's, the garbage collector's and the JIT compiler's. */
+  static long processCpuNanos() {
+    return ((com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean()).getProcessCpuTime();
   }
 
   static String quote(String s) {
