@@ -61,16 +61,25 @@ export async function runVsFlink({ only, runs = 3, events = 3_000_000, rate = 10
         const suffix = p === 1 ? '' : `Parallelism${p}`;
         // Warm-up runs; the first compares the outputs.
         let identical;
+        // q10 writes files: into a fresh directory each run, removed after it.
+        const runOn = async (side, options) => {
+          const filesDir = name === 'q10' ? mkdtempSync(join(dir, `q10-${side === sluice ? 'sluice' : 'flink'}-`)) : undefined;
+          try {
+            return await side.run(name, p, { sideInput, filesDir, ...options });
+          } finally {
+            if (filesDir !== undefined) rmSync(filesDir, { recursive: true, force: true });
+          }
+        };
         for (let i = 0; i < warmup; i++) {
-          const s = await sluice.run(name, p, { sideInput, output: i === 0 ? 'digest' : undefined });
-          const f = await flink.run(name, p, { sideInput, output: i === 0 ? 'digest' : undefined });
+          const s = await runOn(sluice, { output: i === 0 ? 'digest' : undefined });
+          const f = await runOn(flink, { output: i === 0 ? 'digest' : undefined });
           if (i === 0) identical = q.nondeterministic === undefined ? s.digest === f.digest : null;
           if (i === 0 && identical === false) console.error(`${name} p=${p}: outputs differ (Sluice ${s.digest}, Flink ${f.digest}: count:hash:hash)`);
         }
         const samples = { sluice: [], flink: [] };
         for (let i = 0; i < runs; i++) {
           const order = i % 2 === 0 ? ['sluice', 'flink'] : ['flink', 'sluice'];
-          for (const side of order) samples[side].push(await (side === 'sluice' ? sluice : flink).run(name, p, { sideInput }));
+          for (const side of order) samples[side].push(await runOn(side === 'sluice' ? sluice : flink, {}));
         }
         const s = median(samples.sluice.map((r) => r.eventsPerSecond));
         const f = median(samples.flink.map((r) => r.eventsPerSecond));

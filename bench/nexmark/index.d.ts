@@ -4,6 +4,8 @@ import type { NexmarkEvent } from 'sluice/connectors';
 export interface NexmarkQueryOptions {
   /** q13's side input file (events-file.js writeSideInputFile). */
   readonly sideInput?: string;
+  /** q10's output directory: its partitioned files go there (none: q10 writes no files). */
+  readonly filesDir?: string;
 }
 
 export interface NexmarkQuery {

@@ -18,6 +18,7 @@ import q6 from './q6.js';
 import q7 from './q7.js';
 import q8 from './q8.js';
 import q9 from './q9.js';
+import q10 from './q10.js';
 import q11 from './q11.js';
 import q12 from './q12.js';
 import q13 from './q13.js';
@@ -32,5 +33,5 @@ import q21 from './q21.js';
 import q22 from './q22.js';
 
 export const nexmarkQueries = Object.fromEntries(
-  [q0, q1, q2, q3, q4, q5, q6, q7, q8, q9, q11, q12, q13, q14, q15, q16, q17, q18, q19, q20, q21, q22].map((q) => [q.name, q]),
+  [q0, q1, q2, q3, q4, q5, q6, q7, q8, q9, q10, q11, q12, q13, q14, q15, q16, q17, q18, q19, q20, q21, q22].map((q) => [q.name, q]),
 );

@@ -14,6 +14,6 @@ export interface QueryRunResult {
 export declare class QueryProcess {
   static sluice(options?: { node?: string; heapMb?: number }): QueryProcess;
   load(eventsFile: string): Promise<{ loaded: number; ms: number }>;
-  run(query: string, parallelism: number, options?: { sideInput?: string; output?: string }): Promise<QueryRunResult>;
+  run(query: string, parallelism: number, options?: { sideInput?: string; output?: string; filesDir?: string }): Promise<QueryRunResult>;
   stop(): Promise<void>;
 }

@@ -49,10 +49,10 @@ export class QueryProcess {
 
   /**
    * Runs a query. `output`: a file for its normalized lines (Flink only), 'digest' for their
-   * digest, none for the timed run into a counting sink.
+   * digest, none for the timed run into a counting sink. `filesDir`: where q10 writes its files.
    */
-  run(query, parallelism, { sideInput, output } = {}) {
-    return this.command(`run ${query} ${parallelism} ${sideInput ?? '-'} ${output ?? '-'}`);
+  run(query, parallelism, { sideInput, output, filesDir } = {}) {
+    return this.command(`run ${query} ${parallelism} ${sideInput ?? '-'} ${output ?? '-'} ${filesDir ?? '-'}`);
   }
 
   async stop() {

@@ -2,7 +2,7 @@
 // that preloads the events once and runs queries in-process one after the other (the same
 // commands on stdin, one JSON line on stdout each):
 //   load <events file>
-//   run <query> <parallelism> <side input file|-> <digest|->
+//   run <query> <parallelism> <side input file|-> <digest|-> [<q10's files directory>]
 //       `digest`: the digest of the output lines (events-file.js LinesDigest); `-`: into a
 //       DiscardingSink, the timed run
 //   quit
@@ -29,12 +29,12 @@ class DigestSink {
   }
 }
 
-async function run(name, parallelism, sideInput, output) {
+async function run(name, parallelism, sideInput, output, filesDir) {
   const query = nexmarkQueries[name];
   if (query === undefined) throw new Error(`unknown query ${name}; known: ${Object.keys(nexmarkQueries).join(', ')}`);
   const env = StreamExecutionEnvironment.create({ 'parallelism.default': parallelism });
   const sink = output === 'digest' ? new DigestSink(query.format) : new DiscardingSink();
-  buildNexmarkJob(env, query, preloadedSource(events), sink, sideInput === undefined ? {} : { sideInput });
+  buildNexmarkJob(env, query, preloadedSource(events), sink, { ...(sideInput === undefined ? {} : { sideInput }), ...(filesDir === undefined ? {} : { filesDir }) });
   const cpu0 = process.cpuUsage();
   const t0 = performance.now();
   await env.execute(`nexmark-${name}`);
@@ -61,7 +61,7 @@ for await (const line of lines) {
       events = readEventsFile(cmd[1]);
       console.log(JSON.stringify({ loaded: events.length, ms: Math.round(performance.now() - t0) }));
     } else if (cmd[0] === 'run') {
-      const r = await run(cmd[1], Number(cmd[2]), cmd[3] === '-' ? undefined : cmd[3], cmd[4]);
+      const r = await run(cmd[1], Number(cmd[2]), cmd[3] === '-' ? undefined : cmd[3], cmd[4], cmd[5] === undefined || cmd[5] === '-' ? undefined : cmd[5]);
       console.log(JSON.stringify(r));
     } else if (cmd[0] === 'quit') break;
     else throw new Error(`unknown command '${cmd[0]}' (load, run, quit)`);

@@ -25,7 +25,7 @@ import org.apache.flink.streaming.api.graph.StreamGraph;
  * with 2 slots, started once), one after the other, on events preloaded once. Commands, one a line on stdin; one JSON line on stdout each:
  *
  *   load <events file>                     preloads the events (bench/nexmark/events-file.js)
- *   run <query> <parallelism> <side input file|-> <output file|digest|->
+ *   run <query> <parallelism> <side input file|-> <output file|digest|-> [<q10's files directory>]
  *       runs the query; with an output file, writes its normalized lines there (unsorted); with
  *       `digest`, reports the digest of its lines (Digest.java); otherwise the records go into a
  *       counting sink: the timed run
@@ -46,7 +46,7 @@ public final class Main {
             int n = Preloaded.load(cmd[1]);
             out.println("{\"loaded\":" + n + ",\"ms\":" + (System.nanoTime() - t0) / 1_000_000 + "}");
           }
-          case "run" -> out.println(run(cmd[1], Integer.parseInt(cmd[2]), cmd[3].equals("-") ? null : cmd[3], cmd[4].equals("-") ? null : cmd[4]));
+          case "run" -> out.println(run(cmd[1], Integer.parseInt(cmd[2]), cmd[3].equals("-") ? null : cmd[3], cmd[4].equals("-") ? null : cmd[4], cmd.length > 5 && !cmd[5].equals("-") ? cmd[5] : null));
           case "quit" -> {
             if (cluster != null) cluster.close();
             return;
@@ -75,7 +75,7 @@ public final class Main {
   }
 
   @SuppressWarnings({"unchecked", "rawtypes"})
-  static String run(String name, int parallelism, String sideInput, String outputFile) throws Exception {
+  static String run(String name, int parallelism, String sideInput, String outputFile, String filesDir) throws Exception {
     NexmarkQuery query = Queries.ALL.get(name);
     if (query == null) throw new IllegalArgumentException("unknown query " + name + "; known: " + Queries.ALL.keySet());
     Configuration conf = new Configuration();
@@ -87,7 +87,7 @@ public final class Main {
         Preloaded.source(parallelism),
         WatermarkStrategy.<Event>forBoundedOutOfOrderness(Duration.ZERO).withTimestampAssigner((e, ts) -> e.timestamp()),
         "nexmark");
-    DataStream result = query.build(events, new NexmarkQuery.Options(sideInput));
+    DataStream result = query.build(events, new NexmarkQuery.Options(sideInput, filesDir));
     CountingSink.COUNT.reset();
     LinesSink.LINES.clear();
     Digest.reset();

@@ -12,5 +12,6 @@ public interface NexmarkQuery<T> extends Serializable {
   String format(T record);
 
   /** What a query may need besides the events. */
-  record Options(String sideInputPath) implements Serializable {}
+  /** sideInputPath: q13's side input file; filesDir: where q10 writes its files (null: nowhere). */
+  record Options(String sideInputPath, String filesDir) implements Serializable {}
 }

@@ -20,6 +20,7 @@ public final class Queries {
     ALL.put("q7", new Q7());
     ALL.put("q8", new Q8());
     ALL.put("q9", new Q9());
+    ALL.put("q10", new Q10());
     ALL.put("q11", new Q11());
     ALL.put("q12", new Q12());
     ALL.put("q13", new Q13());
