@@ -1,8 +1,8 @@
 // Sluice's Nexmark queries (bench/nexmark) against the same queries on Apache Flink 2.3
 // (bench/flink, Maven Central's jars, built once into .cache/flink-nexmark/): on the same 4,000
-// events, the normalized, sorted output of every deterministic query must be identical (q10 also its
-// files, by partition), Sluice
-// at parallelism 1 and 2, Flink at 2. One JVM runs every Flink job in turn (one MiniCluster).
+// events, the normalized, sorted output of every deterministic query must be identical (q10's
+// files too, by partition), Sluice at parallelism 1 and 2, Flink at 2. One JVM runs every Flink
+// job in turn (one MiniCluster).
 // The events span 20 s of event time across a midnight (UTC), so windows close, the statistics
 // reports see two days and q14 sees night hours.
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
