@@ -88,10 +88,16 @@ export async function checkpointCommand(argv: string[]): Promise<number> {
   const unknown = argv.filter((a) => a.startsWith('-') && a !== '--full');
   if (unknown.length > 0) throw new CliError(`unknown option '${unknown[0]}'\n${CHECKPOINT_USAGE}`, 2);
   const id = requireJobId(argv, CHECKPOINT_USAGE);
+  const checkpointId = await triggerCheckpoint(target, id, full);
+  process.stdout.write(`Checkpoint ${checkpointId} of job ${id} completed.\n`);
+  return 0;
+}
+
+/** Triggers a checkpoint of a job and waits for it: its id. */
+export async function triggerCheckpoint(target: RestTarget, id: string, full: boolean): Promise<number> {
   const { 'request-id': triggerId } = await rest<{ 'request-id': string }>(target, 'POST', `/jobs/${id}/checkpoints`, { checkpointType: full ? 'FULL' : 'CONFIGURED' }, TRIGGERED);
   const op = await awaitOperation(target, `/jobs/${id}/checkpoints/${triggerId}`, 'the checkpoint', `Waiting for a ${full ? 'full ' : ''}checkpoint of job ${id}`, CHECKPOINT_DONE);
-  process.stdout.write(`Checkpoint ${String(op.checkpointId)} of job ${id} completed.\n`);
-  return 0;
+  return Number(op.checkpointId);
 }
 
 /** The fields of GET /jobs/:jobid/checkpoints that the counts line and the table show (Flink's have them all). */
@@ -241,10 +247,16 @@ export async function stopCommand(argv: string[]): Promise<number> {
     } else if (a.startsWith('-')) throw new CliError(`unknown option '${a}'\n${STOP_USAGE}`, 2);
   }
   const id = requireJobId(argv, STOP_USAGE);
-  const body: Record<string, unknown> = { drain, formatType };
-  if (dir !== undefined) body.targetDirectory = pathForServer(dir);
-  const { 'request-id': triggerId } = await rest<{ 'request-id': string }>(target, 'POST', `/jobs/${id}/stop`, body, TRIGGERED);
-  const op = await awaitOperation(target, `/jobs/${id}/savepoints/${triggerId}`, 'stop-with-savepoint', `Stopping job ${id} with a savepoint${drain ? ' (draining)' : ''}`, SAVEPOINT_DONE);
-  process.stdout.write(`Job ${id} stopped. Savepoint: ${String(op.location)}\nResume with: sluice run -s ${String(op.location)} [options] <job.ts> [job args...]\n`);
+  const location = await stopWithSavepoint(target, id, { drain, formatType, ...(dir === undefined ? {} : { dir }) });
+  process.stdout.write(`Job ${id} stopped. Savepoint: ${location}\nResume with: sluice run -s ${location} [options] <job.ts> [job args...]\n`);
   return 0;
+}
+
+/** Stops a job with a savepoint and waits for it: the savepoint's location. */
+export async function stopWithSavepoint(target: RestTarget, id: string, o: { drain: boolean; formatType: string; dir?: string }): Promise<string> {
+  const body: Record<string, unknown> = { drain: o.drain, formatType: o.formatType };
+  if (o.dir !== undefined) body.targetDirectory = pathForServer(o.dir);
+  const { 'request-id': triggerId } = await rest<{ 'request-id': string }>(target, 'POST', `/jobs/${id}/stop`, body, TRIGGERED);
+  const op = await awaitOperation(target, `/jobs/${id}/savepoints/${triggerId}`, 'stop-with-savepoint', `Stopping job ${id} with a savepoint${o.drain ? ' (draining)' : ''}`, SAVEPOINT_DONE);
+  return String(op.location);
 }

@@ -18,6 +18,7 @@ import {
   savepointCommand,
   stopCommand,
 } from './job-commands.js';
+import { UPGRADE_USAGE, upgradeCommand } from './upgrade-command.js';
 
 const USAGE = `sluice: a stream processor for TypeScript with Flink's fault-tolerance model
 
@@ -32,6 +33,8 @@ commands:
   checkpoint   trigger a checkpoint and wait for it: ${CHECKPOINT_USAGE}
   checkpoints  a job's checkpoint history: ${CHECKPOINTS_USAGE}
   stop         stop with a savepoint: ${STOP_USAGE}
+  upgrade      replace a running job by a new version from a savepoint, checked first:
+               ${UPGRADE_USAGE}
   savepoint    take, dispose of or inspect a savepoint:
                ${SAVEPOINT_USAGE}
   jobmanager   run a JobManager: ${JOBMANAGER_USAGE}
@@ -52,6 +55,7 @@ const COMMAND_USAGE: Readonly<Record<string, string>> = {
   checkpoints: CHECKPOINTS_USAGE,
   savepoint: SAVEPOINT_USAGE,
   stop: STOP_USAGE,
+  upgrade: UPGRADE_USAGE,
   jobmanager: JOBMANAGER_USAGE,
   taskmanager: TASKMANAGER_USAGE,
   cluster: CLUSTER_USAGE,
@@ -95,6 +99,8 @@ export async function main(argv: readonly string[]): Promise<number> {
         return await savepointCommand(rest);
       case 'stop':
         return await stopCommand(rest);
+      case 'upgrade':
+        return await upgradeCommand(rest);
       case 'jobmanager':
         return await jobManagerCommand(rest);
       case 'taskmanager':

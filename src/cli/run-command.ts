@@ -5,7 +5,8 @@ import { JobExecutionError } from '../runtime/local-executor.js';
 import type { Configuration as ConfigurationType } from '../config/configuration.js';
 import { CliError, commandConfiguration } from './cli-error.js';
 import { describeThrown } from '../util/thrown.js';
-import { prepareJob } from './job-loader.js';
+import { prepareJob, type PreparedJob } from './job-loader.js';
+import type { JobDefinition } from '../api/define-job.js';
 import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import { existsSync } from 'node:fs';
@@ -42,7 +43,7 @@ function printCheckpoints(entries: readonly import('../runtime/checkpoint/checkp
 
 export const RUN_USAGE = `usage: sluice run [[--jobmanager host:port] [--detached] | --embedded] [-p N] [-D key=value]... [-s <savepoint or checkpoint> | --resume <checkpoint dir> [--allow-non-restored-state] [--claim-mode claim|no_claim]] [--no-typecheck] [--progress|--no-progress] ${LOG_USAGE} <job.ts> [job args...]`;
 
-interface RunArgs {
+export interface RunArgs {
   readonly jobPath: string;
   readonly jobArgs: string[];
   readonly config: Configuration;
@@ -107,7 +108,7 @@ function storageArgument(text: string, flag: string): string {
   }
 }
 
-const RUN_OPTIONS_WITH_VALUE = new Set(['-p', '--parallelism', '-D', '-m', '--jobmanager', '--token', '-s', '--fromSavepoint', '--from-savepoint', '--resume', '--claim-mode', '--claimMode', '-rm', ...Object.keys(LOG_FLAGS)]);
+export const RUN_OPTIONS_WITH_VALUE = new Set(['-p', '--parallelism', '-D', '-m', '--jobmanager', '--token', '-s', '--fromSavepoint', '--from-savepoint', '--resume', '--claim-mode', '--claimMode', '-rm', ...Object.keys(LOG_FLAGS)]);
 const RUN_FLAGS = new Set(['--no-typecheck', '-d', '--detached', '--embedded', '--progress', '--no-progress', '-n', '--allow-non-restored-state', '--allowNonRestoredState']);
 
 /**
@@ -242,7 +243,7 @@ export function parseRunArgs(argv: readonly string[]): RunArgs {
  * never happen (a promise nobody resolves) leaves the process without work, and Node would exit
  * with code 0 as if all went well: this fails instead, naming the file.
  */
-async function unlessStalled<T>(work: Promise<T>, jobPath: string): Promise<T> {
+export async function unlessStalled<T>(work: Promise<T>, jobPath: string): Promise<T> {
   let onStall = (): void => {};
   const stalled = new Promise<never>((_, reject) => {
     onStall = () =>
@@ -287,25 +288,7 @@ export async function runCommand(argv: readonly string[]): Promise<number> {
   const args = await resolveResume(parsed);
   if (args.jobManager !== undefined || args.detached) return submitToCluster(args);
   const prepared = await unlessStalled(prepareJob(args.jobPath, { typeCheck: args.typeCheck }), args.jobPath);
-  const job = prepared.definition;
-  const env = StreamExecutionEnvironment.forJobDefinition(args.config);
-  try {
-    await unlessStalled(Promise.resolve(job.build(env, args.jobArgs)), args.jobPath);
-  } catch (e) {
-    const note = misplacedOptionsNote(args.jobArgs);
-    if (e instanceof CliError) throw e;
-    if (e instanceof ConfigError || e instanceof GraphError) throw new CliError(`${args.jobPath}: ${e.message}${note}`);
-    if (e instanceof Error) throw new CliError(`${args.jobPath}: the job's definition threw ${e.name}: ${e.message}${note}${jobFrames(e, resolve(args.jobPath))}`);
-    throw new CliError(`${args.jobPath}: the job's definition threw a non-Error value: ${describeThrown(e)}${note} (throw an Error to get a stack trace)`);
-  }
-  if (env.isEmpty) throw new CliError(`${args.jobPath} built no dataflow: add a source (env.fromSource) and a sink (sinkTo)`);
-  let graph: JobGraph;
-  try {
-    graph = env.getJobGraph(args.config.getString('pipeline.name') ?? args.jobPath);
-  } catch (e) {
-    if (e instanceof GraphError || e instanceof ConfigError) throw new CliError(`${args.jobPath}: ${e.message}`);
-    throw e;
-  }
+  const { env, graph } = await buildJobGraph(args, prepared.definition);
   if (!args.embedded) return runOnLocalCluster(args, prepared.code, graph);
   let executor: LocalExecutor;
   try {
@@ -323,6 +306,27 @@ export async function runCommand(argv: readonly string[]): Promise<number> {
     return await awaitJob(args, executor);
   } finally {
     await rest?.stop();
+  }
+}
+
+/** Runs a job's definition on a fresh environment with the run's configuration and arguments: its graph; errors name the job file and the fix. */
+export async function buildJobGraph(args: RunArgs, job: JobDefinition): Promise<{ env: StreamExecutionEnvironment; graph: JobGraph }> {
+  const env = StreamExecutionEnvironment.forJobDefinition(args.config);
+  try {
+    await unlessStalled(Promise.resolve(job.build(env, args.jobArgs)), args.jobPath);
+  } catch (e) {
+    const note = misplacedOptionsNote(args.jobArgs);
+    if (e instanceof CliError) throw e;
+    if (e instanceof ConfigError || e instanceof GraphError) throw new CliError(`${args.jobPath}: ${e.message}${note}`);
+    if (e instanceof Error) throw new CliError(`${args.jobPath}: the job's definition threw ${e.name}: ${e.message}${note}${jobFrames(e, resolve(args.jobPath))}`);
+    throw new CliError(`${args.jobPath}: the job's definition threw a non-Error value: ${describeThrown(e)}${note} (throw an Error to get a stack trace)`);
+  }
+  if (env.isEmpty) throw new CliError(`${args.jobPath} built no dataflow: add a source (env.fromSource) and a sink (sinkTo)`);
+  try {
+    return { env, graph: env.getJobGraph(args.config.getString('pipeline.name') ?? args.jobPath) };
+  } catch (e) {
+    if (e instanceof GraphError || e instanceof ConfigError) throw new CliError(`${args.jobPath}: ${e.message}`);
+    throw e;
   }
 }
 
@@ -491,7 +495,11 @@ async function awaitFirstAttempt(target: RestTarget, jobid: string, args: RunArg
 
 /** `sluice run --jobmanager host:port`: bundles the job, submits it and (unless detached) waits for its end. */
 async function submitToCluster(args: RunArgs): Promise<number> {
-  const prepared = await unlessStalled(prepareJob(args.jobPath, { typeCheck: args.typeCheck }), args.jobPath);
+  return submitPrepared(args, await unlessStalled(prepareJob(args.jobPath, { typeCheck: args.typeCheck }), args.jobPath));
+}
+
+/** Submits a prepared job to the cluster of `args` (detached: until its first attempt runs; else to its end): the exit code. */
+export async function submitPrepared(args: RunArgs, prepared: PreparedJob): Promise<number> {
   const target = parseTarget([...(args.jobManager === undefined ? [] : ['--jobmanager', args.jobManager]), ...(args.token === undefined ? [] : ['--token', args.token])]);
   const submission = {
     bundle: prepared.code,

@@ -156,6 +156,50 @@ export class StateMappingError extends Error {
 }
 
 /**
+ * Whether a job can take a snapshot's state, from the snapshot's metadata alone (no state is
+ * read): every operator with state finds its uid in the job (or dropping it is allowed), keyed
+ * state keeps its max parallelism, a source's read positions go to a source of the same kind.
+ * `restoreAssignments` checks it first; `sluice upgrade` checks it before it stops the running
+ * job. Throws a StateMappingError naming the operator and the fix.
+ */
+export function checkStateMapping(metadata: CheckpointMetadata, graph: JobGraph, options: { allowNonRestoredState: boolean }): void {
+  const byUid = new Map(metadata.operators.map((o) => [o.operatorUid, o]));
+  for (const v of graph.vertices) {
+    for (const node of v.nodes) {
+      const old = byUid.get(node.operatorUid);
+      if (old === undefined) continue;
+      if (old.maxParallelism !== node.maxParallelism && old.subtasks.some((s) => s.keyedState.length > 0)) {
+        throw new StateMappingError(
+          `operator '${node.name}' (uid ${node.operatorUid}): the snapshot has max parallelism ${old.maxParallelism}, the job now ${node.maxParallelism}; ` +
+            'keyed state cannot move to another number of key groups: set setMaxParallelism(' + old.maxParallelism + ') on the operator',
+        );
+      }
+      const heldSplits = old.subtasks.some((s) => s.sourceSplits !== undefined) || old.coordinatorState !== undefined;
+      if (heldSplits && (node.source === undefined || (old.splitKind !== undefined && node.source.splitKind !== undefined && old.splitKind !== node.source.splitKind))) {
+        const now = node.source === undefined ? 'is not a source now' : `is a source of ${node.source.splitKind} splits now`;
+        throw new StateMappingError(
+          `operator '${node.name}' (uid ${node.operatorUid}): the snapshot holds the read positions of a source${old.splitKind === undefined ? '' : ` of ${old.splitKind} splits`}, and the operator with this uid ${now}; ` +
+            'positions of one source mean nothing to another: give the new operator its own uid(), and restore with --allow-non-restored-state to leave the old positions behind',
+        );
+      }
+    }
+  }
+  const unmatched = unmatchedOperators(metadata, graph);
+  if (unmatched.length > 0 && !options.allowNonRestoredState) {
+    throw new StateMappingError(
+      `the snapshot has state for operators that are not in the job: ${unmatched.join(', ')}; ` +
+        'give the operators the same uid() as before, or allow dropping that state (--allow-non-restored-state)',
+    );
+  }
+}
+
+/** The uids of the snapshot's operators with state that the job does not have. */
+function unmatchedOperators(metadata: CheckpointMetadata, graph: JobGraph): string[] {
+  const inJob = new Set(graph.vertices.flatMap((v) => v.nodes.map((n) => n.operatorUid)));
+  return metadata.operators.filter((o) => !inJob.has(o.operatorUid) && (o.subtasks.some(hasState) || o.coordinatorState !== undefined)).map((o) => o.operatorUid);
+}
+
+/**
  * What every subtask of the job restores from a snapshot, redistributed to the job's current
  * parallelism: key groups to their new owners, operator list state split evenly or unioned,
  * source splits dealt out again, in-flight data to the same subtask (same parallelism only).
@@ -167,8 +211,8 @@ export async function restoreAssignments(
   ref: CheckpointRef,
   options: { allowNonRestoredState: boolean; log?: (message: string) => void },
 ): Promise<Map<string, SubtaskRestore>> {
+  checkStateMapping(metadata, graph, options);
   const byUid = new Map(metadata.operators.map((o) => [o.operatorUid, o]));
-  const matched = new Set<string>();
   const result = new Map<string, SubtaskRestore>();
   for (const v of graph.vertices) {
     const perSubtask = Array.from({ length: v.parallelism }, () => ({
@@ -180,13 +224,6 @@ export async function restoreAssignments(
     for (const [nodeIndex, node] of v.nodes.entries()) {
       const old = byUid.get(node.operatorUid);
       if (old === undefined) continue;
-      matched.add(node.operatorUid);
-      if (old.maxParallelism !== node.maxParallelism && old.subtasks.some((s) => s.keyedState.length > 0)) {
-        throw new StateMappingError(
-          `operator '${node.name}' (uid ${node.operatorUid}): the snapshot has max parallelism ${old.maxParallelism}, the job now ${node.maxParallelism}; ` +
-            'keyed state cannot move to another number of key groups: set setMaxParallelism(' + old.maxParallelism + ') on the operator',
-        );
-      }
       // Operator list state: gather every old subtask's lists by name, then redistribute.
       const lists = new Map<string, { mode: OperatorStateEntry['mode']; perOld: unknown[][] }>();
       for (const s of old.subtasks) {
@@ -210,14 +247,6 @@ export async function restoreAssignments(
             if (snap !== undefined) opEntry(perSubtask[i]!.operators, node.operatorUid).keyed.push(snap);
           }
         }
-      }
-      const heldSplits = old.subtasks.some((s) => s.sourceSplits !== undefined) || old.coordinatorState !== undefined;
-      if (heldSplits && (node.source === undefined || (old.splitKind !== undefined && node.source.splitKind !== undefined && old.splitKind !== node.source.splitKind))) {
-        const now = node.source === undefined ? 'is not a source now' : `is a source of ${node.source.splitKind} splits now`;
-        throw new StateMappingError(
-          `operator '${node.name}' (uid ${node.operatorUid}): the snapshot holds the read positions of a source${old.splitKind === undefined ? '' : ` of ${old.splitKind} splits`}, and the operator with this uid ${now}; ` +
-            'positions of one source mean nothing to another: give the new operator its own uid(), and restore with --allow-non-restored-state to leave the old positions behind',
-        );
       }
       if (nodeIndex !== 0) continue;
       // Source splits: the same subtask at the same parallelism, else dealt out again.
@@ -247,14 +276,8 @@ export async function restoreAssignments(
     // groups and applies the deltas itself (keyed-state-delta.ts, restoredChains).
     perSubtask.forEach((r, i) => result.set(subtaskKey(v.id, i), r));
   }
-  const unmatched = metadata.operators.filter((o) => !matched.has(o.operatorUid) && (o.subtasks.some(hasState) || o.coordinatorState !== undefined));
-  if (unmatched.length > 0 && !options.allowNonRestoredState) {
-    throw new StateMappingError(
-      `the snapshot has state for operators that are not in the job: ${unmatched.map((o) => o.operatorUid).join(', ')}; ` +
-        'give the operators the same uid() as before, or allow dropping that state (--allow-non-restored-state)',
-    );
-  }
-  if (unmatched.length > 0) options.log?.(`dropping the state of operators that are not in the job (allowed): ${unmatched.map((o) => o.operatorUid).join(', ')}`);
+  const unmatched = unmatchedOperators(metadata, graph);
+  if (unmatched.length > 0) options.log?.(`dropping the state of operators that are not in the job (allowed): ${unmatched.join(', ')}`);
   return result;
 }
 
