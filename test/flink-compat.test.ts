@@ -140,7 +140,7 @@ describe.each(VERSIONS)("Flink $version's RestClusterClient and flink CLI agains
     await untilState(failed, ['FAILED']);
     await untilCheckpointed(running);
 
-    const h = await run('java', ['-cp', `${jar}:${classpath}`, 'sluice.flinkcompat.Main', `rest=${rest}`, `running=${running}`, `drain=${drain}`, `cancelCli=${cancelCli}`, `cancelClient=${cancelClient}`, `failed=${failed}`, `finished=${finished}`, `savepointDir=${join(dir, 'savepoints')}`], { timeoutMs: 300_000 });
+    const h = await run('java', ['-XX:TieredStopAtLevel=1', '-XX:+UseSerialGC', '-cp', `${jar}:${classpath}`, 'sluice.flinkcompat.Main', `rest=${rest}`, `running=${running}`, `drain=${drain}`, `cancelCli=${cancelCli}`, `cancelClient=${cancelClient}`, `failed=${failed}`, `finished=${finished}`, `savepointDir=${join(dir, 'savepoints')}`], { timeoutMs: 300_000 });
     const lines = h.stdout.split('\n');
     log.push(`Flink ${version}: harness built in ${built - t0} ms, ran in ${Date.now() - built} ms`, ...lines.filter((l) => !l.startsWith('PASS')));
     const passed = lines.filter((l) => l.startsWith('PASS '));

@@ -227,13 +227,14 @@ public final class Main {
     }
 
     static void check(String name, Callable<String> body) {
+        long t0 = System.nanoTime();
         try {
             String detail = body.call();
             passed++;
-            OUT.println("PASS " + name + (detail == null ? "" : " " + oneLine(detail)));
+            OUT.println("PASS " + name + (detail == null ? "" : " " + oneLine(detail)) + " (" + (System.nanoTime() - t0) / 1_000_000 + " ms)");
         } catch (Throwable t) {
             failed++;
-            OUT.println("FAIL " + name + " " + oneLine(describe(t)));
+            OUT.println("FAIL " + name + " " + oneLine(describe(t)) + " (" + (System.nanoTime() - t0) / 1_000_000 + " ms)");
         }
         OUT.flush();
     }
