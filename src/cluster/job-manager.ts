@@ -106,6 +106,7 @@ export class JobManager {
       port: c.getNumber('rest.port'),
       ...(token === undefined ? {} : { authToken: token }),
       taskManagers: () => this.taskManagerInfos(),
+      clusterConfig: () => c.entries(),
       routes: this.routes(),
       remoteMetrics: (jobId) => this.metricFetcher.samples(jobId),
     });

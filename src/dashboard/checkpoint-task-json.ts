@@ -55,8 +55,10 @@ export function checkpointSubtasksJson(e: CheckpointStatsEntry, v: JobVertex): R
   const duration = (s: SubtaskCheckpointStats): number => Math.max(0, s.ackTimestampMs - e.triggerTimestampMs);
   const subtasks = Array.from({ length: v.parallelism }, (_, index) => {
     const s = byIndex.get(index);
-    if (s === undefined) return { index, status: 'pending_or_failed' };
+    // Flink's type ids of SubtaskCheckpointStatistics' subtypes are `className`; `status` is a field.
+    if (s === undefined) return { className: 'pending', index, status: 'pending_or_failed' };
     return {
+      className: 'completed',
       index,
       status: 'completed',
       ack_timestamp: s.ackTimestampMs,

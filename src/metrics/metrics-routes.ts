@@ -176,9 +176,11 @@ export function metricsRoutes(ctx: MetricsRoutesContext): RestRoute[] {
               subtask: Number(index),
               'attempt-number': Number(s.variables.task_attempt_num ?? 0),
               'backpressure-level': backPressureLevel(ratio),
+              backpressureLevel: backPressureLevel(ratio),
               ratio,
-              ...(idle === undefined ? {} : { idleRatio: idle }),
-              ...(busy === undefined ? {} : { busyRatio: busy }),
+              // Flink's neutral ratio for a subtask that reported none yet.
+              idleRatio: idle ?? 0,
+              busyRatio: busy ?? 0,
             };
           })
           .sort((a, b) => a.subtask - b.subtask);
@@ -188,6 +190,7 @@ export function metricsRoutes(ctx: MetricsRoutesContext): RestRoute[] {
           {
             status: 'ok',
             'backpressure-level': backPressureLevel(max),
+            backpressureLevel: backPressureLevel(max),
             'end-timestamp': job.status === 'RUNNING' ? Date.now() : (job.endTimeMs ?? Date.now()),
             subtasks,
           },

@@ -20,10 +20,12 @@ export function quantiles(values: readonly number[]): Record<string, number> {
 
 export function checkpointEntryJson(e: CheckpointStatsEntry): Record<string, unknown> {
   const base: Record<string, unknown> = {
-    className: e.status === 'COMPLETED' ? '.CompletedCheckpointStatistics' : e.status === 'FAILED' ? '.FailedCheckpointStatistics' : '.PendingCheckpointStatistics',
+    // Flink's type ids of CheckpointStatistics' subtypes.
+    className: e.status === 'COMPLETED' ? 'completed' : e.status === 'FAILED' ? 'failed' : 'in_progress',
     id: e.id,
     status: e.status,
     is_savepoint: e.isSavepoint,
+    savepointFormat: null,
     trigger_timestamp: e.triggerTimestampMs,
     latest_ack_timestamp: e.latestAckTimestampMs ?? -1,
     state_size: e.stateSizeBytes,
@@ -38,7 +40,7 @@ export function checkpointEntryJson(e: CheckpointStatsEntry): Record<string, unk
     tasks: {},
   };
   if (e.status === 'COMPLETED') {
-    base.external_path = e.externalPath;
+    base.external_path = e.externalPath ?? null;
     base.discarded = false;
   }
   if (e.status === 'FAILED') {

@@ -17,6 +17,10 @@ import { checkpointTasksJson } from '../dashboard/checkpoint-task-json.js';
 import { embeddedTaskManager, type TaskManagerInfo } from '../dashboard/task-managers.js';
 import { aggregateVertexState, countStates, lastFailureJson, subtaskStatuses, waitingForSlotsJson, type SubtaskStatus } from './job-status-json.js';
 import type { JobVertex } from '../graph/job-graph.js';
+import { ioMetricsJson } from './io-metrics-json.js';
+import { serializedThrowableJson } from './java-serialized-throwable.js';
+import { jobConfigJson, jobExecutionResultJson, jobStatusTimestamps, SLOT_SHARING_GROUP_ID } from './job-result-json.js';
+import { jobManagerRoutes } from './jobmanager-routes.js';
 
 export { RestError } from './rest-route.js';
 
@@ -60,6 +64,8 @@ export interface RestServerOptions {
   readonly metrics?: MetricRegistry;
   /** What `/taskmanagers` lists (default: the embedded runtime as one TaskManager). */
   readonly taskManagers?: () => readonly TaskManagerInfo[];
+  /** The cluster's configuration (`/jobmanager/config`; default none: the embedded runtime has only its jobs'). */
+  readonly clusterConfig?: () => readonly (readonly [string, unknown])[];
   /** More routes (the JobManager's job submission). */
   readonly routes?: readonly RestRoute[];
   /** Metrics of the jobs that live in other processes (a cluster's TaskManagers), for the metric queries. */
@@ -86,11 +92,19 @@ export class RestServer {
   constructor(private readonly o: RestServerOptions = {}) {
     this.metrics = o.metrics ?? new MetricRegistry();
     this.route('GET', '/overview', () => [200, this.overview()]);
-    this.route('GET', '/config', () => [200, { 'refresh-interval': 3000, 'timezone-name': 'UTC', 'timezone-offset': 0, 'flink-version': 'sluice', features: { 'web-submit': false, 'web-cancel': true } }]);
+    this.route('GET', '/config', () => [
+      200,
+      { 'refresh-interval': 3000, 'timezone-name': 'UTC', 'timezone-offset': 0, 'flink-version': 'sluice', 'flink-revision': '', features: { 'web-submit': false, 'web-cancel': true, 'web-rescale': false, 'web-history': false } },
+    ]);
     this.route('GET', '/jobs', () => [200, { jobs: [...this.jobs.values()].map((j) => ({ id: j.jobId, status: j.status })) }]);
     this.route('GET', '/jobs/overview', () => [200, { jobs: [...this.jobs.values()].map((j) => this.jobOverview(j)) }]);
     this.route('GET', '/jobs/:jobid', (p) => [200, this.jobDetails(this.job(p.jobid!))]);
     this.route('GET', '/jobs/:jobid/plan', (p) => [200, { plan: this.jobPlan(this.job(p.jobid!)) }]);
+    // What Flink's RestClusterClient asks of a job: its status, its result once it ended, its accumulators (Sluice has none).
+    this.route('GET', '/jobs/:jobid/status', (p) => [200, { status: this.job(p.jobid!).status }]);
+    this.route('GET', '/jobs/:jobid/execution-result', (p) => [200, jobExecutionResultJson(this.job(p.jobid!))]);
+    this.route('GET', '/jobs/:jobid/accumulators', () => [200, { 'job-accumulators': [], 'user-task-accumulators': [], 'serialized-user-task-accumulators': {} }]);
+    this.route('GET', '/jobs/:jobid/config', (p) => [200, jobConfigJson(this.job(p.jobid!))]);
     // Flink's "job configuration" tab: the configuration the job runs with, secrets hidden.
     this.route('GET', '/jobs/:jobid/jobmanager/config', (p) => [
       200,
@@ -121,7 +135,17 @@ export class RestServer {
           'all-exceptions': [],
           truncated: false,
           exceptionHistory: {
-            entries: [...j.exceptions].reverse().map((e) => ({ exceptionName: 'Error', stacktrace: e.stack ?? e.message, timestamp: e.timestampMs, taskName: e.taskName ?? null })),
+            // Flink's RootExceptionInfo; Sluice keeps no concurrent exceptions, labels nor endpoints.
+            entries: [...j.exceptions].reverse().map((e) => ({
+              exceptionName: 'Error',
+              stacktrace: e.stack ?? e.message,
+              timestamp: e.timestampMs,
+              taskName: e.taskName ?? null,
+              endpoint: null,
+              taskManagerId: null,
+              failureLabels: {},
+              concurrentExceptions: [],
+            })),
             truncated: false,
           },
         },
@@ -199,7 +223,7 @@ export class RestServer {
     this.route('GET', '/jobs/:jobid/checkpoints/:triggerid', (p) => this.operationStatus('checkpoint', this.job(p.jobid!).jobId, p.triggerid!));
     const job = (id: string): JobExecutor => this.job(id);
     const taskManagers = o.taskManagers ?? (() => [embeddedTaskManager([...this.jobs.values()].filter((j) => j.status === 'RUNNING').length)]);
-    for (const r of [...metricsRoutes({ registry: this.metrics, job, ...(o.remoteMetrics === undefined ? {} : { remote: o.remoteMetrics }) }), ...dashboardRoutes({ job, taskManagers }), ...(o.routes ?? [])]) this.route(r.method, r.path, r.handler, r.public, r.maxBodyBytes);
+    for (const r of [...metricsRoutes({ registry: this.metrics, job, ...(o.remoteMetrics === undefined ? {} : { remote: o.remoteMetrics }) }), ...dashboardRoutes({ job, taskManagers }), ...jobManagerRoutes({ job, config: o.clusterConfig ?? (() => []) }), ...(o.routes ?? [])]) this.route(r.method, r.path, r.handler, r.public, r.maxBodyBytes);
   }
 
   /** Starts an asynchronous operation; its status is polled by trigger id (Flink's pattern). */
@@ -207,6 +231,8 @@ export class RestServer {
     this.pruneOperations();
     // Flink's optional triggerId makes a trigger idempotent: the same id again is the same
     // operation (a client retrying after a lost answer), not a second savepoint.
+    // Flink's clients send `"triggerId": null` for "pick one".
+    if (requested === null) requested = undefined;
     if (requested !== undefined && (typeof requested !== 'string' || !/^[0-9a-f]{32}$/.test(requested))) {
       throw new RestError(400, `triggerId must be 32 hex characters, got ${JSON.stringify(requested)}`);
     }
@@ -226,7 +252,8 @@ export class RestServer {
       (e: unknown) => {
         op.status = 'COMPLETED';
         op.completedAtMs = Date.now();
-        op.operation = { 'failure-cause': { class: 'Error', 'stack-trace': String((e as Error).message) } };
+        const err = e instanceof Error ? e : new Error(String(e));
+        op.operation = { 'failure-cause': serializedThrowableJson({ className: err.name, message: err.message, stackTrace: err.message }) };
       },
     );
     return [status, { 'request-id': triggerId }];
@@ -375,6 +402,9 @@ export class RestServer {
       duration: (j.endTimeMs ?? Date.now()) - j.startTimeMs,
       'last-modification': j.endTimeMs ?? Date.now(),
       tasks,
+      'pending-operators': 0,
+      jobType: 'STREAMING',
+      schedulerType: 'Default',
       // Sluice's own (Flink has the restarts as the job metric numRestarts, the failures at /jobs/:id/exceptions, no slot request).
       'num-restarts': j.progress().numRestarts,
       'last-failure': lastFailureJson(j.exceptions),
@@ -393,16 +423,23 @@ export class RestServer {
         parallelism: v.parallelism,
         status: aggregateVertexState(tasks, v.parallelism),
         tasks,
-        metrics: {
-          'read-records': ts.reduce((a, t) => a + t.recordsIn, 0),
-          'write-records': ts.reduce((a, t) => a + t.recordsOut(), 0),
-        },
+        metrics: ioMetricsJson(ts),
+        // Sluice runs each vertex's subtasks in one slot-sharing group; its times are the job's.
+        slotSharingGroupId: SLOT_SHARING_GROUP_ID,
+        'start-time': ts.length === 0 ? -1 : j.startTimeMs,
+        'end-time': j.endTimeMs ?? -1,
+        duration: ts.length === 0 ? -1 : (j.endTimeMs ?? Date.now()) - j.startTimeMs,
       };
     });
     return {
       ...this.jobOverview(j),
       isStoppable: false,
+      'job-type': 'STREAMING',
+      // Flink 2.x runs jobs within applications; Sluice has none.
+      'application-id': null,
+      maxParallelism: -1,
       now: Date.now(),
+      timestamps: jobStatusTimestamps(j),
       vertices,
       'status-counts': countStates(vertices.map((v) => v.status)),
       plan: this.jobPlan(j),
@@ -421,6 +458,7 @@ export class RestServer {
         operator: '',
         operator_strategy: '',
         description: v.name,
+        optimizer_properties: {},
         inputs: v.inputs.map((e, num) => ({
           num,
           id: String(e.source.id).padStart(32, '0'),
@@ -454,6 +492,9 @@ export class RestServer {
       aligned_checkpoint_timeout: cc.alignedCheckpointTimeoutMs,
       checkpoints_after_tasks_finish: c.getBoolean('execution.checkpointing.checkpoints-after-tasks-finish'),
       state_changelog_enabled: c.getBoolean('state.backend.changelog.enabled'),
+      // Sluice has no changelog state backend: Flink's values when it is off.
+      changelog_periodic_materialization_interval: 0,
+      changelog_storage: '',
     };
   }
 }
