@@ -69,6 +69,10 @@ export interface ZooKeeperServer {
   stop(): Promise<void>;
   /** SIGKILL at once; the data directory stays. */
   kill(): Promise<void>;
+  /** SIGSTOP: the server stops answering, its connections stay open (a hung or partitioned server). */
+  freeze(): void;
+  /** SIGCONT after freeze(). */
+  thaw(): void;
 }
 
 /** A standalone server, or an ensemble: its members and the connect string naming them all. */
@@ -287,6 +291,14 @@ class ServerProcess implements ZooKeeperServer {
   async kill(): Promise<void> {
     this.signalGroup('SIGKILL');
     await this.exited;
+  }
+
+  freeze(): void {
+    this.signalGroup('SIGSTOP');
+  }
+
+  thaw(): void {
+    this.signalGroup('SIGCONT');
   }
 }
 

@@ -1,5 +1,5 @@
 import zookeeper from 'node-zookeeper-client';
-import type { Client, Event as ZkEvent } from 'node-zookeeper-client';
+import type { Client } from 'node-zookeeper-client';
 import type { Logger } from '../../util/logger.js';
 
 /**
@@ -63,9 +63,10 @@ function toError(e: unknown, what: string): ZooKeeperError {
  * One ZooKeeper session, over node-zookeeper-client (see docs/architecture.md for why that
  * client). What it adds to the client:
  * - a read timeout: the client sends pings but never notices a server that stops answering
- *   (a stopped or partitioned server keeps the TCP connection open); a probe every third of
- *   the session timeout that gets no answer within two thirds of it drops the connection, so
- *   the client reconnects (to another server of the ensemble) and the owner hears `suspended`;
+ *   (a stopped or partitioned server keeps the TCP connection open); probes every tenth of
+ *   the session timeout, and no answer for two thirds of it (the Java client's read timeout)
+ *   drops the connection, so the client reconnects (to another server of the ensemble) and
+ *   the owner hears `suspended`, before the servers can expire the session;
  * - `lost` once the connection stayed lost for the session timeout, which the client never
  *   says (it says `expired` only when a server tells it, after reconnecting);
  * - promises, with ZooKeeper's error codes.
@@ -77,6 +78,8 @@ export class ZooKeeperConnection {
   private probeTimer: NodeJS.Timeout | undefined;
   private lostTimer: NodeJS.Timeout | undefined;
   private probing = false;
+  /** When ZooKeeper last answered (a probe, or the connection made). */
+  private lastAnswerMs = Date.now();
   private closed = false;
 
   private constructor(private readonly o: ZooKeeperConnectionOptions) {
@@ -122,6 +125,7 @@ export class ZooKeeperConnection {
 
   private wire(): void {
     this.client.on('connected', () => {
+      this.lastAnswerMs = Date.now();
       clearTimeout(this.lostTimer);
       this.lostTimer = undefined;
       this.set('connected');
@@ -135,23 +139,26 @@ export class ZooKeeperConnection {
       this.set('suspended');
     });
     this.client.on('expired', () => this.lose('ZooKeeper expired the session'));
-    // A probe every third of the session timeout, answered within two thirds of it (ZooKeeper's own read timeout).
-    this.probeTimer = setInterval(() => this.probe(), Math.max(100, Math.floor(this.o.sessionTimeoutMs / 3)));
+    // Probes every tenth of the session timeout; no answer for two thirds of it is ZooKeeper's own read timeout.
+    this.probeTimer = setInterval(() => this.probe(), Math.max(50, Math.floor(this.o.sessionTimeoutMs / 10)));
     this.probeTimer.unref();
   }
 
   private probe(): void {
-    if (this.closed || this.probing || this.state !== 'connected') return;
-    this.probing = true;
-    const readTimeoutMs = Math.max(200, Math.floor((this.o.sessionTimeoutMs * 2) / 3));
-    const timer = setTimeout(() => {
-      if (this.closed || this.state !== 'connected') return;
-      this.o.log.warn(`ZooKeeper did not answer for ${readTimeoutMs} ms: dropping the connection to reconnect`);
+    if (this.closed || this.state !== 'connected') return;
+    const readTimeoutMs = Math.max(100, Math.floor((this.o.sessionTimeoutMs * 2) / 3));
+    const silentMs = Date.now() - this.lastAnswerMs;
+    if (silentMs > readTimeoutMs) {
+      this.o.log.warn(`ZooKeeper did not answer for ${silentMs} ms (two thirds of the session timeout): dropping the connection to reconnect`);
+      this.lastAnswerMs = Date.now();
       this.dropSocket();
-    }, readTimeoutMs);
+      return;
+    }
+    if (this.probing) return;
+    this.probing = true;
     this.client.exists('/', () => {
-      clearTimeout(timer);
       this.probing = false;
+      this.lastAnswerMs = Date.now();
     });
   }
 
@@ -187,7 +194,7 @@ export class ZooKeeperConnection {
   }
 
   /** The node's data, or undefined if it does not exist; `watch`: called once when it is created, changed or deleted. */
-  getData(path: string, watch?: (e: ZkEvent) => void): Promise<Buffer | undefined> {
+  getData(path: string, watch?: () => void): Promise<Buffer | undefined> {
     return new Promise((resolve, reject) => {
       const cb = (e: unknown, data: Buffer | undefined): void => {
         if (e && (e as { getCode(): number }).getCode?.() === ZK_NO_NODE) {
@@ -205,7 +212,7 @@ export class ZooKeeperConnection {
   }
 
   /** Whether the node exists; `watch`: called once when it is created, changed or deleted. */
-  exists(path: string, watch?: (e: ZkEvent) => void): Promise<boolean> {
+  exists(path: string, watch?: () => void): Promise<boolean> {
     return new Promise((resolve, reject) => {
       const cb = (e: unknown, stat: unknown): void => (e ? reject(toError(e, `exists ${path}`)) : resolve(stat !== null && stat !== undefined));
       if (watch === undefined) this.client.exists(path, cb);

@@ -567,7 +567,7 @@ export class CheckpointCoordinator implements CheckpointResponder {
         const handle = await this.o.storage.finalizeCheckpoint(base);
         info = { checkpointId: complete.checkpointId, pointer: handle.pointer };
         // Recorded before any task hears of it (sinks commit then): a new leader restores it, not an older one.
-        await this.o.completedCheckpointStore?.add(info);
+        if (this.o.completedCheckpointStore !== undefined) await this.o.completedCheckpointStore.add(info);
       }
     } catch (e) {
       this.o.gateway.log.warn(`checkpoint ${complete.checkpointId}: writing _metadata failed: ${(e as Error).message}`, { checkpointId: complete.checkpointId });
