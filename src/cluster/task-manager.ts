@@ -28,7 +28,7 @@ import { hostname } from 'node:os';
 import { proof } from './wire/shared-secret.js';
 import { describeThrown } from '../util/thrown.js';
 import { toLogger, type LogFields, type LogTarget, type Logger } from '../util/logger.js';
-import { FENCED_MESSAGES } from './control-messages.js';
+import { staleLeaderSession } from './ha/leader-fencing.js';
 import { LeaderRetrieval } from './ha/leader-retrieval.js';
 import type { LeaderInfo } from './ha/leader-info.js';
 import type { ZooKeeperHaConfig } from './ha/zookeeper-ha-config.js';
@@ -268,10 +268,9 @@ export class TaskManager {
    * leader in ZooKeeper, else the one that acknowledged its registration) is ignored, and said.
    */
   private fromOldLeader(m: JobManagerMessage): boolean {
-    if (!FENCED_MESSAGES.has(m.t)) return false;
-    const session = (m as { readonly leaderSessionId?: string }).leaderSessionId;
     const expected = this.leader?.leaderSessionId ?? this.registeredLeaderSessionId;
-    if (session === undefined || expected === undefined || session === expected) return false;
+    const session = staleLeaderSession(m, expected);
+    if (session === undefined) return false;
     if (Date.now() - this.lastFencingComplaintMs > 10_000) {
       this.lastFencingComplaintMs = Date.now();
       this.log.warn(`ignored '${m.t}' of leader session ${session}: the JobManager that leads now has leader session ${expected}`);
