@@ -7,12 +7,13 @@ import { JobManager } from '../cluster/job-manager.js';
 import { LocalCluster, sluiceBin } from '../cluster/local-cluster.js';
 import { TaskManager } from '../cluster/task-manager.js';
 import { CLUSTER_SECRET_ENV } from '../cluster/task-manager-environment.js';
+import { isZooKeeperHa, quorumOfUrl, zooKeeperHaConfig } from '../cluster/ha/zookeeper-ha-config.js';
 import { CliError, commandConfiguration } from './cli-error.js';
 import { applyLogging, LOG_FLAGS, LOG_USAGE, setLogFlag } from './log-options.js';
 import { markTaskManagerProcess } from '../util/this-process.js';
 
 export const JOBMANAGER_USAGE = `usage: sluice jobmanager [--rpc-port P] [--rest-port P] [--rest-address A] ${LOG_USAGE} [-D key=value]...`;
-export const TASKMANAGER_USAGE = `usage: sluice taskmanager --jobmanager host:port [--slots N] [--id ID] [--quiet] ${LOG_USAGE} [-D key=value]...`;
+export const TASKMANAGER_USAGE = `usage: sluice taskmanager --jobmanager host:port|zookeeper://host:port,... [--slots N] [--id ID] [--quiet] ${LOG_USAGE} [-D key=value]...`;
 export const CLUSTER_USAGE = `usage: sluice cluster start|stop|run [--taskmanagers N] [--slots N] [--rpc-port P] [--rest-port P] [--rest-address A] ${LOG_USAGE} [-D key=value]...`;
 
 interface ParsedFlags {
@@ -118,8 +119,13 @@ export async function taskManagerCommand(argv: readonly string[]): Promise<numbe
   const quiet = argv.includes('--quiet');
   const p = parseFlags(argv.filter((a) => a !== '--quiet'), ['jobmanager', 'slots', 'id'], TASKMANAGER_USAGE);
   const target = p.flags.get('jobmanager') ?? process.env.SLUICE_JOBMANAGER_RPC;
-  if (target === undefined) throw new CliError(`--jobmanager host:port is required (the JobManager's rpc port, 6123 by default)\n${TASKMANAGER_USAGE}`, 2);
-  const { host, port } = hostPort(target, TASKMANAGER_USAGE);
+  // High availability: the leader is found in ZooKeeper (--jobmanager zookeeper://quorum, or the configuration's quorum).
+  const quorum = target === undefined ? undefined : quorumOfUrl(target);
+  const leaderRetrieval = quorum !== undefined || (target === undefined && isZooKeeperHa(p.config)) ? zooKeeperHaConfig(p.config, quorum) : undefined;
+  if (target === undefined && leaderRetrieval === undefined) {
+    throw new CliError(`--jobmanager host:port is required (the JobManager's rpc port, 6123 by default), or zookeeper://host:port,... with high availability\n${TASKMANAGER_USAGE}`, 2);
+  }
+  const { host, port } = leaderRetrieval !== undefined ? { host: '', port: 0 } : hostPort(target!, TASKMANAGER_USAGE);
   const slots = intFlag(p.flags, 'slots', 1, TASKMANAGER_USAGE) ?? p.config.getNumber('taskmanager.numberOfTaskSlots');
   const id = p.flags.get('id');
   const tmHost = p.config.getString('taskmanager.host') ?? '127.0.0.1';
@@ -133,6 +139,7 @@ export async function taskManagerCommand(argv: readonly string[]): Promise<numbe
     secret: p.config.getString('cluster.secret'),
     cancellationTimeoutMs: p.config.getNumber('task.cancellation.timeout'),
     onFatalError: () => process.exit(1),
+    ...(leaderRetrieval === undefined ? {} : { leaderRetrieval }),
     ...(id === undefined ? {} : { id }),
     ...(quiet ? { quiet: true } : {}),
   });

@@ -127,14 +127,16 @@ export type RemoteMetricSample = readonly [scope: readonly string[], variables: 
 
 /** JobManager -> TaskManager. */
 export type JobManagerMessage =
-  | { readonly t: 'registered'; readonly heartbeatIntervalMs: number; readonly heartbeatTimeoutMs: number }
+  /** `leaderSessionId` (high availability): the leader session of the JobManager, absent when it does not lead or has no election. */
+  | { readonly t: 'registered'; readonly heartbeatIntervalMs: number; readonly heartbeatTimeoutMs: number; readonly leaderSessionId?: string | undefined }
   /** Registration refused (wrong cluster secret); the JobManager closes the connection. */
   | { readonly t: 'refused'; readonly reason: string }
   | { readonly t: 'heartbeat' }
-  | { readonly t: 'deploy'; readonly deployment: Deployment }
-  | { readonly t: 'start'; readonly jobId: string; readonly attempt: number }
-  | { readonly t: 'trigger'; readonly jobId: string; readonly attempt: number; readonly barrier: CheckpointBarrier }
-  | { readonly t: 'complete'; readonly jobId: string; readonly attempt: number; readonly checkpointId: number; readonly final: boolean }
+  /** These four carry the sender's leader session (`FencedMessage`): a TaskManager ignores an older leader's. */
+  | { readonly t: 'deploy'; readonly deployment: Deployment; readonly leaderSessionId?: string | undefined }
+  | { readonly t: 'start'; readonly jobId: string; readonly attempt: number; readonly leaderSessionId?: string | undefined }
+  | { readonly t: 'trigger'; readonly jobId: string; readonly attempt: number; readonly barrier: CheckpointBarrier; readonly leaderSessionId?: string | undefined }
+  | { readonly t: 'complete'; readonly jobId: string; readonly attempt: number; readonly checkpointId: number; readonly final: boolean; readonly leaderSessionId?: string | undefined }
   | { readonly t: 'abort'; readonly jobId: string; readonly attempt: number; readonly checkpointId: number; readonly reason: string }
   | { readonly t: 'stop-sources'; readonly jobId: string; readonly attempt: number; readonly drain: boolean }
   /** The enumerator's answer to a split request: on this connection, in order with the triggers. */
@@ -144,6 +146,9 @@ export type JobManagerMessage =
   | { readonly t: 'cancel'; readonly jobId: string; readonly attempt: number }
   /** Flink's metric fetcher: the TaskManager answers with `metrics` of the same id. */
   | { readonly t: 'metrics-query'; readonly id: number; readonly jobId: string };
+
+/** The JobManager messages that carry its leader session (fencing). */
+export const FENCED_MESSAGES: ReadonlySet<JobManagerMessage['t']> = new Set(['deploy', 'start', 'trigger', 'complete']);
 
 export function serializeError(e: unknown, task?: string, depth = 0): SerializedError {
   const err = e instanceof Error ? e : new Error(String(e));

@@ -17,6 +17,10 @@ import { buildJob, jobBundle, storeBundle } from './job-bundle.js';
 import { TaskManagerRegistry } from './task-manager-registry.js';
 import { makeDirectoriesSync } from '../util/make-directories.js';
 import { toLogger, type LogTarget, type Logger } from '../util/logger.js';
+import { JobManagerLeadership } from './ha/job-manager-leadership.js';
+import { isZooKeeperHa, zooKeeperHaConfig, type ZooKeeperHaConfig } from './ha/zookeeper-ha-config.js';
+import { NotLeaderError } from './ha/zookeeper-job-store.js';
+import { recoveredCheckpoints } from './ha/recovered-checkpoints.js';
 
 /** A job submission (REST POST /jobs, or in process). */
 export interface JobSubmission {
@@ -34,6 +38,9 @@ interface RunningJob {
   readonly executor: JobExecutor;
   readonly result: Promise<unknown>;
 }
+
+/** How long a JobManager that lost leadership waits for its jobs to stop before it lets its TaskManagers go. */
+const STEP_DOWN_WAIT_MS = 10_000;
 
 /** How long a metric query waits for the TaskManagers' answers (those that did not answer are left out). */
 const METRIC_QUERY_TIMEOUT_MS = 2000;
@@ -74,6 +81,11 @@ export class JobManager {
   private readonly log: Logger;
   private readonly jobLog: Logger;
   private readonly haDir: string | undefined;
+  /** high-availability.type zookeeper: the election and the ZooKeeper store, from start() on. */
+  private readonly zooKeeper: ZooKeeperHaConfig | undefined;
+  private leadership: JobManagerLeadership | undefined;
+  /** Leadership changes, one after the other: a grant waits until the jobs stopped by the revoke before it have ended. */
+  private leadershipChanges: Promise<void> = Promise.resolve();
   rpcPort = 0;
   restUrl = '';
 
@@ -98,6 +110,15 @@ export class JobManager {
     });
     const ha = c.getString('high-availability.storageDir') ?? c.getString('execution.checkpointing.dir');
     this.haDir = ha === undefined || o.highAvailability === false ? undefined : join(ha, 'jobmanager-ha');
+    try {
+      this.zooKeeper = o.highAvailability === false || !isZooKeeperHa(c) ? undefined : zooKeeperHaConfig(c);
+      if (this.zooKeeper !== undefined && this.haDir === undefined) {
+        throw new ConfigError('high-availability.type zookeeper needs high-availability.storageDir: a directory every JobManager reaches, where the leader keeps the submitted jobs');
+      }
+    } catch (e) {
+      rmSync(this.workDir, { recursive: true, force: true });
+      throw e;
+    }
     const token = c.getString('rest.auth.token');
     const registry = this.registry;
     this.metricFetcher = new MetricFetcher((jobId) => registry.queryMetrics(jobId, METRIC_QUERY_TIMEOUT_MS), c.getNumber('metrics.fetcher.update-interval'));
@@ -141,7 +162,17 @@ export class JobManager {
       throw e;
     }
     this.log.info(`listening for TaskManagers on ${c.getString('jobmanager.rpc.address')}:${this.rpcPort}; ${this.o.rest === false ? 'no REST API' : `REST API at ${this.restUrl}`}`);
-    await this.recoverJobs();
+    if (this.zooKeeper === undefined) {
+      await this.recoverJobs();
+      return;
+    }
+    try {
+      await this.startLeaderElection(this.zooKeeper);
+    } catch (e) {
+      await this.crash();
+      rmSync(this.workDir, { recursive: true, force: true });
+      throw e;
+    }
   }
 
   /**
@@ -154,6 +185,8 @@ export class JobManager {
   async stop(restGraceMs = 0): Promise<void> {
     for (const j of this.jobs.values()) j.executor.suspend();
     await Promise.allSettled([...this.jobs.values()].map((j) => j.result));
+    // Only now may a standby lead: the jobs' tasks here have stopped.
+    this.leadership?.stop();
     this.registry.close();
     await this.rest.stop(restGraceMs);
     const server = this.server;
@@ -163,6 +196,7 @@ export class JobManager {
 
   /** Stops listening without canceling jobs or cleaning up (a JobManager that dies; tests). */
   async crash(): Promise<void> {
+    this.leadership?.stop();
     this.registry.close();
     await this.rest.stop(0);
     const server = this.server;
@@ -178,7 +212,9 @@ export class JobManager {
   }
 
   /** Builds the job's graph here, then runs it on the TaskManagers; resolves once it is accepted. */
-  async submit(s: JobSubmission, recoveredCheckpoints: readonly CompletedCheckpointInfo[] = []): Promise<JobExecutor> {
+  async submit(s: JobSubmission, recoveredCheckpoints: readonly CompletedCheckpointInfo[] = [], nextCheckpointIdAtLeast?: number): Promise<JobExecutor> {
+    const leaderSessionId = this.leadership?.leaderSessionId;
+    if (this.leadership !== undefined && leaderSessionId === undefined) throw new NotLeaderError('submitting a job');
     const bundle = jobBundle(s.bundle);
     const file = storeBundle(join(this.workDir, 'jobs'), bundle);
     const jobConfig = jobConfiguration(this.o.config, s.config);
@@ -193,10 +229,19 @@ export class JobManager {
       log: this.jobLog,
       ...(s.savepointPath === undefined ? {} : { restoreFrom: { path: s.savepointPath, allowNonRestoredState: s.allowNonRestoredState ?? false } }),
       ...(recoveredCheckpoints.length === 0 ? {} : { recoveredCheckpoints }),
+      ...(nextCheckpointIdAtLeast === undefined ? {} : { nextCheckpointIdAtLeast }),
+      ...(this.leadership === undefined ? {} : { completedCheckpointStore: this.leadership.checkpointStore(jobId) }),
     });
+    const persisted = this.persistJob(jobId, s, env.config.getString('execution.checkpointing.dir'));
+    if (this.leadership !== undefined) {
+      // Registered in ZooKeeper before it runs; and only by the leader that started to submit it.
+      if (this.leadership.leaderSessionId !== leaderSessionId) throw new NotLeaderError(`submitting job ${jobId}`);
+      await this.leadership.store.addJob({ jobId, submissionPath: persisted! });
+    }
     this.rest.register(executor);
-    this.persistJob(jobId, s, env.config.getString('execution.checkpointing.dir'));
     const result = executor.run().finally(() => {
+      // Replaced meanwhile (taken back again by this JobManager, leading again): the new one's routes stay.
+      if (this.jobs.get(jobId)?.executor !== executor) return;
       this.registry.forgetJob(jobId);
       this.metricFetcher.forget(jobId);
       // A suspended job is not over: the next JobManager takes it back.
@@ -221,6 +266,9 @@ export class JobManager {
           const b = body as Partial<JobSubmission> | undefined;
           if (b === undefined || typeof b.bundle !== 'string') throw new RestError(400, 'POST /jobs needs a JSON body with "bundle" (the bundled job module, as `sluice run --jobmanager` sends it)');
           const config = Array.isArray(b.config) ? b.config : [];
+          if (this.leadership !== undefined && this.leadership.leaderSessionId === undefined) {
+            throw new RestError(503, `this JobManager stands by; submit the job to the leading JobManager (its address is in ${this.leadership.describe()})`);
+          }
           let executor: JobExecutor;
           try {
             executor = await this.submit({
@@ -279,17 +327,24 @@ export class JobManager {
     return 'no JobManager takes it back, since no high-availability directory keeps it (set high-availability.storageDir or execution.checkpointing.dir)';
   }
 
-  private persistJob(jobId: string, s: JobSubmission, checkpointDir: string | undefined): void {
-    if (this.haDir === undefined) return;
+  /** Writes the submission to the high-availability directory; returns its file. */
+  private persistJob(jobId: string, s: JobSubmission, checkpointDir: string | undefined): string | undefined {
+    if (this.haDir === undefined) return undefined;
     makeDirectoriesSync(this.haDir);
     const file = join(this.haDir, `${jobId}.json`);
     const tmp = `${file}.tmp`;
     writeFileSync(tmp, JSON.stringify({ ...s, jobId, checkpointDir }));
     renameSync(tmp, file);
+    return file;
   }
 
   private forgetPersistedJob(jobId: string): void {
     if (this.haDir === undefined) return;
+    if (this.leadership !== undefined) {
+      // Only the leader forgets a job (it ended under it); a JobManager that stepped down leaves it to the next.
+      if (this.leadership.leaderSessionId === undefined) return;
+      this.leadership.store.removeJob(jobId).catch((e: unknown) => this.log.warn(`cannot remove job ${jobId} from ZooKeeper: ${(e as Error).message}`, { jobId }));
+    }
     rmSync(join(this.haDir, `${jobId}.json`), { force: true });
   }
 
@@ -309,6 +364,84 @@ export class JobManager {
         this.log.warn(`cannot remove the incomplete checkpoint directory ${join(jobDir, name)}: ${(e as Error).message}`);
       }
     }
+  }
+
+  // -- high availability on ZooKeeper: leader election, jobs taken back by a new leader -----
+
+  private async startLeaderElection(zk: ZooKeeperHaConfig): Promise<void> {
+    const c = this.o.config;
+    const leadership = new JobManagerLeadership({
+      config: zk,
+      contenderId: `${c.getString('jobmanager.rpc.address') ?? '127.0.0.1'}:${this.rpcPort} pid ${process.pid}`,
+      address: { rpcHost: c.getString('jobmanager.rpc.address') ?? '127.0.0.1', rpcPort: this.rpcPort, restUrl: this.restUrl },
+      log: this.log,
+      onGrant: (leaderSessionId) => {
+        this.registry.leaderSessionId = leaderSessionId;
+        this.leadershipChanges = this.leadershipChanges.then(() => this.takeLeadership(leaderSessionId));
+      },
+      onRevoke: (why) => this.stepDown(why),
+    });
+    this.leadership = leadership;
+    await leadership.start();
+  }
+
+  /** Leadership granted: takes back the jobs registered in ZooKeeper. */
+  private async takeLeadership(leaderSessionId: string): Promise<void> {
+    const leadership = this.leadership!;
+    const still = (): boolean => leadership.leaderSessionId === leaderSessionId;
+    if (!still()) return;
+    try {
+      for (const { job, pointers } of await leadership.jobsToRecover()) {
+        if (!still()) return;
+        const running = this.jobs.get(job.jobId);
+        if (running !== undefined && running.executor.endTimeMs === undefined) continue;
+        await this.takeBackJob(job.submissionPath, pointers);
+      }
+    } catch (e) {
+      if (e instanceof NotLeaderError || !still()) return;
+      this.log.error(`cannot take back the jobs registered in ZooKeeper: ${(e as Error).message}`, { err: e as Error });
+    }
+  }
+
+  private async takeBackJob(submissionPath: string, pointers: { readonly latest: CompletedCheckpointInfo | undefined; readonly nextCheckpointId: number }): Promise<void> {
+    const saved = JSON.parse(readFileSync(submissionPath, 'utf8')) as JobSubmission & { jobId: string; checkpointDir: string | undefined };
+    const jobDir = saved.checkpointDir === undefined ? undefined : join(saved.checkpointDir, saved.jobId);
+    const highestDirectoryId = jobDir === undefined || !existsSync(jobDir) ? 0 : Math.max(0, ...readdirSync(jobDir).filter((n) => /^chk-\d+$/.test(n)).map((n) => Number(n.slice(4))));
+    if (jobDir !== undefined) this.removeIncompleteCheckpoints(jobDir);
+    const r = recoveredCheckpoints({ latest: pointers.latest, counter: pointers.nextCheckpointId, onDisk: jobDir === undefined ? [] : completedCheckpointsOfJob(jobDir), highestDirectoryId });
+    for (const c of r.unrecorded) {
+      // Written by the leader before, which died before ZooKeeper recorded it: no sink committed it.
+      rmSync(c.pointer, { recursive: true, force: true });
+      this.log.info(`removed ${c.pointer}: a checkpoint the leader before wrote but ZooKeeper never recorded`, { jobId: saved.jobId });
+    }
+    const latest = r.retained.at(-1)?.pointer;
+    this.log.info(
+      `taking back job ${saved.jobId} (${saved.name}) ${latest === undefined ? (saved.savepointPath === undefined ? 'from the beginning' : `from ${saved.savepointPath}`) : `from ${latest}`}; checkpoint ids go on at ${r.nextCheckpointId}`,
+      { jobId: saved.jobId },
+    );
+    try {
+      await this.submit(saved, r.retained, r.nextCheckpointId);
+    } catch (e) {
+      if (e instanceof NotLeaderError) return;
+      this.log.error(`cannot take back job ${saved.jobId}: ${(e as Error).message}`, { jobId: saved.jobId, err: e as Error });
+    }
+  }
+
+  /**
+   * Leadership revoked: the jobs' coordinators and tasks stop at once (suspended: their
+   * records stay for the next leader); once they have ended (or after a while), the
+   * TaskManagers are let go, to register with the new leader.
+   */
+  private stepDown(why: string): void {
+    this.registry.leaderSessionId = undefined;
+    const running = [...this.jobs.values()].filter((j) => j.executor.endTimeMs === undefined);
+    for (const j of running) j.executor.suspend();
+    this.leadershipChanges = this.leadershipChanges.then(async () => {
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([Promise.allSettled(running.map((j) => j.result)), new Promise((r) => (timer = setTimeout(r, STEP_DOWN_WAIT_MS)))]);
+      clearTimeout(timer);
+      this.registry.disconnectAll(`the JobManager no longer leads (${why})`);
+    });
   }
 
   private async recoverJobs(): Promise<void> {

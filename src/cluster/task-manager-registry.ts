@@ -1,7 +1,7 @@
 import type { Socket } from 'node:net';
 import { Connection } from './wire/connection.js';
 import { checkProof } from './wire/shared-secret.js';
-import type { JobManagerMessage, RemoteMetricSample, TaskManagerMessage } from './control-messages.js';
+import { FENCED_MESSAGES, type JobManagerMessage, type RemoteMetricSample, type TaskManagerMessage } from './control-messages.js';
 import type { MetricSample } from '../metrics/metric-group.js';
 import type { ClusterAttempt } from './cluster-deployer.js';
 import type { Logger } from '../util/logger.js';
@@ -26,6 +26,8 @@ export class RegisteredTaskManager {
     readonly pid: number,
     private readonly conn: TmConnection,
     readonly metricsUrl: string | undefined,
+    /** The JobManager's leader session now (high availability), stamped on fenced messages. */
+    private readonly leaderSessionId: () => string | undefined = () => undefined,
   ) {}
 
   get freeSlots(): number {
@@ -35,7 +37,9 @@ export class RegisteredTaskManager {
   }
 
   send(m: JobManagerMessage): void {
-    if (!this.lost) this.conn.send(m);
+    if (this.lost) return;
+    const session = this.leaderSessionId();
+    this.conn.send(session !== undefined && FENCED_MESSAGES.has(m.t) ? ({ ...m, leaderSessionId: session } as JobManagerMessage) : m);
   }
 
   close(why: Error): void {
@@ -54,6 +58,8 @@ export class TaskManagerRegistry {
   private readonly attempts = new Map<string, ClusterAttempt>();
   private readonly slotWaiters: (() => void)[] = [];
   private heartbeatTimer: NodeJS.Timeout | undefined;
+  /** The JobManager's leader session (high availability): in registration replies and fenced messages; undefined when it does not lead. */
+  leaderSessionId: string | undefined;
 
   constructor(
     private readonly o: {
@@ -70,6 +76,11 @@ export class TaskManagerRegistry {
   close(): void {
     clearInterval(this.heartbeatTimer);
     for (const tm of this.taskManagers.values()) tm.close(new Error('the JobManager is shutting down'));
+  }
+
+  /** Closes every TaskManager's connection (they are lost, and register again: with the new leader). */
+  disconnectAll(why: string): void {
+    for (const tm of [...this.taskManagers.values()]) tm.close(new Error(why));
   }
 
   /** A TaskManager connected: it must register first. */
@@ -105,9 +116,9 @@ export class TaskManagerRegistry {
           return;
         }
         if (old !== undefined) this.lose(old, 'it registered again');
-        tm = new RegisteredTaskManager(m.tm, m.slots, m.dataHost, m.dataPort, m.pid, conn, m.metricsUrl);
+        tm = new RegisteredTaskManager(m.tm, m.slots, m.dataHost, m.dataPort, m.pid, conn, m.metricsUrl, () => this.leaderSessionId);
         this.taskManagers.set(tm.id, tm);
-        conn.send({ t: 'registered', heartbeatIntervalMs: this.o.heartbeatIntervalMs, heartbeatTimeoutMs: this.o.heartbeatTimeoutMs });
+        conn.send({ t: 'registered', heartbeatIntervalMs: this.o.heartbeatIntervalMs, heartbeatTimeoutMs: this.o.heartbeatTimeoutMs, leaderSessionId: this.leaderSessionId });
         this.o.log.info(`TaskManager ${tm.id} registered: ${tm.slots} slot(s), pid ${tm.pid}, data at ${tm.dataHost}:${tm.dataPort}`, { taskManager: tm.id });
         for (const w of this.slotWaiters.splice(0)) w();
         return;

@@ -28,6 +28,10 @@ import { hostname } from 'node:os';
 import { proof } from './wire/shared-secret.js';
 import { describeThrown } from '../util/thrown.js';
 import { toLogger, type LogFields, type LogTarget, type Logger } from '../util/logger.js';
+import { staleLeaderSession } from './ha/leader-fencing.js';
+import { LeaderRetrieval } from './ha/leader-retrieval.js';
+import type { LeaderInfo } from './ha/leader-info.js';
+import type { ZooKeeperHaConfig } from './ha/zookeeper-ha-config.js';
 
 export interface TaskManagerOptions {
   readonly jobManagerHost: string;
@@ -50,6 +54,11 @@ export interface TaskManagerOptions {
   readonly quiet?: boolean;
   /** How long to keep trying to reach the JobManager before giving up (default: forever). */
   readonly connectTimeoutMs?: number;
+  /**
+   * High availability: find the leading JobManager in ZooKeeper (jobManagerHost and
+   * jobManagerPort are not used), and register with each new leader.
+   */
+  readonly leaderRetrieval?: ZooKeeperHaConfig;
 }
 
 type JmConnection = Connection<TaskManagerMessage, JobManagerMessage>;
@@ -93,8 +102,15 @@ export class TaskManager {
   private heartbeatTimer: NodeJS.Timeout | undefined;
   private lastFromJobManagerMs = Date.now();
   private heartbeatTimeoutMs = 5000;
-  /** Why the JobManager refused the current connection (then retry slowly). */
-  private refusal: string | undefined;
+  /** Why the JobManager refused the current connection, and when to try again. */
+  private refusal: { readonly reason: string; readonly retryMs: number } | undefined;
+  /** High availability: the leader in ZooKeeper, followed. */
+  private retrieval: LeaderRetrieval | undefined;
+  private leader: LeaderInfo | undefined;
+  /** The leader session the JobManager of the current connection said it has when it acknowledged the registration. */
+  private registeredLeaderSessionId: string | undefined;
+  /** When this TaskManager last logged a message of an old leader session (once per 10 s). */
+  private lastFencingComplaintMs = 0;
   private retryTimer: NodeJS.Timeout | undefined;
   /** The connection the JobManager acknowledged the registration on. */
   private acknowledged: JmConnection | undefined;
@@ -112,6 +128,10 @@ export class TaskManager {
   }
 
   async start(): Promise<void> {
+    if (this.o.leaderRetrieval !== undefined) {
+      this.retrieval = new LeaderRetrieval({ config: this.o.leaderRetrieval, log: this.log, onLeader: (l) => this.onLeader(l) });
+      this.retrieval.start();
+    }
     await this.data.start(this.o.host, this.o.dataPort ?? 0);
     this.metricsServer = await serveMetrics(this.metrics, { port: this.o.metricsPort ?? 0, address: this.o.host });
     void this.connectLoop();
@@ -120,6 +140,7 @@ export class TaskManager {
 
   async stop(): Promise<void> {
     this.stopped = true;
+    this.retrieval?.stop();
     clearInterval(this.heartbeatTimer);
     clearTimeout(this.retryTimer);
     for (const d of this.deploying.values()) d.canceled = true;
@@ -139,13 +160,13 @@ export class TaskManager {
         return;
       } catch (e) {
         if (this.o.connectTimeoutMs !== undefined && Date.now() - started > this.o.connectTimeoutMs) {
-          this.log.error(`cannot reach the JobManager at ${this.o.jobManagerHost}:${this.o.jobManagerPort}: ${(e as Error).message}; giving up`);
+          this.log.error(`cannot reach the JobManager at ${this.jobManagerAddress}: ${(e as Error).message}; giving up`);
           process.exitCode = 1;
           await this.stop();
           return;
         }
         if (Date.now() - lastComplaint > 10_000) {
-          this.log.warn(`cannot reach the JobManager at ${this.o.jobManagerHost}:${this.o.jobManagerPort} (${(e as Error).message}); retrying`);
+          this.log.warn(`cannot reach the JobManager at ${this.jobManagerAddress} (${(e as Error).message}); retrying`);
           lastComplaint = Date.now();
         }
         await new Promise((r) => setTimeout(r, 500));
@@ -153,13 +174,42 @@ export class TaskManager {
     }
   }
 
+  /** Where the JobManager is: the leader in ZooKeeper (none known yet: undefined), or the one given. */
+  private target(): { readonly host: string; readonly port: number } | undefined {
+    if (this.o.leaderRetrieval === undefined) return { host: this.o.jobManagerHost, port: this.o.jobManagerPort };
+    return this.leader === undefined ? undefined : { host: this.leader.rpcHost, port: this.leader.rpcPort };
+  }
+
+  /** The JobManager's address for log lines. */
+  private get jobManagerAddress(): string {
+    const t = this.target();
+    if (this.o.leaderRetrieval !== undefined) return t === undefined ? `(no leader in ZooKeeper ${this.o.leaderRetrieval.quorum} yet)` : `${t.host}:${t.port} (the leader in ZooKeeper)`;
+    return `${t!.host}:${t!.port}`;
+  }
+
+  /** A new leader in ZooKeeper: the connection to another JobManager goes (its attempts are canceled) and this TaskManager registers with the new one. */
+  private onLeader(leader: LeaderInfo | undefined): void {
+    this.leader = leader;
+    if (leader === undefined) {
+      this.info('no leading JobManager in ZooKeeper now');
+      return;
+    }
+    this.info(`the leading JobManager is at ${leader.rpcHost}:${leader.rpcPort} (leader session ${leader.leaderSessionId})`);
+    const conn = this.connection;
+    if (conn !== undefined && this.acknowledged === conn && this.registeredLeaderSessionId !== leader.leaderSessionId) {
+      conn.close(new Error(`a new JobManager leads (leader session ${leader.leaderSessionId})`));
+    }
+  }
+
   private connectOnce(): Promise<void> {
     return new Promise((resolve, reject) => {
-      const socket = createConnection({ host: this.o.jobManagerHost, port: this.o.jobManagerPort });
+      const target = this.target();
+      if (target === undefined) return reject(new Error('no leading JobManager in ZooKeeper yet'));
+      const socket = createConnection({ host: target.host, port: target.port });
       socket.once('error', reject);
       socket.once('connect', () => {
         socket.off('error', reject);
-        const conn: JmConnection = new Connection(socket, `JobManager ${this.o.jobManagerHost}:${this.o.jobManagerPort}`);
+        const conn: JmConnection = new Connection(socket, `JobManager ${target.host}:${target.port}`);
         this.connection = conn;
         const address = this.data.address!;
         conn.send({ t: 'register', tm: this.id, slots: this.o.slots, dataHost: address.host, dataPort: address.port, pid: process.pid, proof: proof(this.o.secret, `register/${this.id}`), metricsUrl: this.metricsServer?.url });
@@ -178,8 +228,10 @@ export class TaskManager {
     const refusal = this.refusal;
     if (refusal !== undefined) {
       this.refusal = undefined;
-      this.log.warn(`the JobManager at ${this.o.jobManagerHost}:${this.o.jobManagerPort} refused this TaskManager: ${refusal}; trying again in 5 s`);
-      this.retryTimer = setTimeout(() => void this.connectLoop(), 5000);
+      this.log.warn(`the JobManager at ${this.jobManagerAddress} refused this TaskManager: ${refusal.reason}; trying again in ${refusal.retryMs / 1000} s`);
+      for (const d of this.deploying.values()) d.canceled = true;
+      for (const a of [...this.attempts.values()]) this.cancelAttempt(a);
+      this.retryTimer = setTimeout(() => void this.connectLoop(), refusal.retryMs);
       return;
     }
     if (this.acknowledged !== conn) {
@@ -189,7 +241,7 @@ export class TaskManager {
       if (Date.now() - this.lastUnregisteredComplaintMs > 10_000) {
         this.lastUnregisteredComplaintMs = Date.now();
         this.log.warn(
-          `${this.o.jobManagerHost}:${this.o.jobManagerPort} closed the connection before registering this TaskManager${e === undefined ? '' : ` (${e.message})`}; ` +
+          `${this.jobManagerAddress} closed the connection before registering this TaskManager${e === undefined ? '' : ` (${e.message})`}; ` +
             `is it the JobManager's RPC port (jobmanager.rpc.port, default 6123), not its REST port? retrying`,
         );
       }
@@ -211,10 +263,33 @@ export class TaskManager {
     this.connection?.send(m);
   }
 
+  /**
+   * Fencing: a message of an older leader session than the one this TaskManager follows (the
+   * leader in ZooKeeper, else the one that acknowledged its registration) is ignored, and said.
+   */
+  private fromOldLeader(m: JobManagerMessage): boolean {
+    const expected = this.leader?.leaderSessionId ?? this.registeredLeaderSessionId;
+    const session = staleLeaderSession(m, expected);
+    if (session === undefined) return false;
+    if (Date.now() - this.lastFencingComplaintMs > 10_000) {
+      this.lastFencingComplaintMs = Date.now();
+      this.log.warn(`ignored '${m.t}' of leader session ${session}: the JobManager that leads now has leader session ${expected}`);
+    }
+    return true;
+  }
+
   private onMessage(conn: JmConnection, m: JobManagerMessage): void {
     this.lastFromJobManagerMs = Date.now();
+    if (this.fromOldLeader(m)) return;
     switch (m.t) {
       case 'registered':
+        if (this.o.leaderRetrieval !== undefined && (m.leaderSessionId === undefined || (this.leader !== undefined && m.leaderSessionId !== this.leader.leaderSessionId))) {
+          // A JobManager that does not lead (any more): find the leader again.
+          this.refusal = { reason: `it does not lead${m.leaderSessionId === undefined ? '' : ` (its leader session ${m.leaderSessionId} is not the one in ZooKeeper)`}`, retryMs: 500 };
+          conn.close(new Error('not the leading JobManager'));
+          return;
+        }
+        this.registeredLeaderSessionId = m.leaderSessionId;
         this.acknowledged = conn;
         this.heartbeatTimeoutMs = m.heartbeatTimeoutMs;
         clearInterval(this.heartbeatTimer);
@@ -240,7 +315,7 @@ export class TaskManager {
         return;
       }
       case 'refused':
-        this.refusal = m.reason;
+        this.refusal = { reason: m.reason, retryMs: 5000 };
         conn.close(new Error(`refused: ${m.reason}`));
         return;
       case 'deploy':

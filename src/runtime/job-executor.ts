@@ -5,7 +5,7 @@ import { TaskCancellationTimeoutError } from './deploy/cancellation-watchdog.js'
 import { ConfigError, type Configuration } from '../config/configuration.js';
 import type { JobGraph } from '../graph/job-graph.js';
 import type { CheckpointBarrier } from './channel/stream-element.js';
-import { CheckpointCoordinator, discardAllRetained, type CompletedCheckpointInfo } from './checkpoint/checkpoint-coordinator.js';
+import { CheckpointCoordinator, discardAllRetained, type CompletedCheckpointInfo, type CompletedCheckpointStore } from './checkpoint/checkpoint-coordinator.js';
 import { CheckpointStatsTracker } from './checkpoint/checkpoint-stats.js';
 import { checkpointCoordinatorConfig, type CheckpointCoordinatorConfig } from './checkpoint/coordinator-decisions.js';
 import { encodeSplitEnumeratorState, restoreAssignments, restoreSplitEnumerators, subtaskKey, type StateReader } from './checkpoint/state-persistence.js';
@@ -123,6 +123,10 @@ export interface JobExecutorOptions {
    * checkpoints, subsumed and deleted as any other; checkpoint ids go on after the newest.
    */
   readonly recoveredCheckpoints?: readonly CompletedCheckpointInfo[];
+  /** High availability: the job's next checkpoint id as ZooKeeper knows it (ids go on at or after it). */
+  readonly nextCheckpointIdAtLeast?: number;
+  /** High availability: where completed checkpoints and used ids are recorded (see CompletedCheckpointStore). */
+  readonly completedCheckpointStore?: CompletedCheckpointStore;
   /** Called with each attempt's tasks once they run (fault injection in tests). */
   readonly onAttemptStarted?: (attempt: RunningAttempt) => void;
   /** Where the subtasks run (default: all in this process). */
@@ -256,6 +260,7 @@ export class JobExecutor {
         this.log(`job ${this.jobId}: claimed ${initial.dir} (CLAIM mode): it is deleted once newer checkpoints subsume it`);
       }
     }
+    nextCheckpointId = Math.max(nextCheckpointId, this.options.nextCheckpointIdAtLeast ?? 1);
     for (let attempt = 0; ; attempt++) {
       // Canceled or suspended before this attempt could be reached (while the job was starting).
       if (this.endRequest !== undefined) return this.endedByRequest(this.endRequest, storage, retained, startedMs);
@@ -542,6 +547,7 @@ export class JobExecutor {
         finalCheckpoint,
         incremental: this.config.getBoolean('execution.checkpointing.incremental'),
         stats: this.checkpointStats,
+        ...(this.options.completedCheckpointStore === undefined ? {} : { completedCheckpointStore: this.options.completedCheckpointStore }),
         gateway: {
           triggerSources: (barrier: CheckpointBarrier) => deployed?.triggerSources(barrier),
           snapshotSplitEnumerators: () => new Map([...enumerators].map(([vertexId, e]) => [this.sourceUidOf(vertexId), encodeSplitEnumeratorState(e.snapshot())])),

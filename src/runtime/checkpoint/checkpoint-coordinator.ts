@@ -67,6 +67,17 @@ export interface CoordinatorGateway {
   readonly log: Logger;
 }
 
+/**
+ * Where a highly available JobManager records its job's checkpoints (in ZooKeeper): `add`
+ * runs when a checkpoint's _metadata is written and before its completion is notified (a
+ * rejection fails the checkpoint); `triggered` hears every id used, so that a new leader's ids
+ * go on after it.
+ */
+export interface CompletedCheckpointStore {
+  add(info: CompletedCheckpointInfo): Promise<void>;
+  triggered(checkpointId: number): void;
+}
+
 export interface CompletedCheckpointInfo {
   readonly checkpointId: number;
   readonly pointer: string;
@@ -209,6 +220,8 @@ export class CheckpointCoordinator implements CheckpointResponder {
       readonly incremental?: boolean;
       /** Shared across restarts of the job. */
       readonly stats?: CheckpointStatsTracker;
+      /** High availability (ZooKeeper): where completed checkpoints and used ids are recorded. */
+      readonly completedCheckpointStore?: CompletedCheckpointStore;
     },
   ) {
     this.stats = o.stats ?? new CheckpointStatsTracker();
@@ -553,6 +566,8 @@ export class CheckpointCoordinator implements CheckpointResponder {
       } else {
         const handle = await this.o.storage.finalizeCheckpoint(base);
         info = { checkpointId: complete.checkpointId, pointer: handle.pointer };
+        // Recorded before any task hears of it (sinks commit then): a new leader restores it, not an older one.
+        if (this.o.completedCheckpointStore !== undefined) await this.o.completedCheckpointStore.add(info);
       }
     } catch (e) {
       this.o.gateway.log.warn(`checkpoint ${complete.checkpointId}: writing _metadata failed: ${(e as Error).message}`, { checkpointId: complete.checkpointId });
@@ -676,6 +691,7 @@ export class CheckpointCoordinator implements CheckpointResponder {
           triggerTimestampMs: t.timestampMs,
           numSubtasks: t.subtasks.length,
         });
+        this.o.completedCheckpointStore?.triggered(t.checkpointId);
         this.o.gateway.triggerSources(barrier);
       },
       schedule: (s) => {
