@@ -1,7 +1,7 @@
 import type { CompletedCheckpointInfo } from '../runtime/checkpoint/checkpoint-coordinator.js';
 import { MetricFetcher } from '../metrics/metric-fetcher.js';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync, renameSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { createServer, type AddressInfo, type Server } from 'node:net';
 import { availableParallelism, freemem, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
@@ -15,7 +15,9 @@ import { ClusterDeployer, type ClusterJob } from './cluster-deployer.js';
 import { graphFingerprint } from './graph-fingerprint.js';
 import { buildJob, jobBundle, storeBundle } from './job-bundle.js';
 import { TaskManagerRegistry } from './task-manager-registry.js';
-import { makeDirectoriesSync } from '../util/make-directories.js';
+import { createCheckpointStorage } from '../runtime/storage/checkpoint-storage-factory.js';
+import { isStorageUri, joinStoragePath } from '../runtime/storage/storage-path.js';
+import { openHaJobStore, type HaJobStore } from './ha-job-store.js';
 import { toLogger, type LogTarget, type Logger } from '../util/logger.js';
 
 /** A job submission (REST POST /jobs, or in process). */
@@ -74,6 +76,7 @@ export class JobManager {
   private readonly log: Logger;
   private readonly jobLog: Logger;
   private readonly haDir: string | undefined;
+  private haStore: Promise<HaJobStore> | undefined;
   rpcPort = 0;
   restUrl = '';
 
@@ -97,7 +100,7 @@ export class JobManager {
       log: this.log,
     });
     const ha = c.getString('high-availability.storageDir') ?? c.getString('execution.checkpointing.dir');
-    this.haDir = ha === undefined || o.highAvailability === false ? undefined : join(ha, 'jobmanager-ha');
+    this.haDir = ha === undefined || o.highAvailability === false ? undefined : joinStoragePath(ha, 'jobmanager-ha');
     const token = c.getString('rest.auth.token');
     const registry = this.registry;
     this.metricFetcher = new MetricFetcher((jobId) => registry.queryMetrics(jobId, METRIC_QUERY_TIMEOUT_MS), c.getNumber('metrics.fetcher.update-interval'));
@@ -194,12 +197,13 @@ export class JobManager {
       ...(recoveredCheckpoints.length === 0 ? {} : { recoveredCheckpoints }),
     });
     this.rest.register(executor);
-    this.persistJob(jobId, s, env.config.getString('execution.checkpointing.dir'));
+    await this.persistJob(jobId, s, env.config.getString('execution.checkpointing.dir'));
     const result = executor.run().finally(() => {
       this.registry.forgetJob(jobId);
       this.metricFetcher.forget(jobId);
       // A suspended job is not over: the next JobManager takes it back.
-      if (executor.status !== 'SUSPENDED') this.forgetPersistedJob(jobId);
+      if (executor.status !== 'SUSPENDED') return this.forgetPersistedJob(jobId);
+      return undefined;
     });
     result.then(
       (r) => this.log.info(`job ${jobId} ${r.status.toLowerCase()}${r.status === 'SUSPENDED' ? `: ${this.suspendedNote()}` : ''}`, { jobId }),
@@ -278,18 +282,24 @@ export class JobManager {
     return 'no JobManager takes it back, since no high-availability directory keeps it (set high-availability.storageDir or execution.checkpointing.dir)';
   }
 
-  private persistJob(jobId: string, s: JobSubmission, checkpointDir: string | undefined): void {
-    if (this.haDir === undefined) return;
-    makeDirectoriesSync(this.haDir);
-    const file = join(this.haDir, `${jobId}.json`);
-    const tmp = `${file}.tmp`;
-    writeFileSync(tmp, JSON.stringify({ ...s, jobId, checkpointDir }));
-    renameSync(tmp, file);
+  /** The high-availability directory's store (local or s3://), opened once. */
+  private jobStore(haDir: string): Promise<HaJobStore> {
+    this.haStore ??= openHaJobStore(haDir, this.o.config);
+    return this.haStore;
   }
 
-  private forgetPersistedJob(jobId: string): void {
+  private async persistJob(jobId: string, s: JobSubmission, checkpointDir: string | undefined): Promise<void> {
     if (this.haDir === undefined) return;
-    rmSync(join(this.haDir, `${jobId}.json`), { force: true });
+    await (await this.jobStore(this.haDir)).put(jobId, { ...s, jobId, checkpointDir });
+  }
+
+  private async forgetPersistedJob(jobId: string): Promise<void> {
+    if (this.haDir === undefined) return;
+    try {
+      await (await this.jobStore(this.haDir)).remove(jobId);
+    } catch (e) {
+      this.log.warn(`cannot remove the high-availability record of job ${jobId} from ${this.haDir} (${(e as Error).message}): a JobManager started on that directory would run the job again; remove ${jobId}.json there`, { jobId });
+    }
   }
 
   /**
@@ -310,14 +320,34 @@ export class JobManager {
     }
   }
 
+  /**
+   * A taken-back job's own completed checkpoints, newest first: listed by its checkpoint
+   * storage for a URI (s3://), from the directory otherwise (after removing incomplete ones).
+   */
+  private async retainedCheckpointsOf(saved: JobSubmission & { jobId: string; checkpointDir: string | undefined }): Promise<CompletedCheckpointInfo[]> {
+    if (saved.checkpointDir === undefined) return [];
+    if (isStorageUri(saved.checkpointDir)) {
+      const storage = await createCheckpointStorage({ jobId: saved.jobId, checkpointsDir: saved.checkpointDir, config: new Configuration(jobConfiguration(this.o.config, saved.config)) });
+      return (await storage.listRetainedCheckpoints()).map(({ checkpointId, pointer }) => ({ checkpointId, pointer }));
+    }
+    const jobDir = join(saved.checkpointDir, saved.jobId);
+    this.removeIncompleteCheckpoints(jobDir);
+    return completedCheckpointsOfJob(jobDir);
+  }
+
   private async recoverJobs(): Promise<void> {
-    if (this.haDir === undefined || !existsSync(this.haDir)) return;
-    for (const f of readdirSync(this.haDir).filter((n) => n.endsWith('.json'))) {
-      const saved = JSON.parse(readFileSync(join(this.haDir, f), 'utf8')) as JobSubmission & { jobId: string; checkpointDir: string | undefined };
+    if (this.haDir === undefined) return;
+    for (const { record } of await (await this.jobStore(this.haDir)).list()) {
+      const saved = record as JobSubmission & { jobId: string; checkpointDir: string | undefined };
       // Its own checkpoints: restored from the newest, and retained (subsumed, deleted at the end) as before the restart.
-      const jobDir = saved.checkpointDir === undefined ? undefined : join(saved.checkpointDir, saved.jobId);
-      if (jobDir !== undefined) this.removeIncompleteCheckpoints(jobDir);
-      const own = jobDir === undefined ? [] : completedCheckpointsOfJob(jobDir);
+      let own: CompletedCheckpointInfo[];
+      try {
+        own = await this.retainedCheckpointsOf(saved);
+      } catch (e) {
+        // Not taken back from the beginning, which would run it twice: left for a JobManager that reaches its checkpoints.
+        this.log.error(`cannot take back job ${saved.jobId}: its checkpoints in ${saved.checkpointDir} cannot be listed (${(e as Error).message}); restart the JobManager once they can be`, { jobId: saved.jobId, err: e as Error });
+        continue;
+      }
       const latest = own[0]?.pointer;
       this.log.info(`taking back job ${saved.jobId} (${saved.name}) ${latest === undefined ? (saved.savepointPath === undefined ? 'from the beginning' : `from ${saved.savepointPath}`) : `from ${latest}`}`);
       try {
