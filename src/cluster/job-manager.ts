@@ -1,9 +1,9 @@
 import type { CompletedCheckpointInfo } from '../runtime/checkpoint/checkpoint-coordinator.js';
 import { MetricFetcher } from '../metrics/metric-fetcher.js';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, readdirSync, rmSync } from 'node:fs';
 import { createServer, type AddressInfo, type Server } from 'node:net';
-import { availableParallelism, freemem, tmpdir, totalmem } from 'node:os';
+import { availableParallelism, freemem, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { ConfigError, Configuration, type ConfigValue } from '../config/configuration.js';
 import { RestServer, RestError } from '../rest/rest-server.js';
@@ -18,6 +18,7 @@ import { TaskManagerRegistry } from './task-manager-registry.js';
 import { createCheckpointStorage } from '../runtime/storage/checkpoint-storage-factory.js';
 import { isStorageUri, joinStoragePath } from '../runtime/storage/storage-path.js';
 import { openHaJobStore, type HaJobStore } from './ha-job-store.js';
+import { makeWorkDir } from './work-dir.js';
 import { toLogger, type LogTarget, type Logger } from '../util/logger.js';
 
 /** A job submission (REST POST /jobs, or in process). */
@@ -72,7 +73,7 @@ export class JobManager {
   private readonly metricFetcher: MetricFetcher;
   private server: Server | undefined;
   private readonly jobs = new Map<string, RunningJob>();
-  private readonly workDir = mkdtempSync(join(tmpdir(), 'sluice-jm-'));
+  private readonly workDir: string;
   private readonly log: Logger;
   private readonly jobLog: Logger;
   private readonly haDir: string | undefined;
@@ -83,6 +84,7 @@ export class JobManager {
   constructor(private readonly o: JobManagerOptions) {
     this.log = toLogger(o.log, 'jobmanager');
     this.jobLog = o.jobLog === undefined ? this.log : toLogger(o.jobLog, 'jobmanager');
+    this.workDir = makeWorkDir('sluice-jm-', 'JobManager', this.log);
     const c = o.config;
     const heartbeatIntervalMs = c.getNumber('heartbeat.interval');
     const heartbeatTimeoutMs = c.getNumber('heartbeat.timeout');
