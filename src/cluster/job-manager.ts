@@ -84,7 +84,7 @@ export class JobManager {
   constructor(private readonly o: JobManagerOptions) {
     this.log = toLogger(o.log, 'jobmanager');
     this.jobLog = o.jobLog === undefined ? this.log : toLogger(o.jobLog, 'jobmanager');
-    this.workDir = makeWorkDir('sluice-jm-', 'JobManager', this.log);
+    this.workDir = makeWorkDir('sluice-jm-', 'JobManager');
     const c = o.config;
     const heartbeatIntervalMs = c.getNumber('heartbeat.interval');
     const heartbeatTimeoutMs = c.getNumber('heartbeat.timeout');

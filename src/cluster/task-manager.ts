@@ -107,7 +107,7 @@ export class TaskManager {
   constructor(private readonly o: TaskManagerOptions) {
     this.id = o.id ?? `tm-${randomBytes(4).toString('hex')}`;
     this.log = toLogger(o.log, 'taskmanager', { taskManager: this.id });
-    this.bundleDir = makeWorkDir('sluice-tm-', 'TaskManager', this.log);
+    this.bundleDir = makeWorkDir('sluice-tm-', 'TaskManager');
     this.data = new DataEndpoint(this.id, o.secret, (m) => this.log.warn(m));
     this.registered = new Promise((resolve) => (this.markRegistered = resolve));
   }
