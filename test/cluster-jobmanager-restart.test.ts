@@ -11,6 +11,10 @@ import { sharedPathsOf } from '../src/runtime/checkpoint/shared-state-registry.j
 import { locateSnapshot, readSnapshotMetadata } from '../src/runtime/storage/snapshot-directory-reader.js';
 import { countReference } from './support/counting-job.js';
 import { compareMultisets } from './support/txn-store-sink.js';
+import { startS3Server } from './services/s3-server.js';
+import { S3CheckpointStorage } from '../src/runtime/storage/s3-checkpoint-storage.js';
+import { S3Client, s3SettingsFrom } from '../src/runtime/storage/s3-client.js';
+import { Configuration } from '../src/config/configuration.js';
 
 const run = promisify(execFile);
 const BIN = join(import.meta.dirname, '..', 'bin', 'sluice.js');
@@ -39,8 +43,8 @@ function freePort(): Promise<number> {
 }
 
 /** Starts `sluice <args>` and resolves with the first match of `ready` in its output. */
-function start(args: string[], ready: RegExp): Promise<{ child: ChildProcess; match: RegExpExecArray; output: () => string }> {
-  const child = spawn(process.execPath, [BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+function start(args: string[], ready: RegExp, cwd?: string): Promise<{ child: ChildProcess; match: RegExpExecArray; output: () => string }> {
+  const child = spawn(process.execPath, [BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'], ...(cwd === undefined ? {} : { cwd }) });
   processes.push(child);
   let out = '';
   return new Promise((resolve, reject) => {
@@ -129,6 +133,49 @@ describe('JobManager restart', () => {
     // With incremental checkpoints, the shared files it referenced went with it.
     if (options.length > 0) expect(itsSharedFiles.length, 'an incremental checkpoint references shared files').toBeGreaterThan(0);
     expect(itsSharedFiles.filter((f) => existsSync(f))).toEqual([]);
+  }, 120_000);
+});
+
+describe('JobManager restart, checkpoints in S3', () => {
+  // Both the checkpoints and the high-availability records (by default beside them) are in
+  // the bucket: a restarted JobManager must find both there. The processes run in an empty
+  // directory of their own, so a path that is not S3 (`s3:/...` from a path join) shows.
+  it('a JobManager SIGKILLed while checkpointing to s3://, started again, takes its job back from the newest checkpoint in the bucket; output exactly-once', async () => {
+    const s3 = await startS3Server(['sluice']);
+    const mine = processes.length;
+    try {
+      const rpcPort = await freePort();
+      const cwd = tempDir();
+      const chk = 's3://sluice/checkpoints';
+      const s3Options = Object.entries(s3.config).flatMap(([k, v]) => ['-D', `${k}=${String(v)}`]);
+      const jmArgs = ['jobmanager', '--rpc-port', String(rpcPort), '--rest-port', '0', '-D', `execution.checkpointing.dir=${chk}`, ...s3Options];
+      const first = await start(jmArgs, /REST API at http:\/\/(\S+)/, cwd);
+      for (let i = 0; i < 2; i++) await start(['taskmanager', '--jobmanager', `127.0.0.1:${rpcPort}`, '--id', `tm-${i}`], /registered at the JobManager/, cwd);
+      const out = tempDir();
+      const jobId = await submitAndCheckpoint(first.match[1]!, undefined, out);
+      first.child.kill('SIGKILL');
+      await new Promise((r) => first.child.once('exit', r));
+      // The newest checkpoint in the bucket once the JobManager is gone: the one to resume from.
+      const client = new S3Client(s3SettingsFrom(new Configuration(Object.entries(s3.config)), {}));
+      const storage = await S3CheckpointStorage.open({ jobId, checkpointsDir: chk, client });
+      const newest = (await storage.listRetainedCheckpoints())[0]?.checkpointId;
+      expect(newest, 'checkpoints in the bucket').toBeGreaterThanOrEqual(3);
+      const second = await start(jmArgs, /REST API at http:\/\/(\S+)/, cwd);
+      const rest = second.match[1]!;
+      expect(await finalStatus(rest, jobId), second.output()).toBe('FINISHED');
+      expect(second.output()).toContain(`taking back job ${jobId}`);
+      const restored = await get<{ latest: { restored: { id: number } | null } }>(rest, `/jobs/${jobId}/checkpoints`);
+      expect(restored.latest.restored?.id, second.output()).toBe(newest);
+      expect(compareMultisets(await readCommittedLines(out), countReference(RECORDS, KEYS))).toEqual({ duplicates: 0, missing: 0, unexpected: 0 });
+      // Nothing was written to a local directory named after the URI.
+      expect(readdirSync(cwd)).toEqual([]);
+      // The finished job's record and checkpoints are gone from the bucket.
+      expect((await client.list('sluice', 'checkpoints/jobmanager-ha/')).keys).toEqual([]);
+      expect(await storage.listRetainedCheckpoints()).toEqual([]);
+    } finally {
+      for (const p of processes.slice(mine)) if (p.exitCode === null && p.signalCode === null) p.kill('SIGKILL');
+      await s3.close();
+    }
   }, 120_000);
 });
 

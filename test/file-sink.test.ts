@@ -1,6 +1,6 @@
 // FileSink (at least once, one part file per subtask): what a run without state, a restart, a
 // savepoint resume and a rescale leave in the part files, against an independent reference.
-import { chmodSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { StreamExecutionEnvironment } from '../src/index.js';
@@ -8,6 +8,7 @@ import { ExactlyOnceFileSink, FileSink, FileSource } from '../src/connectors/ind
 import { numberSource } from '../src/connectors/generator/sources.js';
 import { LocalExecutor } from '../src/runtime/local-executor.js';
 import { tempDirs } from './support/temp-dirs.js';
+import { runUnprivileged, unprivilegedDirs } from './support/unprivileged.js';
 import { compareMultisets } from './support/txn-store-sink.js';
 
 const tempDir = tempDirs('sluice-file-sink-');
@@ -109,8 +110,8 @@ describe('FileSink', () => {
   });
 });
 
-/** Permissions are not enforced for root: the tests that need them are skipped there. */
-const isRoot = process.getuid?.() === 0;
+/** Permissions are not enforced for root: the test that needs them runs as nobody then. */
+const unprivilegedDir = unprivilegedDirs('sluice-file-sink-nobody-');
 const writerContext = { subtaskIndex: 0, parallelism: 1, attemptNumber: 0 };
 
 describe('FileSink bad input', () => {
@@ -154,23 +155,14 @@ describe('FileSink bad input', () => {
   });
 
   // Was a bare `EACCES: permission denied, open ...`.
-  it.skipIf(isRoot)('a directory it may not write into: an error naming it and the fix', async () => {
-    const locked = join(tempDir(), 'locked');
-    mkdirSync(locked);
-    chmodSync(locked, 0o500);
-    try {
-      await expect(new FileSink<string>(locked).createWriter(writerContext)).rejects.toThrow(`file sink: cannot write into '${locked}' (EACCES): grant write access or give another directory`);
-      await expect(new FileSink<string>(join(locked, 'out')).createWriter(writerContext)).rejects.toThrow(
-        `file sink: cannot create '${join(locked, 'out')}' (EACCES): grant write access to '${locked}' or give another directory`,
-      );
-      chmodSync(locked, 0o700);
-      writeFileSync(join(locked, 'part-0'), '');
-      chmodSync(join(locked, 'part-0'), 0o400);
-      await expect(new FileSink<string>(locked).createWriter(writerContext)).rejects.toThrow(
-        `file sink: cannot write '${join(locked, 'part-0')}' (EACCES): grant write access to it or give another directory`,
-      );
-    } finally {
-      chmodSync(locked, 0o700);
-    }
+  it('a directory it may not write into: an error naming it and the fix', () => {
+    const dir = unprivilegedDir();
+    const locked = join(dir, 'locked');
+    // Run as a user without access (nobody when this is root): test/fixtures/unprivileged/file-sink-permissions.mjs.
+    expect(runUnprivileged<(string | null)[]>('file-sink-permissions', [dir])).toEqual([
+      expect.stringContaining(`file sink: cannot write into '${locked}' (EACCES): grant write access or give another directory`),
+      expect.stringContaining(`file sink: cannot create '${join(locked, 'out')}' (EACCES): grant write access to '${locked}' or give another directory`),
+      expect.stringContaining(`file sink: cannot write '${join(locked, 'part-0')}' (EACCES): grant write access to it or give another directory`),
+    ]);
   });
 });

@@ -1,4 +1,4 @@
-import { chmodSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { StreamExecutionEnvironment } from '../src/index.js';
@@ -9,6 +9,7 @@ import { LocalExecutor } from '../src/runtime/local-executor.js';
 import { seededRandom } from '../src/testing/seeded-random.js';
 import { latestCheckpoint, tempDirs } from './support/temp-dirs.js';
 import { compareMultisets } from './support/txn-store-sink.js';
+import { runUnprivileged, unprivilegedDirs } from './support/unprivileged.js';
 import { collectingReaderOutput } from '../src/testing/reader-output.js';
 
 const tempDir = tempDirs('sluice-file-source-');
@@ -160,8 +161,8 @@ async function readAll(source: FileSource): Promise<string[]> {
   return [...sink.values];
 }
 
-/** Permissions are not enforced for root: the tests that need them are skipped there. */
-const isRoot = process.getuid?.() === 0;
+/** Permissions are not enforced for root: the test that needs them runs as nobody then. */
+const unprivilegedDir = unprivilegedDirs('sluice-file-source-nobody-');
 
 describe('FileSource bad input', () => {
   // 0 read nothing and the job finished; -1 and NaN failed with a bare RangeError of
@@ -222,22 +223,14 @@ describe('FileSource bad input', () => {
   });
 
   // Every stat error was "does not exist"; readdir's EACCES came bare, without 'file source:'.
-  it.skipIf(isRoot)('a path it may not read is a permission error naming the path, not "does not exist"', async () => {
-    const dir = tempDir();
-    mkdirSync(join(dir, 'locked'));
-    writeFileSync(join(dir, 'locked', 'f'), 'x\n');
-    chmodSync(join(dir, 'locked'), 0o000);
-    try {
-      await expect(readAll(new FileSource(join(dir, 'locked')))).rejects.toThrow(
-        `file source: cannot list the directory '${join(dir, 'locked')}': permission denied (EACCES); grant read access to it and its parent directories, or give another path`,
-      );
-      const inside = join(dir, 'locked', 'f');
-      await expect(new FileSource(inside).createSplits()).rejects.toThrow(
-        `file source: cannot read '${inside}' (resolved to ${inside}): permission denied (EACCES); grant read access to it and its parent directories, or give another path`,
-      );
-    } finally {
-      chmodSync(join(dir, 'locked'), 0o700);
-    }
+  it('a path it may not read is a permission error naming the path, not "does not exist"', () => {
+    const dir = unprivilegedDir();
+    const inside = join(dir, 'locked', 'f');
+    // Run as a user without access (nobody when this is root): test/fixtures/unprivileged/file-source-permissions.mjs.
+    expect(runUnprivileged<(string | null)[]>('file-source-permissions', [dir])).toEqual([
+      expect.stringContaining(`file source: cannot list the directory '${join(dir, 'locked')}': permission denied (EACCES); grant read access to it and its parent directories, or give another path`),
+      expect.stringContaining(`file source: cannot read '${inside}' (resolved to ${inside}): permission denied (EACCES); grant read access to it and its parent directories, or give another path`),
+    ]);
   });
 
   // As Flink's text format: not an error (documented in docs/connectors.md).

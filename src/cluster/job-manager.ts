@@ -1,9 +1,9 @@
 import type { CompletedCheckpointInfo } from '../runtime/checkpoint/checkpoint-coordinator.js';
 import { MetricFetcher } from '../metrics/metric-fetcher.js';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync, renameSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type AddressInfo, type Server } from 'node:net';
-import { availableParallelism, freemem, tmpdir, totalmem } from 'node:os';
+import { availableParallelism, freemem, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { ConfigError, Configuration, type ConfigValue } from '../config/configuration.js';
 import { RestServer, RestError } from '../rest/rest-server.js';
@@ -15,7 +15,10 @@ import { ClusterDeployer, type ClusterJob } from './cluster-deployer.js';
 import { graphFingerprint } from './graph-fingerprint.js';
 import { buildJob, jobBundle, storeBundle } from './job-bundle.js';
 import { TaskManagerRegistry } from './task-manager-registry.js';
-import { makeDirectoriesSync } from '../util/make-directories.js';
+import { createCheckpointStorage } from '../runtime/storage/checkpoint-storage-factory.js';
+import { isStorageUri, joinStoragePath } from '../runtime/storage/storage-path.js';
+import { openHaJobStore, type HaJobStore } from './ha-job-store.js';
+import { makeWorkDir } from './work-dir.js';
 import { toLogger, type LogTarget, type Logger } from '../util/logger.js';
 import { JobManagerLeadership } from './ha/job-manager-leadership.js';
 import { isZooKeeperHa, zooKeeperHaConfig, type ZooKeeperHaConfig } from './ha/zookeeper-ha-config.js';
@@ -77,7 +80,7 @@ export class JobManager {
   private readonly metricFetcher: MetricFetcher;
   private server: Server | undefined;
   private readonly jobs = new Map<string, RunningJob>();
-  private readonly workDir = mkdtempSync(join(tmpdir(), 'sluice-jm-'));
+  private readonly workDir: string;
   private readonly log: Logger;
   private readonly jobLog: Logger;
   private readonly haDir: string | undefined;
@@ -86,12 +89,14 @@ export class JobManager {
   private leadership: JobManagerLeadership | undefined;
   /** Leadership changes, one after the other: a grant waits until the jobs stopped by the revoke before it have ended. */
   private leadershipChanges: Promise<void> = Promise.resolve();
+  private haStore: Promise<HaJobStore> | undefined;
   rpcPort = 0;
   restUrl = '';
 
   constructor(private readonly o: JobManagerOptions) {
     this.log = toLogger(o.log, 'jobmanager');
     this.jobLog = o.jobLog === undefined ? this.log : toLogger(o.jobLog, 'jobmanager');
+    this.workDir = makeWorkDir('sluice-jm-', 'JobManager');
     const c = o.config;
     const heartbeatIntervalMs = c.getNumber('heartbeat.interval');
     const heartbeatTimeoutMs = c.getNumber('heartbeat.timeout');
@@ -109,7 +114,7 @@ export class JobManager {
       log: this.log,
     });
     const ha = c.getString('high-availability.storageDir') ?? c.getString('execution.checkpointing.dir');
-    this.haDir = ha === undefined || o.highAvailability === false ? undefined : join(ha, 'jobmanager-ha');
+    this.haDir = ha === undefined || o.highAvailability === false ? undefined : joinStoragePath(ha, 'jobmanager-ha');
     try {
       this.zooKeeper = o.highAvailability === false || !isZooKeeperHa(c) ? undefined : zooKeeperHaConfig(c);
       if (this.zooKeeper !== undefined && this.haDir === undefined) {
@@ -232,7 +237,7 @@ export class JobManager {
       ...(nextCheckpointIdAtLeast === undefined ? {} : { nextCheckpointIdAtLeast }),
       ...(this.leadership === undefined ? {} : { completedCheckpointStore: this.leadership.checkpointStore(jobId) }),
     });
-    const persisted = this.persistJob(jobId, s, env.config.getString('execution.checkpointing.dir'));
+    const persisted = await this.persistJob(jobId, s, env.config.getString('execution.checkpointing.dir'));
     if (this.leadership !== undefined) {
       // Registered in ZooKeeper before it runs; and only by the leader that started to submit it.
       if (this.leadership.leaderSessionId !== leaderSessionId) throw new NotLeaderError(`submitting job ${jobId}`);
@@ -245,7 +250,8 @@ export class JobManager {
       this.registry.forgetJob(jobId);
       this.metricFetcher.forget(jobId);
       // A suspended job is not over: the next JobManager takes it back.
-      if (executor.status !== 'SUSPENDED') this.forgetPersistedJob(jobId);
+      if (executor.status !== 'SUSPENDED') return this.forgetPersistedJob(jobId);
+      return undefined;
     });
     result.then(
       (r) => this.log.info(`job ${jobId} ${r.status.toLowerCase()}${r.status === 'SUSPENDED' ? `: ${this.suspendedNote()}` : ''}`, { jobId }),
@@ -327,25 +333,31 @@ export class JobManager {
     return 'no JobManager takes it back, since no high-availability directory keeps it (set high-availability.storageDir or execution.checkpointing.dir)';
   }
 
-  /** Writes the submission to the high-availability directory; returns its file. */
-  private persistJob(jobId: string, s: JobSubmission, checkpointDir: string | undefined): string | undefined {
-    if (this.haDir === undefined) return undefined;
-    makeDirectoriesSync(this.haDir);
-    const file = join(this.haDir, `${jobId}.json`);
-    const tmp = `${file}.tmp`;
-    writeFileSync(tmp, JSON.stringify({ ...s, jobId, checkpointDir }));
-    renameSync(tmp, file);
-    return file;
+  /** The high-availability directory's store (local or s3://), opened once. */
+  private jobStore(haDir: string): Promise<HaJobStore> {
+    this.haStore ??= openHaJobStore(haDir, this.o.config);
+    return this.haStore;
   }
 
-  private forgetPersistedJob(jobId: string): void {
+  /** Writes the submission to the high-availability directory's store; returns where it is. */
+  private async persistJob(jobId: string, s: JobSubmission, checkpointDir: string | undefined): Promise<string | undefined> {
+    if (this.haDir === undefined) return undefined;
+    await (await this.jobStore(this.haDir)).put(jobId, { ...s, jobId, checkpointDir });
+    return joinStoragePath(this.haDir, `${jobId}.json`);
+  }
+
+  private async forgetPersistedJob(jobId: string): Promise<void> {
     if (this.haDir === undefined) return;
     if (this.leadership !== undefined) {
       // Only the leader forgets a job (it ended under it); a JobManager that stepped down leaves it to the next.
       if (this.leadership.leaderSessionId === undefined) return;
       this.leadership.store.removeJob(jobId).catch((e: unknown) => this.log.warn(`cannot remove job ${jobId} from ZooKeeper: ${(e as Error).message}`, { jobId }));
     }
-    rmSync(join(this.haDir, `${jobId}.json`), { force: true });
+    try {
+      await (await this.jobStore(this.haDir)).remove(jobId);
+    } catch (e) {
+      this.log.warn(`cannot remove the high-availability record of job ${jobId} from ${this.haDir} (${(e as Error).message}): a JobManager started on that directory would run the job again; remove ${jobId}.json there`, { jobId });
+    }
   }
 
   /**
@@ -404,6 +416,11 @@ export class JobManager {
   }
 
   private async takeBackJob(submissionPath: string, pointers: { readonly latest: CompletedCheckpointInfo | undefined; readonly nextCheckpointId: number }): Promise<void> {
+    if (isStorageUri(submissionPath)) {
+      // ZooKeeper HA keeps the submissions on a file system every JobManager reaches; s3:// there is not done yet.
+      this.log.error(`cannot take back the job recorded at ${submissionPath}: with high-availability.type zookeeper, high-availability.storageDir must be a shared file system for now, not ${submissionPath.split('/')[0]}//`);
+      return;
+    }
     const saved = JSON.parse(readFileSync(submissionPath, 'utf8')) as JobSubmission & { jobId: string; checkpointDir: string | undefined };
     const jobDir = saved.checkpointDir === undefined ? undefined : join(saved.checkpointDir, saved.jobId);
     const highestDirectoryId = jobDir === undefined || !existsSync(jobDir) ? 0 : Math.max(0, ...readdirSync(jobDir).filter((n) => /^chk-\d+$/.test(n)).map((n) => Number(n.slice(4))));
@@ -444,14 +461,34 @@ export class JobManager {
     });
   }
 
+  /**
+   * A taken-back job's own completed checkpoints, newest first: listed by its checkpoint
+   * storage for a URI (s3://), from the directory otherwise (after removing incomplete ones).
+   */
+  private async retainedCheckpointsOf(saved: JobSubmission & { jobId: string; checkpointDir: string | undefined }): Promise<CompletedCheckpointInfo[]> {
+    if (saved.checkpointDir === undefined) return [];
+    if (isStorageUri(saved.checkpointDir)) {
+      const storage = await createCheckpointStorage({ jobId: saved.jobId, checkpointsDir: saved.checkpointDir, config: new Configuration(jobConfiguration(this.o.config, saved.config)) });
+      return (await storage.listRetainedCheckpoints()).map(({ checkpointId, pointer }) => ({ checkpointId, pointer }));
+    }
+    const jobDir = join(saved.checkpointDir, saved.jobId);
+    this.removeIncompleteCheckpoints(jobDir);
+    return completedCheckpointsOfJob(jobDir);
+  }
+
   private async recoverJobs(): Promise<void> {
-    if (this.haDir === undefined || !existsSync(this.haDir)) return;
-    for (const f of readdirSync(this.haDir).filter((n) => n.endsWith('.json'))) {
-      const saved = JSON.parse(readFileSync(join(this.haDir, f), 'utf8')) as JobSubmission & { jobId: string; checkpointDir: string | undefined };
+    if (this.haDir === undefined) return;
+    for (const { record } of await (await this.jobStore(this.haDir)).list()) {
+      const saved = record as JobSubmission & { jobId: string; checkpointDir: string | undefined };
       // Its own checkpoints: restored from the newest, and retained (subsumed, deleted at the end) as before the restart.
-      const jobDir = saved.checkpointDir === undefined ? undefined : join(saved.checkpointDir, saved.jobId);
-      if (jobDir !== undefined) this.removeIncompleteCheckpoints(jobDir);
-      const own = jobDir === undefined ? [] : completedCheckpointsOfJob(jobDir);
+      let own: CompletedCheckpointInfo[];
+      try {
+        own = await this.retainedCheckpointsOf(saved);
+      } catch (e) {
+        // Not taken back from the beginning, which would run it twice: left for a JobManager that reaches its checkpoints.
+        this.log.error(`cannot take back job ${saved.jobId}: its checkpoints in ${saved.checkpointDir} cannot be listed (${(e as Error).message}); restart the JobManager once they can be`, { jobId: saved.jobId, err: e as Error });
+        continue;
+      }
       const latest = own[0]?.pointer;
       this.log.info(`taking back job ${saved.jobId} (${saved.name}) ${latest === undefined ? (saved.savepointPath === undefined ? 'from the beginning' : `from ${saved.savepointPath}`) : `from ${latest}`}`);
       try {

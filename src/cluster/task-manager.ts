@@ -1,8 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { awaitTasksClosed } from '../runtime/deploy/cancellation-watchdog.js';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, rmSync } from 'node:fs';
 import { createConnection } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { wiringOptions } from '../runtime/deploy/in-process-deployer.js';
 import { wireTasks } from '../runtime/deploy/task-wiring.js';
@@ -26,6 +25,7 @@ import { registerTaskMetrics } from '../metrics/job-metrics.js';
 import { serveMetrics } from '../metrics/metrics-server.js';
 import { hostname } from 'node:os';
 import { proof } from './wire/shared-secret.js';
+import { makeWorkDir } from './work-dir.js';
 import { describeThrown } from '../util/thrown.js';
 import { toLogger, type LogFields, type LogTarget, type Logger } from '../util/logger.js';
 import { staleLeaderSession } from './ha/leader-fencing.js';
@@ -96,7 +96,7 @@ export class TaskManager {
   private readonly deploying = new Map<string, { canceled: boolean }>();
   private readonly metrics = new MetricRegistry();
   private metricsServer: { url: string; close: () => Promise<void> } | undefined;
-  private readonly bundleDir = mkdtempSync(join(tmpdir(), 'sluice-tm-'));
+  private readonly bundleDir: string;
   private connection: JmConnection | undefined;
   private stopped = false;
   private heartbeatTimer: NodeJS.Timeout | undefined;
@@ -123,6 +123,7 @@ export class TaskManager {
   constructor(private readonly o: TaskManagerOptions) {
     this.id = o.id ?? `tm-${randomBytes(4).toString('hex')}`;
     this.log = toLogger(o.log, 'taskmanager', { taskManager: this.id });
+    this.bundleDir = makeWorkDir('sluice-tm-', 'TaskManager');
     this.data = new DataEndpoint(this.id, o.secret, (m) => this.log.warn(m));
     this.registered = new Promise((resolve) => (this.markRegistered = resolve));
   }

@@ -1,6 +1,5 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { open, type RootDatabase, type Transaction } from 'lmdb';
 import type { KeyedStateDescriptor } from '../../api/state-descriptors.js';
 import { TimerQueue } from '../task/timer-queue.js';
@@ -25,6 +24,7 @@ import { restoredStateMismatch, storedStateKind } from './ttl.js';
 import { reregisteredStateMismatch } from './state-registration.js';
 import { keyTypeBit, restoredKeyTypeMismatch, restoredKeyTypes } from './restored-key-types.js';
 import { makeDirectoriesSync } from '../../util/make-directories.js';
+import { makeOwnedDir, removeDeadProcessWorkDirs } from '../../util/process-work-dir.js';
 
 export interface LmdbBackendOptions {
   /**
@@ -48,6 +48,10 @@ interface StoredState {
 
 /** Key groups serialized per event-loop turn in the asynchronous part of a snapshot. */
 const SNAPSHOT_GROUPS_PER_TURN = 8;
+/** Working copies: `sluice-lmdb-<pid>-<start>-XXXXXX` (process-work-dir.ts). */
+const LMDB_DIR_PREFIX = 'sluice-lmdb-';
+/** The directories this process has swept of working copies that killed processes left. */
+const sweptLocalDirs = new Set<string>();
 /** Writes per transaction when restoring (key groups are batched until they reach it; larger transactions were slower). */
 const RESTORE_ENTRIES_PER_TXN = 10_000;
 
@@ -102,7 +106,12 @@ export class LmdbKeyedStateBackend implements KeyedStateBackend {
     const parent = options.localDir ?? tmpdir();
     try {
       makeDirectoriesSync(parent);
-      this.path = mkdtempSync(join(parent, 'sluice-lmdb-'));
+      // The working copies processes killed before left in this directory go first, once per process.
+      if (!sweptLocalDirs.has(parent)) {
+        sweptLocalDirs.add(parent);
+        removeDeadProcessWorkDirs(parent, LMDB_DIR_PREFIX);
+      }
+      this.path = makeOwnedDir(parent, LMDB_DIR_PREFIX);
     } catch (e) {
       const code = (e as NodeJS.ErrnoException).code ?? (e as Error).message;
       const why = code === 'ENOTDIR' || code === 'EEXIST' ? 'it (or a parent) is a file, not a directory' : code === 'EACCES' || code === 'EPERM' || code === 'EROFS' ? `it is not writable (${code})` : (e as Error).message;
