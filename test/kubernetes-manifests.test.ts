@@ -11,7 +11,6 @@ import { parseAllDocuments } from 'yaml';
 import { describe, expect, it } from 'vitest';
 import { parseConfigText } from '../src/config/config-file.js';
 import { Configuration } from '../src/config/configuration.js';
-import { OPTIONS_BY_KEY } from '../src/config/options.js';
 
 const exec = promisify(execFile);
 const ROOT = join(import.meta.dirname, '..');
@@ -101,10 +100,7 @@ describe('Kubernetes manifests', () => {
           expect(c.resources?.requests?.cpu, `${w.metadata.name} requests cpu`).toBeDefined();
           expect(c.resources?.requests?.memory, `${w.metadata.name} requests memory`).toBeDefined();
           expect(c.securityContext?.allowPrivilegeEscalation, w.metadata.name).toBe(false);
-          if (overlay === 'session-ha' && !OPTIONS_BY_KEY.has('high-availability.type')) {
-            // ZooKeeper high availability is issue #47's; until it lands, Sluice refuses its keys by name.
-            if (c.env?.some((e) => e.name === 'SLUICE_PROPERTIES')) expect(() => containerConfiguration(c)).toThrow(/unknown configuration key 'high-availability\.type'/);
-          } else containerConfiguration(c); // throws on a key or value Sluice refuses
+          containerConfiguration(c); // throws on a key or value Sluice refuses
           if (w.kind === 'Deployment') {
             expect(c.readinessProbe, `${w.metadata.name} readiness probe`).toBeDefined();
             expect(c.livenessProbe, `${w.metadata.name} liveness probe`).toBeDefined();
@@ -116,7 +112,9 @@ describe('Kubernetes manifests', () => {
       const tm = podSpec(deployments.find((d) => d.metadata.name === 'sluice-taskmanager')!)!.containers[0]!;
       const args = tm.args!;
       expect(args[0]).toBe('taskmanager');
-      expect(args[args.indexOf('--jobmanager') + 1]).toBe(`${service.metadata.name}:${file.getNumber('jobmanager.rpc.port')}`);
+      const ha = overlay === 'session-ha';
+      const quorum = ha ? containerConfiguration(tm).getString('high-availability.zookeeper.quorum') : undefined;
+      expect(args[args.indexOf('--jobmanager') + 1]).toBe(ha ? `zookeeper://${quorum}` : `${service.metadata.name}:${file.getNumber('jobmanager.rpc.port')}`);
       const tmConfig = containerConfiguration({ ...tm, env: tm.env!.filter((e) => e.name !== 'SLUICE_PROPERTIES') });
       expect(tmConfig.getString('taskmanager.host')).toBe('$(POD_IP)');
       expect(tm.env!.find((e) => e.name === 'POD_IP')).toBeDefined();
