@@ -134,6 +134,17 @@ describe('Kubernetes manifests', () => {
         const jm = podSpec(deployments.find((d) => d.metadata.name === 'sluice-jobmanager')!)!.containers[0]!;
         expect(deployments.find((d) => d.metadata.name === 'sluice-jobmanager')!.spec!.replicas).toBe(2);
         expect(jm.env!.find((e) => e.name === 'SLUICE_PROPERTIES')!.value).toMatch(/^high-availability\.type: zookeeper$/m);
+        // Every pod mounts the shared volume where the HA storage and the checkpoints are.
+        const claim = byKind('PersistentVolumeClaim')[0]!;
+        for (const d of deployments) {
+          const spec = podSpec(d)! as PodSpec & { volumes: { name: string; persistentVolumeClaim?: { claimName: string } }[] };
+          const volume = spec.volumes.find((v) => v.persistentVolumeClaim?.claimName === claim.metadata.name);
+          expect(volume, d.metadata.name).toBeDefined();
+          const c = spec.containers[0]! as Container & { volumeMounts: { name: string; mountPath: string }[] };
+          const mount = c.volumeMounts.find((m) => m.name === volume!.name)!.mountPath;
+          const config = containerConfiguration(c);
+          for (const key of ['high-availability.storageDir', 'execution.checkpointing.dir']) expect(config.getString(key)!.startsWith(`${mount}/`), `${d.metadata.name} ${key}`).toBe(true);
+        }
       }
     });
   }
