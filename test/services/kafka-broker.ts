@@ -1,6 +1,7 @@
+import { ensureMavenLibs } from './maven-libs.js';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { createHash, randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -61,38 +62,15 @@ function checkJava(): void {
  * download never leaves a half-filled cache).
  */
 export function ensureKafkaLibs(): string {
-  const hash = createHash('sha256').update(readFileSync(POM)).digest('hex').slice(0, 12);
-  const libs = join(CACHE_DIR, `libs-${hash}`);
-  if (existsSync(join(libs, '.complete'))) return libs;
-  const mvn = spawnSync('mvn', ['-v'], { encoding: 'utf8' });
-  if (mvn.error !== undefined || mvn.status !== 0) {
-    throw new Error(
+  return ensureMavenLibs({
+    pom: POM,
+    cacheDir: CACHE_DIR,
+    what: "the Kafka broker's jars",
+    mainJar: /^kafka_2\.13-.*\.jar$/,
+    withoutMaven:
       'Kafka tests download the broker from Maven Central with Maven on first use, and `mvn` was not found: install it ' +
-        '(Debian: `apt-get install maven`), or set KAFKA_BOOTSTRAP=host:port to use a running broker.',
-    );
-  }
-  mkdirSync(CACHE_DIR, { recursive: true });
-  const partial = mkdtempSync(join(CACHE_DIR, `.partial-${hash}-`));
-  try {
-    const r = spawnSync('mvn', ['-q', '-B', '-f', POM, 'dependency:copy-dependencies', `-DoutputDirectory=${partial}`], {
-      encoding: 'utf8',
-      timeout: 10 * 60_000,
-    });
-    if (r.status !== 0) {
-      throw new Error(`downloading the Kafka broker's jars failed (mvn -f ${POM} dependency:copy-dependencies, exit ${r.status ?? r.signal}):\n${(r.stdout + r.stderr).slice(-4000)}`);
-    }
-    if (!readdirSync(partial).some((f) => /^kafka_2\.13-.*\.jar$/.test(f))) throw new Error(`mvn copied no kafka_2.13 jar into ${partial}`);
-    writeFileSync(join(partial, '.complete'), new Date().toISOString());
-    try {
-      renameSync(partial, libs);
-    } catch (e) {
-      // Another run completed the same download first: use that one.
-      if (!existsSync(join(libs, '.complete'))) throw e;
-    }
-    return libs;
-  } finally {
-    rmSync(partial, { recursive: true, force: true });
-  }
+      '(Debian: `apt-get install maven`), or set KAFKA_BOOTSTRAP=host:port to use a running broker.',
+  });
 }
 
 /**

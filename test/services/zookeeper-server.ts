@@ -1,6 +1,6 @@
+import { ensureMavenLibs } from './maven-libs.js';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { connect, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -101,35 +101,15 @@ function checkJava(): void {
  * download never leaves a half-filled cache).
  */
 export function ensureZooKeeperLibs(): string {
-  const hash = createHash('sha256').update(readFileSync(POM)).digest('hex').slice(0, 12);
-  const libs = join(CACHE_DIR, `libs-${hash}`);
-  if (existsSync(join(libs, '.complete'))) return libs;
-  const mvn = spawnSync('mvn', ['-v'], { encoding: 'utf8' });
-  if (mvn.error !== undefined || mvn.status !== 0) {
-    throw new Error(
+  return ensureMavenLibs({
+    pom: POM,
+    cacheDir: CACHE_DIR,
+    what: "ZooKeeper's jars",
+    mainJar: /^zookeeper-3\.\d+\.\d+\.jar$/,
+    withoutMaven:
       'high-availability tests download ZooKeeper from Maven Central with Maven on first use, and `mvn` was not found: install it ' +
-        '(Debian: `apt-get install maven`), or set ZOOKEEPER_QUORUM=host:port,... to use a running ZooKeeper.',
-    );
-  }
-  mkdirSync(CACHE_DIR, { recursive: true });
-  const partial = mkdtempSync(join(CACHE_DIR, `.partial-${hash}-`));
-  try {
-    const r = spawnSync('mvn', ['-q', '-B', '-f', POM, 'dependency:copy-dependencies', `-DoutputDirectory=${partial}`], { encoding: 'utf8', timeout: 10 * 60_000 });
-    if (r.status !== 0) {
-      throw new Error(`downloading ZooKeeper's jars failed (mvn -f ${POM} dependency:copy-dependencies, exit ${r.status ?? r.signal}):\n${(r.stdout + r.stderr).slice(-4000)}`);
-    }
-    if (!readdirSync(partial).some((f) => /^zookeeper-3\.\d+\.\d+\.jar$/.test(f))) throw new Error(`mvn copied no zookeeper jar into ${partial}`);
-    writeFileSync(join(partial, '.complete'), new Date().toISOString());
-    try {
-      renameSync(partial, libs);
-    } catch (e) {
-      // Another run completed the same download first: use that one.
-      if (!existsSync(join(libs, '.complete'))) throw e;
-    }
-    return libs;
-  } finally {
-    rmSync(partial, { recursive: true, force: true });
-  }
+      '(Debian: `apt-get install maven`), or set ZOOKEEPER_QUORUM=host:port,... to use a running ZooKeeper.',
+  });
 }
 
 /** A free loopback port, none of `avoid`. */
