@@ -1,0 +1,15 @@
+/** PostgreSQL change data capture: a logical replication slot read with pgoutput, exactly once. */
+export { postgresCdcSource, PostgresCdcSource, CdcSetupError } from './postgres-cdc-source.js';
+export {
+  UNCHANGED_TOAST,
+  isUnchangedToast,
+  type UnchangedToast,
+  type UpdatedRow,
+  type CdcRow,
+  type CdcSourceInfo,
+  type ChangeRecord,
+  type ChangeRecordOf,
+  type CdcStartup,
+  type PostgresCdcSourceOptions,
+  type PostgresCdcSplit,
+} from './cdc-types.js';
