@@ -1,0 +1,429 @@
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { StreamExecutionEnvironment } from '../src/index.js';
+import type { ReaderOutput, SourceReaderContext } from '../src/api/source.js';
+import {
+  isUnchangedToast,
+  postgresCdcSource,
+  type CdcRow,
+  type ChangeRecord,
+  type PostgresCdcSourceOptions,
+  type PostgresCdcSplit,
+} from '../src/connectors/postgres-cdc/index.js';
+import { FaultPlan } from '../src/testing/fault-plan.js';
+import { seededRandom } from '../src/testing/seeded-random.js';
+import { compareMultisets, TxnStore, TxnStoreSink } from './support/txn-store-sink.js';
+import { logicalReplicationServer, machineServer, sql, type PostgresServer } from './services/postgres-cluster.js';
+
+/**
+ * The PostgreSQL CDC source against a throwaway cluster with wal_level = logical (one for the
+ * file, ~3 s to start): a seeded workload under injected failures compared with an independent
+ * reference, a restore inside a transaction, the slot's confirmed position, and each start-time
+ * error.
+ */
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+interface Order extends CdcRow {
+  id: number;
+  customer: string;
+  amount: string;
+  qty: bigint;
+  paid: boolean;
+  meta: unknown;
+  created: string;
+  note: string | null;
+}
+interface Item extends CdcRow {
+  id: number;
+  name: string;
+  payload: Buffer;
+  big: string | null;
+}
+type Tables = { 'public.cdc_orders': Order; cdc_items: Item };
+type Change = ChangeRecord<Order, 'public.cdc_orders'> | ChangeRecord<Item, 'cdc_items'>;
+
+/** A statement of the workload and the changes it makes, as `table|op|beforeId|afterId`. */
+interface Statement {
+  readonly text: string;
+  readonly values: unknown[];
+  readonly changes: string[];
+}
+
+/**
+ * A seeded workload on two tables: inserts, updates of other columns, updates of the primary
+ * key, deletes, large TOASTed text values and later updates of those rows that leave the text
+ * unchanged, in transactions of 1-5 statements, plus two large transactions (a 600-row insert
+ * and 200 updates) that span several polls of the source. `cdc_orders` has REPLICA IDENTITY
+ * DEFAULT (before: the key, only when it changes), `cdc_items` FULL (before: the old row).
+ */
+function workload(seed: number): Statement[][] {
+  const rnd = seededRandom(seed);
+  const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rnd() * xs.length)]!;
+  const orders = new Set<number>();
+  const items = new Set<number>();
+  const toasted = new Set<number>();
+  let nextId = 1;
+  const bigText = (n: number): string => {
+    const abc = 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789+/';
+    let s = '';
+    for (let i = 0; i < n; i++) s += abc[Math.floor(rnd() * 64)];
+    return s;
+  };
+  const orderValues = (id: number, note: string | null): unknown[] => [
+    id,
+    `customer-${Math.floor(rnd() * 50)}`,
+    (Math.floor(rnd() * 1_000_000) / 100).toFixed(2),
+    String(BigInt(Math.floor(rnd() * 1e9)) * 10_000_000n + 7n),
+    rnd() < 0.5,
+    JSON.stringify({ tags: [pick(['a', 'b', 'c'])], n: Math.floor(rnd() * 10) }),
+    new Date(Date.UTC(2026, 11, 7, 0, 0, 0, Math.floor(rnd() * 86_400_000))).toISOString(),
+    note,
+  ];
+  const statement = (): Statement => {
+    const r = rnd();
+    const orderIds = [...orders];
+    const itemIds = [...items];
+    if (r < 0.3 || orderIds.length < 3) {
+      const id = nextId++;
+      orders.add(id);
+      const toast = rnd() < 0.02 || toasted.size === 0;
+      if (toast) toasted.add(id);
+      return { text: 'INSERT INTO cdc_orders VALUES ($1, $2, $3, $4, $5, $6, $7, $8)', values: orderValues(id, toast ? bigText(120_000) : rnd() < 0.3 ? null : 'short'), changes: [`public.cdc_orders|c|-|${id}`] };
+    }
+    if (r < 0.42 || itemIds.length < 3) {
+      const id = nextId++;
+      items.add(id);
+      const big = rnd() < 0.05 ? bigText(60_000) : null;
+      return { text: 'INSERT INTO cdc_items VALUES ($1, $2, $3, $4)', values: [id, `item-${id}`, Buffer.from([id & 255, 0, 255]), big], changes: [`cdc_items|c|-|${id}`] };
+    }
+    if (r < 0.62) {
+      // Mostly the TOASTed rows: their note stays unchanged (pgoutput's 'u').
+      const id = toasted.size > 0 && rnd() < 0.5 ? pick([...toasted]) : pick(orderIds);
+      return { text: 'UPDATE cdc_orders SET qty = qty + 1, paid = NOT paid WHERE id = $1', values: [id], changes: [`public.cdc_orders|u|-|${id}`] };
+    }
+    if (r < 0.7) {
+      const id = pick(orderIds);
+      const to = nextId++;
+      orders.delete(id);
+      orders.add(to);
+      if (toasted.delete(id)) toasted.add(to);
+      return { text: 'UPDATE cdc_orders SET id = $2 WHERE id = $1', values: [id, to], changes: [`public.cdc_orders|u|${id}|${to}`] };
+    }
+    if (r < 0.8) {
+      const id = pick(itemIds);
+      return { text: "UPDATE cdc_items SET name = name || '+' WHERE id = $1", values: [id], changes: [`cdc_items|u|${id}|${id}`] };
+    }
+    if (r < 0.85) {
+      const id = pick(itemIds);
+      const to = nextId++;
+      items.delete(id);
+      items.add(to);
+      return { text: 'UPDATE cdc_items SET id = $2 WHERE id = $1', values: [id, to], changes: [`cdc_items|u|${id}|${to}`] };
+    }
+    if (r < 0.93) {
+      const id = pick(orderIds);
+      orders.delete(id);
+      toasted.delete(id);
+      return { text: 'DELETE FROM cdc_orders WHERE id = $1', values: [id], changes: [`public.cdc_orders|d|${id}|-`] };
+    }
+    const id = pick(itemIds);
+    items.delete(id);
+    return { text: 'DELETE FROM cdc_items WHERE id = $1', values: [id], changes: [`cdc_items|d|${id}|-`] };
+  };
+  const txns: Statement[][] = [];
+  for (let t = 0; t < 260; t++) {
+    if (t === 80 || t === 190) {
+      // Large transactions: a 600-row insert, then 200 single-row updates.
+      const ids = Array.from({ length: 600 }, () => nextId++);
+      for (const id of ids) items.add(id);
+      const bulk: Statement = {
+        text: `INSERT INTO cdc_items (id, name, payload) VALUES ${ids.map((_, i) => `($${i + 1}, 'bulk', '\\x00')`).join(', ')}`,
+        values: ids,
+        changes: ids.map((id) => `cdc_items|c|-|${id}`),
+      };
+      const updates = ids.slice(0, 200).map((id): Statement => ({ text: "UPDATE cdc_items SET name = name || '*' WHERE id = $1", values: [id], changes: [`cdc_items|u|${id}|${id}`] }));
+      txns.push([bulk, ...updates]);
+      continue;
+    }
+    txns.push(Array.from({ length: 1 + Math.floor(rnd() * 5) }, statement));
+  }
+  return txns;
+}
+
+function identity(r: Change): string {
+  const id = (row: CdcRow | null): string => (row === null || row['id'] === undefined ? '-' : String(row['id']));
+  return `${r.table}|${r.op}|${id(r.before)}|${id(r.after)}`;
+}
+
+/** A mirror of each table from the changes (an unchanged TOASTed value keeps the mirrored one). */
+function mirror(changes: readonly Change[]): { tables: Map<string, Map<number, CdcRow>>; unchangedToast: number } {
+  const tables = new Map<string, Map<number, CdcRow>>([
+    ['public.cdc_orders', new Map()],
+    ['cdc_items', new Map()],
+  ]);
+  let unchangedToast = 0;
+  for (const c of changes) {
+    const t = tables.get(c.table)!;
+    if (c.op === 'c') t.set(c.after.id, { ...c.after });
+    else if (c.op === 'u') {
+      const oldId = c.before?.id ?? c.after.id;
+      const old = t.get(oldId as number);
+      if (old === undefined) throw new Error(`update of a row not in the mirror: ${identity(c)}`);
+      t.delete(oldId as number);
+      const row: CdcRow = {};
+      for (const [k, v] of Object.entries(c.after)) {
+        if (v === null && isUnchangedToast(old[k])) throw new Error('null mistaken for unchanged');
+        if (isUnchangedToast(v)) unchangedToast++;
+        row[k] = isUnchangedToast(v) ? old[k] : v;
+      }
+      t.set(row['id'] as number, row);
+    } else if (c.op === 'd') t.delete(c.before!.id as number);
+  }
+  return { tables, unchangedToast };
+}
+
+/** Rows in one comparable form, from the mirror (source values) or from pg (its own types). */
+function canonical(table: string, r: CdcRow): string {
+  const hex = (b: unknown): string => (Buffer.isBuffer(b) ? b.toString('hex') : String(b));
+  if (table === 'public.cdc_orders') {
+    return JSON.stringify([r['id'], r['customer'], r['amount'], String(r['qty']), r['paid'], r['meta'], new Date(r['created'] as string).getTime(), r['note']]);
+  }
+  return JSON.stringify([r['id'], r['name'], hex(r['payload']), r['big']]);
+}
+
+describe('postgres cdc source against a real server (wal_level = logical)', () => {
+  let server: PostgresServer;
+
+  beforeAll(async () => {
+    const t0 = Date.now();
+    server = await logicalReplicationServer({ maxReplicationSlots: 4 });
+    console.log(`PostgreSQL for the CDC tests: ${server.description}, ready in ${Date.now() - t0} ms`);
+  }, 60_000);
+
+  afterAll(async () => {
+    await server?.stop();
+  });
+
+  const options = (o: Partial<PostgresCdcSourceOptions> & Pick<PostgresCdcSourceOptions, 'slot' | 'publication' | 'tables'>): PostgresCdcSourceOptions => ({
+    connection: server.connection,
+    log: () => {},
+    ...o,
+  });
+
+  async function waitForSlot(slot: string, active: boolean): Promise<void> {
+    for (let i = 0; i < 600; i++) {
+      const r = await sql<{ active: boolean }>(server, 'SELECT active FROM pg_replication_slots WHERE slot_name = $1', [slot]);
+      if ((r[0]?.active ?? false) === active) return;
+      await sleep(50);
+    }
+    throw new Error(`slot ${slot} did not become ${active ? 'active' : 'inactive'}`);
+  }
+
+  async function confirmedFlush(slot: string): Promise<string> {
+    return (await sql<{ lsn: string }>(server, 'SELECT confirmed_flush_lsn::text AS lsn FROM pg_replication_slots WHERE slot_name = $1', [slot]))[0]!.lsn;
+  }
+
+  it('a seeded workload on two tables under injected failures: every change once, in commit order; the mirrors equal the tables', { timeout: 60_000 }, async () => {
+    const seed = Number(process.env['SLUICE_SEED'] ?? 4901);
+    const txns = workload(seed);
+    const expected = txns.flatMap((t) => t.flatMap((s) => s.changes));
+    const plan = FaultPlan.seeded({ seed, recordFaults: 4, recordRange: expected.length, snapshotSyncFaults: 1, commitFaults: 1, checkpointRange: 10 });
+    console.log(`cdc workload: seed ${seed}, ${txns.length} transactions, ${expected.length} changes; ${plan.describe()}`);
+    await sql(server, 'CREATE TABLE cdc_orders (id int PRIMARY KEY, customer text, amount numeric(12,2), qty bigint, paid bool, meta jsonb, created timestamptz, note text)');
+    await sql(server, 'CREATE TABLE cdc_items (id int PRIMARY KEY, name text, payload bytea, big text)');
+    await sql(server, 'ALTER TABLE cdc_items REPLICA IDENTITY FULL');
+    await sql(server, 'CREATE TABLE cdc_other (id int PRIMARY KEY)');
+    await sql(server, 'CREATE PUBLICATION cdc_pub FOR TABLE cdc_orders, cdc_items, cdc_other');
+
+    const store = new TxnStore<Change>();
+    const logs: string[] = [];
+    const env = StreamExecutionEnvironment.create({
+      'execution.checkpointing.interval': 20,
+      'restart-strategy.type': 'fixed-delay',
+      'restart-strategy.fixed-delay.attempts': 50,
+      'restart-strategy.fixed-delay.delay': 5,
+    });
+    env
+      .fromSource(postgresCdcSource<Tables>(options({ slot: 'cdc_job', publication: 'cdc_pub', tables: ['public.cdc_orders', 'cdc_items'], log: (m) => logs.push(m) })), 'cdc')
+      .process(plan.failingProcess<Change>())
+      .name('faults')
+      .sinkTo(plan.wrapSink(new TxnStoreSink(store)), 'store');
+    const job = env.executeAsync(undefined, { log: (m) => logs.push(m) });
+    const t0 = Date.now();
+    try {
+      await waitForSlot('cdc_job', true);
+      const client = new pg.Client(server.connection);
+      await client.connect();
+      try {
+        for (const txn of txns) {
+          await client.query('BEGIN');
+          for (const s of txn) await client.query(s.text, s.values);
+          // A change of a table the publication has but the source does not capture.
+          if (txn.length === 3) await client.query('INSERT INTO cdc_other VALUES ($1) ON CONFLICT DO NOTHING', [txns.indexOf(txn)]);
+          await client.query('COMMIT');
+        }
+      } finally {
+        await client.end();
+      }
+      const workloadMs = Date.now() - t0;
+      for (let i = 0; i < 1200 && store.committed.length < expected.length; i++) await sleep(25);
+      // A few more checkpoints: duplicates arriving late would show.
+      const completed = job.checkpoints().filter((c) => c.status === 'COMPLETED').length;
+      for (let i = 0; i < 400 && job.checkpoints().filter((c) => c.status === 'COMPLETED').length < completed + 3; i++) await sleep(25);
+      console.log(`cdc workload: ${workloadMs} ms, all changes committed ${Date.now() - t0} ms after the start, ${job.progress().numRestarts ?? '?'} restarts`);
+    } finally {
+      job.cancel();
+    }
+    const result = await job.result.catch((e: unknown) => e);
+    const why = `${plan.describe()}\n${logs.slice(-40).join('\n')}`;
+    const got = store.committed.map(identity);
+    expect(compareMultisets(got, expected), why).toEqual({ duplicates: 0, missing: 0, unexpected: 0 });
+    expect(got, why).toEqual(expected); // commit order, and the order inside each transaction
+    expect(plan.fired.length, why).toBe(plan.faults.length);
+    expect((result as { numRestarts?: number }).numRestarts ?? logs.filter((l) => /restarting in/.test(l)).length, why).toBeGreaterThanOrEqual(5);
+
+    // The mirrors (the changes applied in order) equal the tables.
+    const { tables, unchangedToast } = mirror(store.committed);
+    expect(unchangedToast, 'updates of rows with TOASTed notes leave them out').toBeGreaterThan(0);
+    for (const [name, rows] of tables) {
+      const actual = await sql<CdcRow>(server, `SELECT * FROM ${name} ORDER BY id`);
+      expect([...rows.values()].sort((a, b) => (a['id'] as number) - (b['id'] as number)).map((r) => canonical(name, r)), name).toEqual(actual.map((r) => canonical(name, r)));
+    }
+    // Types as documented.
+    const order = store.committed.find((c): c is Extract<Change, { op: 'c'; table: 'public.cdc_orders' }> => c.op === 'c' && c.table === 'public.cdc_orders')!;
+    expect(typeof order.after.qty).toBe('bigint');
+    expect(order.after.created).toMatch(/^2026-12-07T\d\d:\d\d:\d\d(\.\d+)?Z$/);
+    expect(order.source.commitTs).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/);
+    // The slot confirmed up to the last committed change, no further than completed checkpoints.
+    await waitForSlot('cdc_job', false);
+    const last = store.committed.at(-1)!.source.commitLsn;
+    expect(BigInt(`0x${(await confirmedFlush('cdc_job')).replace('/', '').padStart(16, '0')}`) > 0n).toBe(true);
+    const [hi, lo] = (await confirmedFlush('cdc_job')).split('/');
+    const [lhi, llo] = last.split('/');
+    expect((BigInt(`0x${hi}`) << 32n) | BigInt(`0x${lo}`), why).toBeGreaterThan((BigInt(`0x${lhi}`) << 32n) | BigInt(`0x${llo}`));
+    await sql(server, "SELECT pg_drop_replication_slot('cdc_job')");
+  });
+
+  const ctx: SourceReaderContext = { subtaskIndex: 0, parallelism: 1, attemptNumber: 0, nowMs: () => Date.now(), sendSplitRequest: () => {} };
+  function collector<T>(into: T[]): ReaderOutput<T> {
+    const out: ReaderOutput<T> = { collect: (v) => void into.push(v), createOutputForSplit: () => out, releaseOutputForSplit: () => {} };
+    return out;
+  }
+  async function pollUntil<T>(reader: { pollNext(o: ReaderOutput<T>): string; isAvailable(): Promise<void> }, into: T[], n: number): Promise<void> {
+    const out = collector(into);
+    for (let i = 0; i < 2000 && into.length < n; i++) {
+      if (reader.pollNext(out) === 'nothing') await Promise.race([reader.isAvailable(), sleep(20)]);
+    }
+  }
+
+  it('restored from a checkpoint in the middle of a transaction, a reader emits the rest of it once; the slot confirms only completed checkpoints', async () => {
+    await sql(server, 'CREATE TABLE midtx (id int PRIMARY KEY, v text)');
+    const source = postgresCdcSource<{ midtx: { id: number; v: string } }>(options({ slot: 'midtx', publication: 'midtx', createPublication: true, tables: ['midtx'] }));
+    const [split] = await source.createSplits();
+    const confirmedAtStart = await confirmedFlush('midtx');
+    const r1 = source.createReader(ctx);
+    r1.addSplits([split!]);
+    r1.noMoreSplits();
+    await waitForSlot('midtx', true);
+    await sql(server, "INSERT INTO midtx SELECT g, 'v' || g FROM generate_series(1, 1500) g");
+    const first: ChangeRecord[] = [];
+    await pollUntil(r1, first, 1);
+    expect(first.length).toBeGreaterThan(0);
+    expect(first.length).toBeLessThan(1500); // a poll emits at most 512
+    const [inside] = r1.snapshotState(1) as PostgresCdcSplit[];
+    expect(inside!.partial).toEqual({ commitLsn: first[0]!.source.commitLsn, emitted: first.length });
+    // Checkpoint 1 never completes: the slot keeps everything, the next reader gets the transaction again.
+    await r1.close!();
+    expect(await confirmedFlush('midtx')).toBe(confirmedAtStart);
+
+    const r2 = source.createReader({ ...ctx, attemptNumber: 1 });
+    r2.addSplits([inside!]);
+    r2.noMoreSplits();
+    const rest: ChangeRecord[] = [];
+    await pollUntil(r2, rest, 1500 - first.length);
+    await sleep(300);
+    await pollUntil(r2, rest, 1500); // anything more would be a duplicate
+    const ids = [...first, ...rest].map((c) => c.after!['id']);
+    expect(ids).toEqual(Array.from({ length: 1500 }, (_, i) => i + 1));
+    expect(rest[0]!.source.seq).toBe(first.length + 1);
+
+    const [done] = r2.snapshotState(2) as PostgresCdcSplit[];
+    expect(done!.partial).toBeUndefined();
+    expect(await confirmedFlush('midtx')).toBe(confirmedAtStart);
+    await r2.notifyCheckpointComplete!(2);
+    for (let i = 0; i < 100 && (await confirmedFlush('midtx')) !== done!.resumeLsn; i++) await sleep(20);
+    expect(await confirmedFlush('midtx')).toBe(done!.resumeLsn);
+    await r2.close!();
+    await sql(server, "SELECT pg_drop_replication_slot('midtx')");
+  });
+
+  describe('start-time checks fail naming the setting and the fix', () => {
+    const base = { slot: 'checks', publication: 'checks_pub', tables: ['checks_t'] };
+
+    beforeAll(async () => {
+      await sql(server, 'CREATE TABLE checks_t (id int PRIMARY KEY)');
+      await sql(server, 'CREATE TABLE checks_nopk (v int)');
+      await sql(server, 'CREATE PUBLICATION checks_pub FOR TABLE checks_t, checks_nopk');
+    });
+
+    it('wal_level not logical (the machine server), through a job: fails at start without restarts', async (t) => {
+      const machine = await machineServer();
+      const level = (await sql<{ wal_level: string }>(machine, 'SHOW wal_level'))[0]!.wal_level;
+      if (level === 'logical') t.skip(); // the machine's server is the one with logical replication
+      const env = StreamExecutionEnvironment.create({ 'restart-strategy.type': 'fixed-delay', 'restart-strategy.fixed-delay.attempts': 5 });
+      env.fromSource(postgresCdcSource({ ...base, connection: machine.connection, log: () => {} }), 'cdc').sinkTo(new TxnStoreSink(new TxnStore()));
+      await expect(env.execute()).rejects.toThrow(/wal_level is 'replica'.*needs wal_level = logical: ALTER SYSTEM SET wal_level = logical; then restart PostgreSQL/);
+    });
+
+    it('no REPLICATION attribute', async () => {
+      await sql(server, 'CREATE ROLE cdc_plain LOGIN');
+      await expect(postgresCdcSource(options({ ...base, connection: { ...server.connection, user: 'cdc_plain' } })).createSplits()).rejects.toThrow(
+        /user 'cdc_plain' has no REPLICATION attribute.*ALTER ROLE "cdc_plain" WITH REPLICATION/,
+      );
+    });
+
+    it('max_replication_slots exhausted', async () => {
+      const n = Number((await sql<{ n: string }>(server, 'SELECT count(*) AS n FROM pg_replication_slots'))[0]!.n);
+      const fillers = Array.from({ length: 4 - n }, (_, i) => `filler_${i}`);
+      for (const f of fillers) await sql(server, "SELECT pg_create_logical_replication_slot($1, 'pgoutput')", [f]);
+      try {
+        await expect(postgresCdcSource(options(base)).createSplits()).rejects.toThrow(/all replication slots are in use \(max_replication_slots = 4, 4 exist\): drop slots.*or raise max_replication_slots/);
+      } finally {
+        for (const f of fillers) await sql(server, 'SELECT pg_drop_replication_slot($1)', [f]);
+      }
+    });
+
+    it('a slot of another plugin', async () => {
+      await sql(server, "SELECT pg_create_logical_replication_slot('checks_td', 'test_decoding')");
+      try {
+        await expect(postgresCdcSource(options({ ...base, slot: 'checks_td' })).createSplits()).rejects.toThrow(/slot 'checks_td' uses the plugin 'test_decoding'; this source reads pgoutput: name another slot, or drop it/);
+      } finally {
+        await sql(server, "SELECT pg_drop_replication_slot('checks_td')");
+      }
+    });
+
+    it('a missing slot with createSlot: false; a missing publication; a table the publication lacks', async () => {
+      await expect(postgresCdcSource(options({ ...base, createSlot: false })).createSplits()).rejects.toThrow(/slot 'checks' does not exist: SELECT pg_create_logical_replication_slot\('checks', 'pgoutput'\)/);
+      await expect(postgresCdcSource(options({ ...base, publication: 'nopub' })).createSplits()).rejects.toThrow(/publication 'nopub' does not exist: CREATE PUBLICATION "nopub" FOR TABLE "public"."checks_t"; or set createPublication: true/);
+      await sql(server, 'CREATE TABLE checks_unpublished (id int PRIMARY KEY)');
+      await expect(postgresCdcSource(options({ ...base, tables: ['checks_t', 'checks_unpublished'] })).createSplits()).rejects.toThrow(
+        /does not publish checks_unpublished: ALTER PUBLICATION "checks_pub" ADD TABLE "public"."checks_unpublished"/,
+      );
+    });
+
+    it('REPLICA IDENTITY: DEFAULT without a primary key; not FULL when before: full', async () => {
+      await expect(postgresCdcSource(options({ ...base, tables: ['checks_nopk'] })).createSplits()).rejects.toThrow(/checks_nopk" has REPLICA IDENTITY DEFAULT but no primary key.*REPLICA IDENTITY FULL/);
+      await expect(postgresCdcSource(options({ ...base, before: 'full' })).createSplits()).rejects.toThrow(/before: 'full' needs the whole old row, but table "public"."checks_t" has REPLICA IDENTITY DEFAULT: ALTER TABLE/);
+    });
+
+    it('startup at an LSN the slot no longer has; startup initial is not there yet', async () => {
+      const source = postgresCdcSource(options(base));
+      const [split] = await source.createSplits();
+      expect(split!.resumeLsn).toMatch(/^[0-9A-F]+\/[0-9A-F]+$/);
+      await expect(postgresCdcSource(options({ ...base, startup: { lsn: '0/10' } })).createSplits()).rejects.toThrow(/startup.lsn 0\/10 is before the confirmed flush position .* of slot 'checks'/);
+      expect(() => postgresCdcSource(options({ ...base, startup: 'initial' as unknown as 'latest' }))).toThrow(/startup 'initial'.*not supported yet/);
+      await sql(server, "SELECT pg_drop_replication_slot('checks')");
+    });
+  });
+});
