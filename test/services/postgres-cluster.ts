@@ -106,7 +106,13 @@ export async function logicalReplicationServer(o: { maxReplicationSlots?: number
         `(initdb and postgres under ${BIN_DIRS.join(' or ')}, or SLUICE_PG_BIN)`,
     );
   }
-  return startThrowawayCluster({ maxPreparedTransactions: 0, settings: ['wal_level=logical', `max_replication_slots=${o.maxReplicationSlots ?? 10}`, 'max_wal_senders=10'] });
+  // synchronous_commit on (fsync stays off, so it costs little): a walsender sends only WAL that
+  // was flushed, and with it off the last commits of a workload waited for the WAL writer, which
+  // sleeps up to 25 x wal_writer_delay when idle (11 s for the last 21 changes of a test).
+  return startThrowawayCluster({
+    maxPreparedTransactions: 0,
+    settings: ['wal_level=logical', `max_replication_slots=${o.maxReplicationSlots ?? 10}`, 'max_wal_senders=10', 'synchronous_commit=on'],
+  });
 }
 
 async function freePort(): Promise<number> {
