@@ -24,7 +24,7 @@ export function isUnchangedToast(v: unknown): v is UnchangedToast {
 }
 
 /** The row after an UPDATE: a column may be an unchanged TOASTed value. */
-export type UpdatedRow<Row extends CdcRow> = { [K in keyof Row]: Row[K] | UnchangedToast };
+export type UpdatedRow<Row extends object> = { [K in keyof Row]: Row[K] | UnchangedToast };
 
 /** Where a change comes from. */
 export interface CdcSourceInfo {
@@ -53,14 +53,14 @@ interface ChangeBase<Table extends string> {
  * with REPLICA IDENTITY FULL, the key columns otherwise (for an update only when the key
  * changed, else `null`).
  */
-export type ChangeRecord<Row extends CdcRow = CdcRow, Table extends string = string> =
+export type ChangeRecord<Row extends object = CdcRow, Table extends string = string> =
   | (ChangeBase<Table> & { readonly op: 'c'; readonly before: null; readonly after: Row })
   | (ChangeBase<Table> & { readonly op: 'u'; readonly before: Partial<Row> | null; readonly after: UpdatedRow<Row> })
   | (ChangeBase<Table> & { readonly op: 'd'; readonly before: Partial<Row> | null; readonly after: null })
   | (ChangeBase<Table> & { readonly op: 't'; readonly before: null; readonly after: null });
 
 /** The records of a source over several tables: `{ 'public.orders': Order, ... }` -> a union narrowed by `table`. */
-export type ChangeRecordOf<Tables extends Record<string, CdcRow>> = { [K in keyof Tables & string]: ChangeRecord<Tables[K], K> }[keyof Tables & string];
+export type ChangeRecordOf<Tables extends object> = { [K in keyof Tables & string]: Tables[K] extends object ? ChangeRecord<Tables[K], K> : never }[keyof Tables & string];
 
 /**
  * Where a job without state starts reading. `'latest'`: changes committed from the job's start
@@ -70,7 +70,7 @@ export type ChangeRecordOf<Tables extends Record<string, CdcRow>> = { [K in keyo
  */
 export type CdcStartup = 'latest' | { readonly lsn: string };
 
-export interface PostgresCdcSourceOptions<Tables extends Record<string, CdcRow> = Record<string, CdcRow>> {
+export interface PostgresCdcSourceOptions<Tables extends object = Record<string, CdcRow>> {
   /** Where to connect (as the sinks' `connection`); the user needs the REPLICATION attribute. */
   readonly connection?: PostgresConnectionOptions;
   /** The logical replication slot (lower-case letters, digits and underscores, at most 63). */

@@ -48,7 +48,7 @@ const OPTION_NAMES = {
  * ).setParallelism(1);
  * ```
  */
-export function postgresCdcSource<Tables extends Record<string, CdcRow> = Record<string, CdcRow>>(options: PostgresCdcSourceOptions<Tables>): PostgresCdcSource<ChangeRecordOf<Tables>> {
+export function postgresCdcSource<Tables extends object = Record<string, CdcRow>>(options: PostgresCdcSourceOptions<Tables>): PostgresCdcSource<ChangeRecordOf<Tables>> {
   return new PostgresCdcSource<ChangeRecordOf<Tables>>(options as PostgresCdcSourceOptions);
 }
 
