@@ -131,7 +131,12 @@ describe('postgres cdc source against a real server (wal_level = logical)', () =
     await sql(server, "SELECT pg_drop_replication_slot('cdc_job')");
   });
 
-  const ctx: SourceReaderContext = { subtaskIndex: 0, parallelism: 1, attemptNumber: 0, nowMs: () => Date.now(), sendSplitRequest: () => {} };
+  const gauges = new Map<string, () => number | boolean>();
+  const metricGroup = {
+    addGroup: () => metricGroup,
+    gauge: (name: string, read: () => number | boolean) => void gauges.set(name, read),
+  } as unknown as NonNullable<SourceReaderContext['metricGroup']>;
+  const ctx: SourceReaderContext = { subtaskIndex: 0, parallelism: 1, attemptNumber: 0, nowMs: () => Date.now(), sendSplitRequest: () => {}, metricGroup };
   function collector<T>(into: T[]): ReaderOutput<T> {
     const out: ReaderOutput<T> = { collect: (v) => void into.push(v), createOutputForSplit: () => out, releaseOutputForSplit: () => {} };
     return out;
@@ -157,6 +162,10 @@ describe('postgres cdc source against a real server (wal_level = logical)', () =
     await pollUntil(r1, first, 1);
     expect(first.length).toBeGreaterThan(0);
     expect(first.length).toBeLessThan(1500); // a poll emits at most 512
+    // Behind: the rest of the transaction is received (give it a moment), not emitted.
+    await sleep(300);
+    expect(gauges.get('replicationLagBytes')!()).toBeGreaterThan(0);
+    expect(gauges.get('replicationLagMs')!()).toBeGreaterThanOrEqual(0);
     const [inside] = r1.snapshotState(1) as PostgresCdcSplit[];
     expect(inside!.partial).toEqual({ commitLsn: first[0]!.source.commitLsn, emitted: first.length });
     // Checkpoint 1 never completes: the slot keeps everything, the next reader gets the transaction again.
@@ -174,6 +183,7 @@ describe('postgres cdc source against a real server (wal_level = logical)', () =
     expect(ids).toEqual(Array.from({ length: 1500 }, (_, i) => i + 1));
     expect(rest[0]!.source.seq).toBe(first.length + 1);
 
+    expect(gauges.get('replicationLagMs')!()).toBe(0); // everything received is emitted
     const [done] = r2.snapshotState(2) as PostgresCdcSplit[];
     expect(done!.partial).toBeUndefined();
     expect(await confirmedFlush('midtx')).toBe(confirmedAtStart);

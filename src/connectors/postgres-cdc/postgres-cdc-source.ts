@@ -150,6 +150,10 @@ class PostgresCdcReader<T> implements SourceReader<T, PostgresCdcSplit> {
   private txn: Extract<Item, { kind: 'begin' }> | undefined;
   /** The highest WAL position received, for the status updates' write position. */
   private received = 0n;
+  /** The server's WAL end as it last said (XLogData and keepalive headers), for the lag metric. */
+  private serverWalEnd = 0n;
+  /** The WAL position of the last change emitted, for the lag metric. */
+  private emittedLsn = 0n;
   /** The slot's confirmed flush position as this reader last set it (never lowered). */
   private confirmed = 0n;
   /** Checkpoint id -> the position it may confirm once complete. */
@@ -162,6 +166,31 @@ class PostgresCdcReader<T> implements SourceReader<T, PostgresCdcSplit> {
   ) {
     this.tables = parseTables(source.options.tables);
     this.queueMax = source.options.queueChangesMax ?? 10_000;
+    const group = ctx.metricGroup?.addGroup('PostgresCdcSourceReader');
+    group?.gauge('replicationLagBytes', () => this.lagBytes());
+    group?.gauge('replicationLagMs', () => this.lagMs());
+  }
+
+  /** WAL bytes the server has that the reader has not emitted or passed yet (0 before streaming). */
+  private lagBytes(): number {
+    const p = this.position;
+    if (p === undefined || this.serverWalEnd === 0n) return 0;
+    const at = p.confirmableLsn > this.emittedLsn ? p.confirmableLsn : this.emittedLsn;
+    return this.serverWalEnd > at ? Number(this.serverWalEnd - at) : 0;
+  }
+
+  /** How long ago the transaction being emitted, or the next one received, committed; 0 when all received changes are emitted. */
+  private lagMs(): number {
+    let commitMs: number | undefined;
+    if (this.txn !== undefined) commitMs = this.txn.commitMs;
+    else {
+      const end = Math.min(this.queue.length, this.head + 1000);
+      for (let i = this.head; i < end && commitMs === undefined; i++) {
+        const item = this.queue[i]!;
+        if (item.kind === 'begin') commitMs = item.commitMs;
+      }
+    }
+    return commitMs === undefined ? 0 : Math.max(0, this.ctx.nowMs() - commitMs);
   }
 
   addSplits(splits: readonly PostgresCdcSplit[]): void {
@@ -229,9 +258,13 @@ class PostgresCdcReader<T> implements SourceReader<T, PostgresCdcSplit> {
       const command = `START_REPLICATION SLOT ${quoteIdent(o.slot)} LOGICAL ${split.resumeLsn} (proto_version '1', publication_names ${quoteLiteral(quoteIdent(o.publication))})`;
       try {
         await stream.start(command, {
-          xlogData: (walStart, payload) => this.receive(walStart, payload),
+          xlogData: (walStart, walEnd, payload) => {
+            if (walEnd > this.serverWalEnd) this.serverWalEnd = walEnd;
+            this.receive(walStart, payload);
+          },
           keepalive: (walEnd, reply) => {
             if (walEnd > this.received) this.received = walEnd;
+            if (walEnd > this.serverWalEnd) this.serverWalEnd = walEnd;
             this.push({ kind: 'progress', lsn: walEnd });
             if (reply) this.sendStatus();
           },
@@ -342,6 +375,7 @@ class PostgresCdcReader<T> implements SourceReader<T, PostgresCdcSplit> {
           const txn = this.txn!;
           for (const rel of item.relations) {
             if (rel.table === undefined) continue;
+            this.emittedLsn = item.lsn;
             output.collect(changeRecord(item.message, rel, rel.table, { lsn: formatLsn(item.lsn), commitLsn: formatLsn(txn.commitLsn), seq, txId: txn.xid, commitTs: txn.commitTs, schema: rel.relation.schema, table: rel.relation.table }) as T, txn.commitMs);
             emitted++;
           }

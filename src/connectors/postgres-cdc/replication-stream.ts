@@ -16,8 +16,8 @@ import { PG_EPOCH_MS } from './pg-text-values.js';
 const SESSION_OPTIONS = '-c TimeZone=UTC -c DateStyle=ISO -c IntervalStyle=postgres -c bytea_output=hex -c extra_float_digits=3';
 
 export interface ReplicationHandlers {
-  /** An XLogData message: `payload` is valid only during the call (pg reuses its buffer). */
-  xlogData(walStart: bigint, payload: Buffer): void;
+  /** An XLogData message (`walEnd`: the server's WAL end when it sent it): `payload` is valid only during the call (pg reuses its buffer). */
+  xlogData(walStart: bigint, walEnd: bigint, payload: Buffer): void;
   /** A primary keepalive: the server has sent everything before `walEnd`. */
   keepalive(walEnd: bigint, replyRequested: boolean): void;
   /** The stream failed or ended (the server or the connection closed it). */
@@ -88,7 +88,7 @@ export class ReplicationStream {
       handleCopyData: (msg: { chunk: Buffer }) => {
         const b = msg.chunk;
         const kind = b[0];
-        if (kind === 0x77 /* w: XLogData */) handlers.xlogData(b.readBigUInt64BE(1), b.subarray(25));
+        if (kind === 0x77 /* w: XLogData */) handlers.xlogData(b.readBigUInt64BE(1), b.readBigUInt64BE(9), b.subarray(25));
         else if (kind === 0x6b /* k: keepalive */) handlers.keepalive(b.readBigUInt64BE(1), b[17] === 1);
         else end(new Error(`postgres cdc source: unknown replication message 0x${(kind ?? 0).toString(16)} from ${this.description}`));
       },
