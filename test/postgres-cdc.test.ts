@@ -35,7 +35,8 @@ describe('postgres cdc source against a real server (wal_level = logical)', () =
     await server?.stop();
   });
 
-  const options = (o: Partial<PostgresCdcSourceOptions> & Pick<PostgresCdcSourceOptions, 'slot' | 'publication' | 'tables'>): PostgresCdcSourceOptions => ({
+  type RecordOptions<T extends object> = PostgresCdcSourceOptions<T> & { readonly format?: 'records' };
+  const options = <T extends object = Record<string, CdcRow>>(o: Partial<RecordOptions<T>> & Pick<RecordOptions<T>, 'slot' | 'publication' | 'tables'>): RecordOptions<T> => ({
     connection: server.connection,
     log: () => {},
     ...o,
@@ -73,7 +74,7 @@ describe('postgres cdc source against a real server (wal_level = logical)', () =
       'restart-strategy.fixed-delay.delay': 5,
     });
     env
-      .fromSource(postgresCdcSource<Tables>(options({ slot: 'cdc_job', publication: 'cdc_pub', tables: ['public.cdc_orders', 'cdc_items'], log })), 'cdc')
+      .fromSource(postgresCdcSource<Tables>(options<Tables>({ slot: 'cdc_job', publication: 'cdc_pub', tables: ['public.cdc_orders', 'cdc_items'], log })), 'cdc')
       .process(plan.failingProcess<Change>())
       .name('faults')
       .sinkTo(plan.wrapSink(new TxnStoreSink(store)), 'store');
@@ -150,7 +151,7 @@ describe('postgres cdc source against a real server (wal_level = logical)', () =
 
   it('restored from a checkpoint in the middle of a transaction, a reader emits the rest of it once; the slot confirms only completed checkpoints', async () => {
     await sql(server, 'CREATE TABLE midtx (id int PRIMARY KEY, v text)');
-    const source = postgresCdcSource<{ midtx: { id: number; v: string } }>(options({ slot: 'midtx', publication: 'midtx', createPublication: true, tables: ['midtx'] }));
+    const source = postgresCdcSource<{ midtx: { id: number; v: string } }>(options<{ midtx: { id: number; v: string } }>({ slot: 'midtx', publication: 'midtx', createPublication: true, tables: ['midtx'] }));
     const [split] = await source.createSplits();
     const confirmedAtStart = await confirmedFlush('midtx');
     const r1 = source.createReader(ctx);
@@ -192,6 +193,35 @@ describe('postgres cdc source against a real server (wal_level = logical)', () =
     expect(await confirmedFlush('midtx')).toBe(done!.resumeLsn);
     await r2.close!();
     await sql(server, "SELECT pg_drop_replication_slot('midtx')");
+  });
+
+  it("format 'debezium-json': Debezium's topics, keys and values; a key change is delete, tombstone, create", async () => {
+    await sql(server, 'CREATE TABLE dbz (id int PRIMARY KEY, n bigint, amount numeric(10,2), flag bool, doc jsonb, ts timestamptz, t timestamp, d date, b bytea, big text)');
+    const source = postgresCdcSource({ connection: server.connection, log: () => {}, slot: 'dbz', publication: 'dbz', createPublication: true, tables: ['dbz'], format: 'debezium-json', topicPrefix: 'shop' });
+    const [split] = await source.createSplits();
+    const reader = source.createReader(ctx);
+    reader.addSplits([split!]);
+    reader.noMoreSplits();
+    await waitForSlot('dbz', true);
+    const big = Array.from({ length: 40_000 }, (_, i) => ((i * 7919) % 9973).toString(36)).join('');
+    await sql(server, "INSERT INTO dbz VALUES (1, 9007199254740993, 1.50, true, '{\"a\": 1}', '2026-12-07 20:50:10.123456+00', '2026-12-07 20:50:10.5', '1970-01-11', '\\x0102', $1)", [big]);
+    await sql(server, 'UPDATE dbz SET n = n + 1 WHERE id = 1');
+    await sql(server, 'UPDATE dbz SET id = 2 WHERE id = 1');
+    await sql(server, 'DELETE FROM dbz WHERE id = 2');
+    const messages: { topic: string; key: string | null; value: string | null }[] = [];
+    await pollUntil(reader, messages, 7);
+    await reader.close!();
+    await sql(server, "SELECT pg_drop_replication_slot('dbz')");
+    expect(messages.map((m) => m.topic)).toEqual(Array(7).fill('shop.public.dbz'));
+    expect(messages.map((m) => m.key)).toEqual(['{"id":1}', '{"id":1}', '{"id":1}', '{"id":1}', '{"id":2}', '{"id":2}', '{"id":2}']);
+    const values = messages.map((m) => (m.value === null ? null : (JSON.parse(m.value) as { op: string; before: Record<string, unknown> | null; after: Record<string, unknown> | null; source: Record<string, unknown> })));
+    expect(values.map((v) => v?.op ?? null)).toEqual(['c', 'u', 'd', null, 'c', 'd', null]);
+    expect(messages[0]!.value).toContain('"n":9007199254740993,'); // int8 digits exact
+    expect(values[0]!.after).toEqual({ id: 1, n: 9007199254740992, amount: '1.50', flag: true, doc: '{"a": 1}', ts: '2026-12-07T20:50:10.123456Z', t: 1796676610500000, d: 10, b: 'AQI=', big });
+    expect(values[1]!.after!['big']).toBe('__debezium_unavailable_value');
+    expect(values[2]!.before).toEqual({ id: 1 });
+    expect(values[0]!.source).toMatchObject({ connector: 'postgresql', name: 'shop', db: 'postgres', schema: 'public', table: 'dbz', snapshot: 'false' });
+    expect(typeof values[0]!.source['lsn']).toBe('number');
   });
 
   describe('start-time checks fail naming the setting and the fix', () => {

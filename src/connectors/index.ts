@@ -66,6 +66,7 @@ export {
   type ChangeRecord,
   type ChangeRecordOf,
   type CdcStartup,
+  type DebeziumJsonMessage,
   type PostgresCdcSourceOptions,
   type PostgresCdcSplit,
 } from './postgres-cdc/index.js';

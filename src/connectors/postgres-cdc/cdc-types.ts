@@ -99,6 +99,24 @@ export interface PostgresCdcSourceOptions<Tables extends object = Record<string,
   readonly slotBusyTimeoutMs?: number;
   /** Where the source reports what it did (slot created, where it started); default the process log. */
   readonly log?: (message: string) => void;
+  /**
+   * `'records'` (default): `ChangeRecord`s. `'debezium-json'`: `DebeziumJsonMessage`s, Kafka
+   * messages in the JSON shape of Debezium's PostgreSQL connector (see docs/connectors.md).
+   */
+  readonly format?: 'records' | 'debezium-json';
+  /** With `format: 'debezium-json'`: Debezium's `topic.prefix`, the first part of each topic (`<prefix>.<schema>.<table>`) and `source.name`. */
+  readonly topicPrefix?: string;
+}
+
+/**
+ * A change as Debezium's PostgreSQL connector writes it to Kafka (JSON converter without
+ * schemas): the topic `<topicPrefix>.<schema>.<table>`, the key (the primary key columns as
+ * JSON, null without a primary key) and the value (the change event as JSON; null: a tombstone).
+ */
+export interface DebeziumJsonMessage {
+  readonly topic: string;
+  readonly key: string | null;
+  readonly value: string | null;
 }
 
 /**

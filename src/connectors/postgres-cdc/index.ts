@@ -10,6 +10,7 @@ export {
   type ChangeRecord,
   type ChangeRecordOf,
   type CdcStartup,
+  type DebeziumJsonMessage,
   type PostgresCdcSourceOptions,
   type PostgresCdcSplit,
 } from './cdc-types.js';

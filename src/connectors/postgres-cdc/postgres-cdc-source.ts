@@ -9,6 +9,7 @@ import {
   type CdcRow,
   type ChangeRecord,
   type ChangeRecordOf,
+  type DebeziumJsonMessage,
   type PostgresCdcSourceOptions,
   type PostgresCdcSplit,
 } from './cdc-types.js';
@@ -17,6 +18,7 @@ import { formatLsn, isLsn, parseLsn } from './lsn.js';
 import { pgMicrosToEpochMs, pgMicrosToIso, textDecoderFor, type TextDecoder } from './pg-text-values.js';
 import { decodePgOutput, UNCHANGED_TOASTED, type PgOutputMessage, type Relation, type TupleValue } from './pgoutput-decoder.js';
 import { ReplicationStream } from './replication-stream.js';
+import { debeziumMessages } from './debezium-json.js';
 import { CdcSetupError, checkSlotFits, parseTables, prepareServer, type CapturedTable } from './start-checks.js';
 
 const WHAT = 'postgres cdc source';
@@ -34,6 +36,8 @@ const OPTION_NAMES = {
   queueChangesMax: true,
   slotBusyTimeoutMs: true,
   log: true,
+  format: true,
+  topicPrefix: true,
 } as const satisfies Record<keyof PostgresCdcSourceOptions, true>;
 
 /**
@@ -48,8 +52,13 @@ const OPTION_NAMES = {
  * ).setParallelism(1);
  * ```
  */
-export function postgresCdcSource<Tables extends object = Record<string, CdcRow>>(options: PostgresCdcSourceOptions<Tables>): PostgresCdcSource<ChangeRecordOf<Tables>> {
-  return new PostgresCdcSource<ChangeRecordOf<Tables>>(options as PostgresCdcSourceOptions);
+export function postgresCdcSource<Tables extends object = Record<string, CdcRow>>(
+  options: PostgresCdcSourceOptions<Tables> & { readonly format?: 'records' },
+): PostgresCdcSource<ChangeRecordOf<Tables>>;
+/** Debezium's JSON messages instead of records (`format: 'debezium-json'`), for a `KafkaSink`. */
+export function postgresCdcSource(options: PostgresCdcSourceOptions & { readonly format: 'debezium-json'; readonly topicPrefix: string }): PostgresCdcSource<DebeziumJsonMessage>;
+export function postgresCdcSource(options: PostgresCdcSourceOptions): PostgresCdcSource<unknown> {
+  return new PostgresCdcSource<unknown>(options);
 }
 
 /** The source `postgresCdcSource` makes: one split (the slot), read by subtask 0. */
@@ -110,6 +119,11 @@ function checkOptions(o: PostgresCdcSourceOptions): void {
     if (o[name] !== undefined && typeof o[name] !== 'boolean') throw new Error(`${WHAT}: ${name} must be true or false, got ${previewValue(o[name], 40)}`);
   }
   if (o.before !== undefined && o.before !== 'key' && o.before !== 'full') throw new Error(`${WHAT}: before must be 'key' or 'full', got ${previewValue(o.before, 40)}`);
+  if (o.format !== undefined && o.format !== 'records' && o.format !== 'debezium-json') throw new Error(`${WHAT}: format must be 'records' or 'debezium-json', got ${previewValue(o.format, 40)}`);
+  if (o.format === 'debezium-json' && !(typeof o.topicPrefix === 'string' && /^[A-Za-z0-9._-]+$/.test(o.topicPrefix))) {
+    throw new Error(`${WHAT}: format 'debezium-json' needs topicPrefix, Debezium's topic.prefix (letters, digits, '.', '_', '-'), got ${previewValue(o.topicPrefix, 40)}`);
+  }
+  if (o.format !== 'debezium-json' && o.topicPrefix !== undefined) throw new Error(`${WHAT}: topicPrefix is for format 'debezium-json' only`);
   for (const name of ['statusIntervalMs', 'queueChangesMax', 'slotBusyTimeoutMs'] as const) {
     const v = o[name];
     if (v !== undefined && !(Number.isInteger(v) && v >= 1)) throw new Error(`${WHAT}: ${name} must be an integer >= 1, got ${previewValue(v, 40)}`);
@@ -121,6 +135,8 @@ interface SourceRelation {
   readonly relation: Relation;
   readonly decoders: readonly TextDecoder[];
   readonly table: CapturedTable | undefined;
+  /** Its primary key columns (Debezium's message key). */
+  readonly keyColumns: readonly string[];
 }
 
 type Item =
@@ -159,6 +175,9 @@ class PostgresCdcReader<T> implements SourceReader<T, PostgresCdcSplit> {
   /** Checkpoint id -> the position it may confirm once complete. */
   private readonly pendingConfirms = new Map<number, bigint>();
   private readonly queueMax: number;
+  /** Primary key columns of the captured tables (`schema.table`), read at start (Debezium keys). */
+  private primaryKeys = new Map<string, string[]>();
+  private database = '';
 
   constructor(
     private readonly source: PostgresCdcSource<T>,
@@ -234,6 +253,16 @@ class PostgresCdcReader<T> implements SourceReader<T, PostgresCdcSplit> {
       }
       this.stream = stream;
       const db = (await stream.query<{ db: string }>('SELECT current_database() AS db'))[0]!.db;
+      this.database = db;
+      if (o.format === 'debezium-json') {
+        const keys = await stream.query<{ t: string; cols: string[] | string }>(
+          `SELECT n.nspname || '.' || c.relname AS t, array_agg(a.attname::text ORDER BY array_position(i.indkey::int2[], a.attnum)) AS cols
+             FROM pg_index i JOIN pg_class c ON c.oid = i.indrelid JOIN pg_namespace n ON n.oid = c.relnamespace
+             JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum = ANY (i.indkey) WHERE i.indisprimary GROUP BY 1`,
+        );
+        // The simple query protocol returns text: an array as '{a,b}' unless pg parsed it.
+        this.primaryKeys = new Map(keys.map((k) => [k.t, Array.isArray(k.cols) ? k.cols : k.cols.replace(/^\{|\}$/g, '').split(',')]));
+      }
       const slot = (
         await stream.query<{ plugin: string | null; slot_type: string; database: string | null; confirmed_flush_lsn: string | null; active_pid: number | null }>(
           `SELECT plugin, slot_type, database, confirmed_flush_lsn::text, active_pid FROM pg_replication_slots WHERE slot_name = ${quoteLiteral(o.slot)}`,
@@ -324,7 +353,8 @@ class PostgresCdcReader<T> implements SourceReader<T, PostgresCdcSplit> {
       case 'relation': {
         const r = m.relation;
         const table = this.tables.find((t) => t.schema === r.schema && t.name === r.table);
-        this.relations.set(r.relationId, { relation: r, decoders: r.columns.map((c) => textDecoderFor(c.typeOid)), table });
+        const keyColumns = table === undefined ? [] : (this.primaryKeys.get(`${table.schema}.${table.name}`) ?? []);
+        this.relations.set(r.relationId, { relation: r, decoders: r.columns.map((c) => textDecoderFor(c.typeOid)), table, keyColumns });
         return;
       }
       case 'insert':
@@ -376,6 +406,22 @@ class PostgresCdcReader<T> implements SourceReader<T, PostgresCdcSplit> {
           for (const rel of item.relations) {
             if (rel.table === undefined) continue;
             this.emittedLsn = item.lsn;
+            if (this.source.options.format === 'debezium-json') {
+              const messages = debeziumMessages(item.message, {
+                topicPrefix: this.source.options.topicPrefix!,
+                database: this.database,
+                relation: rel.relation,
+                keyColumns: rel.keyColumns,
+                lsn: item.lsn,
+                commitLsn: txn.commitLsn,
+                txId: txn.xid,
+                commitMs: txn.commitMs,
+                nowMs: this.ctx.nowMs(),
+              });
+              for (const message of messages) output.collect(message as T, txn.commitMs);
+              emitted += messages.length;
+              continue;
+            }
             output.collect(changeRecord(item.message, rel, rel.table, { lsn: formatLsn(item.lsn), commitLsn: formatLsn(txn.commitLsn), seq, txId: txn.xid, commitTs: txn.commitTs, schema: rel.relation.schema, table: rel.relation.table }) as T, txn.commitMs);
             emitted++;
           }
