@@ -141,11 +141,13 @@ interface SourceRelation {
 
 type Item =
   | { readonly kind: 'begin'; readonly commitLsn: bigint; readonly xid: number; readonly commitTs: string; readonly commitMs: number }
-  | { readonly kind: 'change'; readonly lsn: bigint; readonly message: PgOutputMessage; readonly relations: readonly SourceRelation[] }
+  | { readonly kind: 'change'; readonly lsn: bigint; readonly message: PgOutputMessage; readonly relations: readonly SourceRelation[]; readonly bytes: number }
   | { readonly kind: 'commit'; readonly endLsn: bigint }
   | { readonly kind: 'progress'; readonly lsn: bigint };
 
 const CHANGES_PER_POLL = 512;
+/** Bytes of changes read ahead (their pgoutput size) before the connection is paused, whatever their count: large values. */
+const QUEUE_BYTES_MAX = 64 << 20;
 const SLOT_IN_USE = '55006';
 
 class PostgresCdcReader<T> implements SourceReader<T, PostgresCdcSplit> {
@@ -156,6 +158,8 @@ class PostgresCdcReader<T> implements SourceReader<T, PostgresCdcSplit> {
   private queue: Item[] = [];
   private head = 0;
   private paused = false;
+  /** pgoutput bytes of the changes in the queue (approximately what they hold). */
+  private queuedBytes = 0;
   private stream: ReplicationStream | undefined;
   private statusTimer: NodeJS.Timeout | undefined;
   private loop: Promise<void> | undefined;
@@ -311,6 +315,7 @@ class PostgresCdcReader<T> implements SourceReader<T, PostgresCdcSplit> {
         }
         throw new Error(`${WHAT}: START_REPLICATION of slot '${o.slot}' failed: ${(e as Error).message}`, { cause: e });
       }
+      if (this.closed) return; // close() ends the stream
       this.source.log(`${WHAT}: subtask ${this.ctx.subtaskIndex} streams slot '${o.slot}' from ${split.resumeLsn}${split.partial === undefined ? '' : ` (skipping ${split.partial.emitted} changes of the transaction committed at ${split.partial.commitLsn})`}`);
       this.statusTimer = setInterval(() => this.sendStatus(), o.statusIntervalMs ?? 10_000);
       this.statusTimer.unref();
@@ -325,7 +330,8 @@ class PostgresCdcReader<T> implements SourceReader<T, PostgresCdcSplit> {
 
   private push(item: Item): void {
     this.queue.push(item);
-    if (!this.paused && this.queue.length - this.head >= this.queueMax) {
+    if (item.kind === 'change') this.queuedBytes += item.bytes;
+    if (!this.paused && (this.queue.length - this.head >= this.queueMax || this.queuedBytes >= QUEUE_BYTES_MAX)) {
       this.paused = true;
       this.stream?.pause();
     }
@@ -362,7 +368,7 @@ class PostgresCdcReader<T> implements SourceReader<T, PostgresCdcSplit> {
       case 'delete': {
         const rel = this.relations.get(m.relationId);
         if (rel === undefined) return this.fail(new Error(`${WHAT}: a change of relation ${m.relationId} came before its Relation message`));
-        this.push({ kind: 'change', lsn: walStart, message: m, relations: [rel] });
+        this.push({ kind: 'change', lsn: walStart, message: m, relations: [rel], bytes: payload.length });
         return;
       }
       case 'truncate': {
@@ -372,7 +378,7 @@ class PostgresCdcReader<T> implements SourceReader<T, PostgresCdcSplit> {
           if (rel === undefined) return this.fail(new Error(`${WHAT}: a truncate of relation ${id} came before its Relation message`));
           rels.push(rel);
         }
-        this.push({ kind: 'change', lsn: walStart, message: m, relations: rels });
+        this.push({ kind: 'change', lsn: walStart, message: m, relations: rels, bytes: payload.length });
         return;
       }
       case 'ignored':
@@ -400,6 +406,7 @@ class PostgresCdcReader<T> implements SourceReader<T, PostgresCdcSplit> {
           position.progress(item.lsn);
           break;
         case 'change': {
+          this.queuedBytes -= item.bytes;
           const seq = position.change();
           if (seq === undefined) break;
           const txn = this.txn!;
@@ -436,7 +443,7 @@ class PostgresCdcReader<T> implements SourceReader<T, PostgresCdcSplit> {
       this.queue = this.queue.slice(this.head);
       this.head = 0;
     }
-    if (this.paused && this.queue.length - this.head < this.queueMax / 2) {
+    if (this.paused && this.queue.length - this.head < this.queueMax / 2 && this.queuedBytes < QUEUE_BYTES_MAX / 2) {
       this.paused = false;
       this.stream?.resume();
     }
@@ -468,9 +475,9 @@ class PostgresCdcReader<T> implements SourceReader<T, PostgresCdcSplit> {
 
   async close(): Promise<void> {
     this.closed = true;
-    clearInterval(this.statusTimer);
     this.wake();
     await this.loop;
+    clearInterval(this.statusTimer);
     await this.stream?.close();
   }
 }
