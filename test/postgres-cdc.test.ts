@@ -152,7 +152,7 @@ describe('postgres cdc source against a real server (wal_level = logical)', () =
   it('restored from a checkpoint in the middle of a transaction, a reader emits the rest of it once; the slot confirms only completed checkpoints', async () => {
     await sql(server, 'CREATE TABLE midtx (id int PRIMARY KEY, v text)');
     const source = postgresCdcSource<{ midtx: { id: number; v: string } }>(options<{ midtx: { id: number; v: string } }>({ slot: 'midtx', publication: 'midtx', createPublication: true, tables: ['midtx'] }));
-    const [split] = await source.createSplits();
+    const [split] = await source.createSplits(1);
     const confirmedAtStart = await confirmedFlush('midtx');
     const r1 = source.createReader(ctx);
     r1.addSplits([split!]);
@@ -198,7 +198,7 @@ describe('postgres cdc source against a real server (wal_level = logical)', () =
   it("format 'debezium-json': Debezium's topics, keys and values; a key change is delete, tombstone, create", async () => {
     await sql(server, 'CREATE TABLE dbz (id int PRIMARY KEY, n bigint, amount numeric(10,2), flag bool, doc jsonb, ts timestamptz, t timestamp, d date, b bytea, big text)');
     const source = postgresCdcSource({ connection: server.connection, log: () => {}, slot: 'dbz', publication: 'dbz', createPublication: true, tables: ['dbz'], format: 'debezium-json', topicPrefix: 'shop' });
-    const [split] = await source.createSplits();
+    const [split] = await source.createSplits(1);
     const reader = source.createReader(ctx);
     reader.addSplits([split!]);
     reader.noMoreSplits();
@@ -244,7 +244,7 @@ describe('postgres cdc source against a real server (wal_level = logical)', () =
 
     it('no REPLICATION attribute', async () => {
       await sql(server, 'CREATE ROLE cdc_plain LOGIN');
-      await expect(postgresCdcSource(options({ ...base, connection: { ...server.connection, user: 'cdc_plain' } })).createSplits()).rejects.toThrow(
+      await expect(postgresCdcSource(options({ ...base, connection: { ...server.connection, user: 'cdc_plain' } })).createSplits(1)).rejects.toThrow(
         /user 'cdc_plain' has no REPLICATION attribute.*ALTER ROLE "cdc_plain" WITH REPLICATION/,
       );
     });
@@ -254,7 +254,7 @@ describe('postgres cdc source against a real server (wal_level = logical)', () =
       const fillers = Array.from({ length: 4 - n }, (_, i) => `filler_${i}`);
       for (const f of fillers) await sql(server, "SELECT pg_create_logical_replication_slot($1, 'pgoutput')", [f]);
       try {
-        await expect(postgresCdcSource(options(base)).createSplits()).rejects.toThrow(/all replication slots are in use \(max_replication_slots = 4, 4 exist\): drop slots.*or raise max_replication_slots/);
+        await expect(postgresCdcSource(options(base)).createSplits(1)).rejects.toThrow(/all replication slots are in use \(max_replication_slots = 4, 4 exist\): drop slots.*or raise max_replication_slots/);
       } finally {
         for (const f of fillers) await sql(server, 'SELECT pg_drop_replication_slot($1)', [f]);
       }
@@ -263,31 +263,31 @@ describe('postgres cdc source against a real server (wal_level = logical)', () =
     it('a slot of another plugin', async () => {
       await sql(server, "SELECT pg_create_logical_replication_slot('checks_td', 'test_decoding')");
       try {
-        await expect(postgresCdcSource(options({ ...base, slot: 'checks_td' })).createSplits()).rejects.toThrow(/slot 'checks_td' uses the plugin 'test_decoding'; this source reads pgoutput: name another slot, or drop it/);
+        await expect(postgresCdcSource(options({ ...base, slot: 'checks_td' })).createSplits(1)).rejects.toThrow(/slot 'checks_td' uses the plugin 'test_decoding'; this source reads pgoutput: name another slot, or drop it/);
       } finally {
         await sql(server, "SELECT pg_drop_replication_slot('checks_td')");
       }
     });
 
     it('a missing slot with createSlot: false; a missing publication; a table the publication lacks', async () => {
-      await expect(postgresCdcSource(options({ ...base, createSlot: false })).createSplits()).rejects.toThrow(/slot 'checks' does not exist: SELECT pg_create_logical_replication_slot\('checks', 'pgoutput'\)/);
-      await expect(postgresCdcSource(options({ ...base, publication: 'nopub' })).createSplits()).rejects.toThrow(/publication 'nopub' does not exist: CREATE PUBLICATION "nopub" FOR TABLE "public"."checks_t"; or set createPublication: true/);
+      await expect(postgresCdcSource(options({ ...base, createSlot: false })).createSplits(1)).rejects.toThrow(/slot 'checks' does not exist: SELECT pg_create_logical_replication_slot\('checks', 'pgoutput'\)/);
+      await expect(postgresCdcSource(options({ ...base, publication: 'nopub' })).createSplits(1)).rejects.toThrow(/publication 'nopub' does not exist: CREATE PUBLICATION "nopub" FOR TABLE "public"."checks_t"; or set createPublication: true/);
       await sql(server, 'CREATE TABLE checks_unpublished (id int PRIMARY KEY)');
-      await expect(postgresCdcSource(options({ ...base, tables: ['checks_t', 'checks_unpublished'] })).createSplits()).rejects.toThrow(
+      await expect(postgresCdcSource(options({ ...base, tables: ['checks_t', 'checks_unpublished'] })).createSplits(1)).rejects.toThrow(
         /does not publish checks_unpublished: ALTER PUBLICATION "checks_pub" ADD TABLE "public"."checks_unpublished"/,
       );
     });
 
     it('REPLICA IDENTITY: DEFAULT without a primary key; not FULL when before: full', async () => {
-      await expect(postgresCdcSource(options({ ...base, tables: ['checks_nopk'] })).createSplits()).rejects.toThrow(/checks_nopk" has REPLICA IDENTITY DEFAULT but no primary key.*REPLICA IDENTITY FULL/);
-      await expect(postgresCdcSource(options({ ...base, before: 'full' })).createSplits()).rejects.toThrow(/before: 'full' needs the whole old row, but table "public"."checks_t" has REPLICA IDENTITY DEFAULT: ALTER TABLE/);
+      await expect(postgresCdcSource(options({ ...base, tables: ['checks_nopk'] })).createSplits(1)).rejects.toThrow(/checks_nopk" has REPLICA IDENTITY DEFAULT but no primary key.*REPLICA IDENTITY FULL/);
+      await expect(postgresCdcSource(options({ ...base, before: 'full' })).createSplits(1)).rejects.toThrow(/before: 'full' needs the whole old row, but table "public"."checks_t" has REPLICA IDENTITY DEFAULT: ALTER TABLE/);
     });
 
     it('startup at an LSN the slot no longer has; startup initial is not there yet', async () => {
       const source = postgresCdcSource(options(base));
-      const [split] = await source.createSplits();
+      const [split] = await source.createSplits(1);
       expect(split!.resumeLsn).toMatch(/^[0-9A-F]+\/[0-9A-F]+$/);
-      await expect(postgresCdcSource(options({ ...base, startup: { lsn: '0/10' } })).createSplits()).rejects.toThrow(/startup.lsn 0\/10 is before the confirmed flush position .* of slot 'checks'/);
+      await expect(postgresCdcSource(options({ ...base, startup: { lsn: '0/10' } })).createSplits(1)).rejects.toThrow(/startup.lsn 0\/10 is before the confirmed flush position .* of slot 'checks'/);
       expect(() => postgresCdcSource(options({ ...base, startup: 'initial' as unknown as 'latest' }))).toThrow(/startup 'initial'.*not supported yet/);
       await sql(server, "SELECT pg_drop_replication_slot('checks')");
     });

@@ -70,7 +70,10 @@ export class PostgresCdcSource<T = ChangeRecord> implements Source<T, PostgresCd
     checkOptions(options);
   }
 
-  async createSplits(): Promise<PostgresCdcSplit[]> {
+  async createSplits(parallelism: number): Promise<PostgresCdcSplit[]> {
+    if (parallelism > 1) {
+      this.log(`${WHAT}: the source runs at parallelism ${parallelism}, but a slot has one reader: subtask 0 reads, the others stay idle (and hold back watermarks); give it setParallelism(1)`);
+    }
     const client = await connect(this.options.connection ?? {}, WHAT);
     try {
       const resumeLsn = await prepareServer(client, this.options, (m) => this.log(m));
