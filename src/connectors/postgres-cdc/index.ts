@@ -1,5 +1,6 @@
 /** PostgreSQL change data capture: a logical replication slot read with pgoutput, exactly once. */
-export { postgresCdcSource, PostgresCdcSource, CdcSetupError } from './postgres-cdc-source.js';
+export { postgresCdcSource, PostgresCdcSource } from './postgres-cdc-source.js';
+export { CdcSetupError } from './cdc-setup-error.js';
 export {
   UNCHANGED_TOAST,
   isUnchangedToast,

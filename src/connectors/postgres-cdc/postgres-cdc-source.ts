@@ -19,7 +19,7 @@ import { pgMicrosToEpochMs, pgMicrosToIso, textDecoderFor, type TextDecoder } fr
 import { decodePgOutput, UNCHANGED_TOASTED, type PgOutputMessage, type Relation, type TupleValue } from './pgoutput-decoder.js';
 import { ReplicationStream } from './replication-stream.js';
 import { debeziumMessages } from './debezium-json.js';
-import { CdcSetupError, checkSlotFits, parseTables, prepareServer, type CapturedTable } from './start-checks.js';
+import { checkSlotFits, parseTables, prepareServer, type CapturedTable } from './start-checks.js';
 
 const WHAT = 'postgres cdc source';
 
@@ -517,4 +517,3 @@ function row(rel: SourceRelation, tuple: readonly TupleValue[], keysOnly: boolea
   return out;
 }
 
-export { CdcSetupError };

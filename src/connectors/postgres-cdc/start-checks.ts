@@ -1,7 +1,7 @@
 import type pg from 'pg';
-import { NonRecoverableError } from '../../runtime/recovery/non-recoverable-error.js';
 import { quoteIdent, quoteLiteral } from '../postgres/connection.js';
 import { sqlState } from '../postgres/pg-failures.js';
+import { CdcSetupError } from './cdc-setup-error.js';
 import type { PostgresCdcSourceOptions } from './cdc-types.js';
 import { formatLsn, parseLsn } from './lsn.js';
 
@@ -10,9 +10,7 @@ import { formatLsn, parseLsn } from './lsn.js';
  * streams, each failure a `CdcSetupError` that names the setting and the fix. Run by
  * `createSplits` at every job start, on an ordinary connection.
  */
-export class CdcSetupError extends NonRecoverableError {
-  override name = 'CdcSetupError';
-}
+export { CdcSetupError };
 
 const WHAT = 'postgres cdc source';
 
