@@ -52,6 +52,9 @@ import {
   PostgresTwoPhaseCommitSink,
   PostgresUpsertSink,
   PostgresWriteAheadSink,
+  postgresCdcSource,
+  type ChangeRecord,
+  type DebeziumJsonMessage,
   PrintSink,
   SocketTextSource,
   type ConsumedRecord,
@@ -119,6 +122,12 @@ describe('sources: the connectors', () => {
     expectTypeOf(new KafkaSource<Bid>({ ...connection, deserializer: 'json' })).toEqualTypeOf<KafkaSource<Bid>>();
     // @ts-expect-error a deserializer of numbers does not make Bids
     new KafkaSource<Bid>({ ...connection, deserializer: (bytes: Buffer | undefined) => bytes?.length ?? 0 });
+  });
+
+  it('PostgreSQL CDC: change records typed per table, or Debezium messages', () => {
+    const o = { slot: 's', publication: 'p' } as const;
+    expectTypeOf(env.fromSource(postgresCdcSource<{ orders: { id: number } }>({ ...o, tables: ['orders'] }), 'cdc')).toEqualTypeOf<SingleOutputStream<ChangeRecord<{ id: number }, 'orders'>>>();
+    expectTypeOf(env.fromSource(postgresCdcSource({ ...o, tables: ['orders'], format: 'debezium-json', topicPrefix: 'shop' }), 'cdc')).toEqualTypeOf<SingleOutputStream<DebeziumJsonMessage>>();
   });
 });
 

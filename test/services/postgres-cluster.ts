@@ -93,6 +93,28 @@ export async function preparedTransactionsServer(): Promise<PostgresServer> {
   );
 }
 
+/**
+ * A throwaway cluster with `wal_level = logical`, for the change-data-capture source (a
+ * setting that needs a restart, so the machine's server keeps its own): `max_replication_slots`
+ * as given (the test of exhausted slots fills them).
+ * Root and PostgreSQL's binaries needed, as for preparedTransactionsServer.
+ */
+export async function logicalReplicationServer(o: { maxReplicationSlots?: number } = {}): Promise<PostgresServer> {
+  if (!isRoot() || pgBinDir() === undefined) {
+    throw new Error(
+      'PostgreSQL CDC tests need a throwaway cluster with wal_level = logical: run them as root with PostgreSQL installed ' +
+        `(initdb and postgres under ${BIN_DIRS.join(' or ')}, or SLUICE_PG_BIN)`,
+    );
+  }
+  // synchronous_commit on (fsync stays off, so it costs little): a walsender sends only WAL that
+  // was flushed, and with it off the last commits of a workload waited for the WAL writer, which
+  // sleeps up to 25 x wal_writer_delay when idle (11 s for the last 21 changes of a test).
+  return startThrowawayCluster({
+    maxPreparedTransactions: 0,
+    settings: ['wal_level=logical', `max_replication_slots=${o.maxReplicationSlots ?? 10}`, 'max_wal_senders=10', 'synchronous_commit=on'],
+  });
+}
+
 async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const s = createServer();
@@ -127,7 +149,7 @@ function installExitHook(): void {
  * `password`: connections over TCP must give it (scram-sha-256; the superuser `postgres` has
  * it), for tests of refused credentials; without it every connection is trusted.
  */
-export async function startThrowawayCluster(o: { maxPreparedTransactions: number; password?: string }): Promise<PostgresServer> {
+export async function startThrowawayCluster(o: { maxPreparedTransactions: number; password?: string; settings?: readonly string[] }): Promise<PostgresServer> {
   const bin = pgBinDir();
   if (bin === undefined) throw new Error(`PostgreSQL tests: initdb not found under ${BIN_DIRS.join(', ')} (set SLUICE_PG_BIN)`);
   if (!isRoot()) throw new Error('PostgreSQL tests: a throwaway cluster is started as the postgres OS user, which needs root');
@@ -163,6 +185,7 @@ export async function startThrowawayCluster(o: { maxPreparedTransactions: number
     'shared_buffers=32MB',
     'max_connections=100',
     'logging_collector=off',
+    ...(o.settings ?? []),
   ];
   const [c, a] = asPostgres(join(bin, 'postgres'), ['-D', data, '-p', String(port), ...settings.flatMap((s) => ['-c', s])]);
   const child = spawn(c, a, { env, cwd: dir, stdio: ['ignore', 'ignore', 'pipe'] });
