@@ -54,7 +54,7 @@ describe('work directories of killed processes', () => {
     expect(named(tmp, 'sluice-jm-')).toEqual(before.jm);
     expect(ownedBy(named(tmp, 'sluice-lmdb-'), 'sluice-lmdb-', killedPid)).toHaveLength(1);
 
-    const jm2 = await processes.start(jm, rest1, env);
+    const jm2 = await processes.start([...jm, '--log-level', 'debug'], rest1, env);
     const jmDirs = named(tmp, 'sluice-jm-');
     expect(jmDirs, jm2.output()).toHaveLength(1);
     expect(jmDirs).not.toEqual(before.jm);

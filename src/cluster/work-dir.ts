@@ -11,6 +11,8 @@ import { makeProcessWorkDir } from '../util/process-work-dir.js';
  */
 export function makeWorkDir(prefix: 'sluice-jm-' | 'sluice-tm-', what: 'JobManager' | 'TaskManager'): string {
   const { path, removed } = makeProcessWorkDir(tmpdir(), prefix);
-  if (removed.length > 0) toLogger(undefined, what === 'JobManager' ? 'jobmanager' : 'taskmanager').info(`removed ${removed.length} work director${removed.length === 1 ? 'y' : 'ies'} that ${what} processes no longer running left: ${removed.join(', ')}`);
+  // At debug level: a process's output stays what it says about its own work (a command's
+  // error, a job's lines), whatever earlier processes left in the shared temp directory.
+  if (removed.length > 0) toLogger(undefined, what === 'JobManager' ? 'jobmanager' : 'taskmanager').debug(`removed ${removed.length} work director${removed.length === 1 ? 'y' : 'ies'} that ${what} processes no longer running left: ${removed.join(', ')}`);
   return path;
 }
