@@ -66,5 +66,5 @@ fi
 echo "== building $tag on $node_base" >&2
 cp "$here/Containerfile" "$stage/Containerfile"
 buildah build --quiet --layers=false --build-arg "NODE_BASE=$node_base" -t "$tag" -f "$stage/Containerfile" "$stage" >/dev/null
-size="$(buildah inspect --format '{{.FromImageDigest}}' "$tag" >/dev/null 2>&1; podman image inspect --format '{{.Size}}' "$tag" 2>/dev/null || echo '?')"
+size="$(podman image inspect --format '{{.Size}}' "$tag" 2>/dev/null || echo '?')"
 echo "$tag ($size bytes)"

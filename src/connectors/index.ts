@@ -53,20 +53,4 @@ export {
   type RowMapping,
   type SqlValue,
 } from './postgres/index.js';
-export {
-  postgresCdcSource,
-  PostgresCdcSource,
-  CdcSetupError,
-  UNCHANGED_TOAST,
-  isUnchangedToast,
-  type UnchangedToast,
-  type UpdatedRow,
-  type CdcRow,
-  type CdcSourceInfo,
-  type ChangeRecord,
-  type ChangeRecordOf,
-  type CdcStartup,
-  type DebeziumJsonMessage,
-  type PostgresCdcSourceOptions,
-  type PostgresCdcSplit,
-} from './postgres-cdc/index.js';
+export * from './postgres-cdc/index.js';

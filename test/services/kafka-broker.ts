@@ -1,8 +1,8 @@
 import { ensureMavenLibs } from './maven-libs.js';
+import { freePort } from './free-port.js';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -122,18 +122,6 @@ export function readTopicWithJavaConsumer(
   });
 }
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.unref();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      if (address === null || typeof address === 'string') return reject(new Error('no port'));
-      server.close(() => resolve(address.port));
-    });
-  });
-}
 
 /** A Kafka cluster id: 16 random bytes in URL-safe base64 without padding, not starting with '-'. */
 function clusterId(): string {

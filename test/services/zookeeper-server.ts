@@ -1,7 +1,8 @@
 import { ensureMavenLibs } from './maven-libs.js';
+import { freePort } from './free-port.js';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { connect, createServer } from 'node:net';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -110,23 +111,6 @@ export function ensureZooKeeperLibs(): string {
       'high-availability tests download ZooKeeper from Maven Central with Maven on first use, and `mvn` was not found: install it ' +
       '(Debian: `apt-get install maven`), or set ZOOKEEPER_QUORUM=host:port,... to use a running ZooKeeper.',
   });
-}
-
-/** A free loopback port, none of `avoid`. */
-async function freePort(avoid: ReadonlySet<number> = new Set()): Promise<number> {
-  for (;;) {
-    const port = await new Promise<number>((resolve, reject) => {
-      const server = createServer();
-      server.unref();
-      server.on('error', reject);
-      server.listen(0, '127.0.0.1', () => {
-        const address = server.address();
-        if (address === null || typeof address === 'string') return reject(new Error('no port'));
-        server.close(() => resolve(address.port));
-      });
-    });
-    if (!avoid.has(port)) return port;
-  }
 }
 
 /**
