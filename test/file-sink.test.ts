@@ -110,7 +110,7 @@ describe('FileSink', () => {
   });
 });
 
-/** Permissions are not enforced for root: the test that needs them runs as nobody then. */
+/** Permissions are not enforced for root: the test that needs them runs without capabilities then. */
 const unprivilegedDir = unprivilegedDirs('sluice-file-sink-nobody-');
 const writerContext = { subtaskIndex: 0, parallelism: 1, attemptNumber: 0 };
 
@@ -158,7 +158,7 @@ describe('FileSink bad input', () => {
   it('a directory it may not write into: an error naming it and the fix', () => {
     const dir = unprivilegedDir();
     const locked = join(dir, 'locked');
-    // Run as a user without access (nobody when this is root): test/fixtures/unprivileged/file-sink-permissions.mjs.
+    // Run as a user without access (root without capabilities when this is root): test/fixtures/unprivileged/file-sink-permissions.mjs.
     expect(runUnprivileged<(string | null)[]>('file-sink-permissions', [dir])).toEqual([
       expect.stringContaining(`file sink: cannot write into '${locked}' (EACCES): grant write access or give another directory`),
       expect.stringContaining(`file sink: cannot create '${join(locked, 'out')}' (EACCES): grant write access to '${locked}' or give another directory`),

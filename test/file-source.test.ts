@@ -161,7 +161,7 @@ async function readAll(source: FileSource): Promise<string[]> {
   return [...sink.values];
 }
 
-/** Permissions are not enforced for root: the test that needs them runs as nobody then. */
+/** Permissions are not enforced for root: the test that needs them runs without capabilities then. */
 const unprivilegedDir = unprivilegedDirs('sluice-file-source-nobody-');
 
 describe('FileSource bad input', () => {
@@ -226,7 +226,7 @@ describe('FileSource bad input', () => {
   it('a path it may not read is a permission error naming the path, not "does not exist"', () => {
     const dir = unprivilegedDir();
     const inside = join(dir, 'locked', 'f');
-    // Run as a user without access (nobody when this is root): test/fixtures/unprivileged/file-source-permissions.mjs.
+    // Run as a user without access (root without capabilities when this is root): test/fixtures/unprivileged/file-source-permissions.mjs.
     expect(runUnprivileged<(string | null)[]>('file-source-permissions', [dir])).toEqual([
       expect.stringContaining(`file source: cannot list the directory '${join(dir, 'locked')}': permission denied (EACCES); grant read access to it and its parent directories, or give another path`),
       expect.stringContaining(`file source: cannot read '${inside}' (resolved to ${inside}): permission denied (EACCES); grant read access to it and its parent directories, or give another path`),
